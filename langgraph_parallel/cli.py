@@ -1,0 +1,132 @@
+"""Command line: ``langgraph-parallel ask|serve|index ...``.
+
+User errors (:class:`~langgraph_parallel.errors.UserError`) print one line, ``error: ...``, and
+exit with status 2; nothing the user can fix ends in a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.registry import GRAPH_NAMES
+
+
+def _quiet_engines() -> None:
+    # vLLM and transformers log at INFO by default; the CLI's own output should stay readable.
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def _searcher(corpus: str | None) -> Any:
+    from langgraph_parallel.retrieval.faiss_index import CorpusIndex, default_index
+
+    if corpus is None:
+        return default_index()
+    from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
+
+    return CorpusIndex.build(corpus, MiniLMEmbeddings())
+
+
+def _model(name: str) -> Any:
+    from langgraph_parallel.models.vllm_chat import ChatVLLM, resolve_model
+
+    resolve_model(name)  # validate (and convert an embedded model) before the engine starts
+    return ChatVLLM(model=name)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Answer one question with a named graph and print the answer and counters."""
+    question = " ".join(args.question).strip()
+    if not question:
+        raise UserError(
+            'The question is empty: pass one, e.g. langgraph-parallel ask "Who wrote Hamlet?".'
+        )
+    from langgraph_parallel.registry import build_graph
+    from langgraph_parallel.run import run_question
+
+    model = _model(args.model)  # fail fast on a bad model before the index loads
+    graph = build_graph(
+        args.graph, model, _searcher(args.corpus), max_turns=args.max_turns, top_k=args.top_k
+    )
+    run = run_question(graph, question)
+    if args.json:
+        print(json.dumps(run.summary()))
+        return 0
+    print(f"question: {question}")
+    print("trace:")
+    for line in run.trace:
+        print(f"  {line}")
+    print(f"answer: {run.answer if run.answer is not None else '(none)'}")
+    print(f"stop_reason: {run.stop_reason}")
+    for key, value in run.summary().items():
+        if key != "answer":
+            print(f"{key}: {value}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve a model with vLLM's OpenAI-compatible server on 127.0.0.1 (runs until stopped)."""
+    from langgraph_parallel.models.server import server_command
+
+    command = server_command(args.model, port=args.port)
+    print(" ".join(command), file=sys.stderr)
+    os.execv(command[0], command)
+    return 0  # pragma: no cover - execv does not return
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """Build (or load) the embedding index of a corpus and report its size."""
+    index = _searcher(args.corpus)
+    print(f"indexed {len(index)} passages")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of the ``langgraph-parallel`` command."""
+    parser = argparse.ArgumentParser(prog="langgraph-parallel", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ask = sub.add_parser("ask", help="answer a question with a search agent")
+    ask.add_argument("question", nargs="+", help="the question")
+    ask.add_argument("--graph", choices=GRAPH_NAMES, default="parallel-search")
+    ask.add_argument("--model", default="smollm2", help="smollm2, gemma3, or a model folder")
+    ask.add_argument("--corpus", default=None, help="corpus .jsonl(.gz); default: bundled HotpotQA")
+    ask.add_argument("--max-turns", type=int, default=4)
+    ask.add_argument("--top-k", type=int, default=3)
+    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.set_defaults(func=cmd_ask)
+
+    serve = sub.add_parser("serve", help="serve a model with vLLM's OpenAI-compatible server")
+    serve.add_argument("--model", default="smollm2")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(func=cmd_serve)
+
+    index = sub.add_parser("index", help="build the corpus embedding index")
+    index.add_argument("--corpus", default=None)
+    index.set_defaults(func=cmd_index)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``langgraph-parallel`` command."""
+    args = build_parser().parse_args(argv)
+    _quiet_engines()
+    try:
+        return int(args.func(args))
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # invalid settings from our factories and contexts
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""Runtime configuration (``context_schema``) of the graphs.
+
+Factories take these values as keyword arguments and use them as defaults; a caller can override
+them per run with ``graph.invoke(inputs, context=SearchContext(max_turns=6))``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from langgraph_parallel.prompts import SEARCH_R1_INSTRUCTION
+from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES
+
+PromptStyleOption = Literal["auto", "chat", "raw"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchContext:
+    """Settings of the ParallelSearch loop.
+
+    Attributes:
+        max_turns: Maximum model calls (think steps) per question. A search chosen at the last
+            step is not run, since no step is left to read its results.
+        max_parallel_queries: Sub-queries run per turn; the rest are named in the observation.
+        top_k: Documents per sub-query.
+        decompose: ``True`` for ParallelSearch (sub-queries split on ``##``), ``False`` for the
+            sequential Search-R1 baseline: same code, one query per turn.
+        prompt_style: ``raw`` (few-shot completion prompt, best for small models), ``chat``
+            (Search-R1 instruction in a user message), or ``auto`` (ask the model: embedded
+            models say ``raw``, everything else gets ``chat``).
+        constrain: Constrain each step to the action grammar with the engine's structured
+            outputs (regex). ``None``: on for in-process models in ``raw`` style.
+        instruction: The chat-style instruction template (``{question}`` placeholder); ``None``
+            picks the Search-R1 text plus the decomposition sentence when ``decompose``.
+        max_tokens: Token limit of one think step.
+        search_timeout: Seconds one sub-query search may take before it is reported as failed.
+    """
+
+    max_turns: int = 4
+    max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES
+    top_k: int = 3
+    decompose: bool = True
+    prompt_style: PromptStyleOption = "auto"
+    constrain: bool | None = None
+    instruction: str | None = None
+    max_tokens: int = 256
+    search_timeout: float = 60.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_turns", "max_parallel_queries", "top_k", "max_tokens"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)}).")
+        if self.instruction is not None and "{question}" not in self.instruction:
+            raise ValueError("instruction must contain the placeholder {question}.")
+
+
+__all__ = ["SEARCH_R1_INSTRUCTION", "PromptStyleOption", "SearchContext"]

@@ -1,0 +1,164 @@
+"""Graph factories: ParallelSearch (and its sequential baseline) and the reusable fan-out step."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from langgraph_parallel.context import PromptStyleOption, SearchContext
+from langgraph_parallel.nodes.fan_out import FanOutNode, ObserveNode, dispatch
+from langgraph_parallel.nodes.search import SearchNode
+from langgraph_parallel.nodes.think import ThinkNode, answer_node
+from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES
+from langgraph_parallel.retrieval.search import as_searcher
+from langgraph_parallel.state import (
+    FanOutState,
+    ParallelSearchInput,
+    ParallelSearchOutput,
+    ParallelSearchState,
+    SubQuery,
+)
+
+
+def _add_fan_out(
+    builder: StateGraph[Any, Any, Any, Any],
+    search: Any,
+    context: SearchContext,
+    *,
+    as_message: bool,
+) -> None:
+    """Add ``fan_out -> search (one Send per sub-query) -> observe`` to ``builder``."""
+    node = SearchNode(as_searcher(search), top_k=context.top_k, timeout=context.search_timeout)
+    builder.add_node("fan_out", FanOutNode(context.max_parallel_queries))
+    # The Send payload (SubQuery) is not the graph state, which the overloads cannot express.
+    builder.add_node("search", cast(Any, node), input_schema=SubQuery)
+    builder.add_node("observe", ObserveNode(context.max_parallel_queries, as_message=as_message))
+    builder.add_conditional_edges("fan_out", dispatch, ["search"])
+    builder.add_edge("search", "observe")
+
+
+def create_parallel_search_graph(
+    model: BaseChatModel,
+    search: Any,
+    *,
+    max_turns: int = 4,
+    max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
+    top_k: int = 3,
+    decompose: bool = True,
+    prompt_style: PromptStyleOption = "auto",
+    constrain: bool | None = None,
+    max_tokens: int = 256,
+    search_timeout: float = 60.0,
+    checkpointer: Any = None,
+    store: Any = None,
+    name: str | None = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build the ParallelSearch agent: think -> fan_out -> search* -> observe -> ... -> answer.
+
+    ``decompose=False`` builds the sequential Search-R1 baseline from the same nodes: no
+    decomposition instruction, one query per turn.
+
+    Args:
+        model: Any LangChain chat model (``ChatVLLM`` for the in-process engine, or
+            ``ChatOpenAI(base_url=...)`` for a vLLM server).
+        search: A :class:`~langgraph_parallel.retrieval.search.Searcher` (e.g. ``CorpusIndex``)
+            or any LangChain ``BaseRetriever``.
+        max_turns: Maximum model steps per question.
+        max_parallel_queries: Sub-queries searched per turn; the rest are named as skipped.
+        top_k: Documents per sub-query.
+        decompose: ParallelSearch (``True``) or the sequential baseline (``False``).
+        prompt_style: ``auto``, ``raw`` (few-shot completion) or ``chat``.
+        constrain: Constrain steps to the action grammar (``None``: on for ``ChatVLLM`` in
+            ``raw`` style).
+        max_tokens: Token limit of one step.
+        search_timeout: Seconds before one sub-query search is reported as failed.
+        checkpointer: Passed to ``compile``.
+        store: Passed to ``compile``.
+        name: Graph name (default ``parallel_search`` or ``sequential_search``).
+
+    Returns:
+        A compiled graph. Input ``{"question": str}``; output ``answer``, ``stop_reason``,
+        ``counters``, ``search_results`` and ``messages``. Per-run overrides:
+        ``invoke(..., context=SearchContext(...))``.
+    """
+    defaults = SearchContext(
+        max_turns=max_turns,
+        max_parallel_queries=max_parallel_queries,
+        top_k=top_k,
+        decompose=decompose,
+        prompt_style=prompt_style,
+        constrain=constrain,
+        max_tokens=max_tokens,
+        search_timeout=search_timeout,
+    )
+    builder = StateGraph(
+        ParallelSearchState,
+        context_schema=SearchContext,
+        input_schema=ParallelSearchInput,
+        output_schema=ParallelSearchOutput,
+    )
+    builder.add_node("think", ThinkNode(model, defaults))
+    _add_fan_out(builder, search, defaults, as_message=True)
+    builder.add_node("answer", answer_node)
+    builder.add_edge(START, "think")
+    builder.add_edge("observe", "think")
+    builder.add_edge("answer", END)
+    default_name = "parallel_search" if decompose else "sequential_search"
+    return builder.compile(checkpointer=checkpointer, store=store, name=name or default_name)
+
+
+def create_fan_out_search_graph(
+    search: Any,
+    *,
+    max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
+    top_k: int = 3,
+    search_timeout: float = 60.0,
+    name: str = "fan_out_search",
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build the fan-out search step alone: ``{"queries": [...]}`` in, ``observation`` out.
+
+    Add it as a node of your own graph (its state keys ``queries``, ``observation`` and
+    ``search_results`` are shared with the parent state), or see :func:`add_parallel_search`.
+    """
+    context = SearchContext(
+        max_parallel_queries=max_parallel_queries, top_k=top_k, search_timeout=search_timeout
+    )
+    builder = StateGraph(FanOutState)
+    _add_fan_out(builder, search, context, as_message=False)
+    builder.add_edge(START, "fan_out")
+    builder.add_edge("observe", END)
+    return builder.compile(name=name)
+
+
+def add_parallel_search(
+    builder: StateGraph[Any, Any, Any, Any],
+    search: Any,
+    *,
+    name: str = "parallel_search",
+    max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
+    top_k: int = 3,
+    search_timeout: float = 60.0,
+) -> str:
+    """Add a fan-out search step to an existing graph builder as one node.
+
+    The parent state needs a ``queries: list[str]`` key (filled by an earlier node) and gets
+    ``observation: str`` (the ``<information>`` block) and ``search_results`` back. Wire it with
+    ordinary edges: ``builder.add_edge("plan", name)``.
+
+    Returns:
+        The node name.
+    """
+    builder.add_node(
+        name,
+        create_fan_out_search_graph(
+            search,
+            max_parallel_queries=max_parallel_queries,
+            top_k=top_k,
+            search_timeout=search_timeout,
+            name=name,
+        ),
+    )
+    return name

@@ -1,0 +1,142 @@
+"""One in-process vLLM engine per model, fed continuously by a background thread.
+
+LangGraph runs ``Send`` branches concurrently (threads for ``invoke``, tasks for ``ainvoke``).
+If each branch called ``vllm.LLM.generate`` on its own, the calls would serialise behind the
+engine. Instead every call submits a request to an :class:`EngineWorker`, whose thread adds it to
+the engine as soon as it arrives and keeps stepping the engine: requests that arrive together are
+decoded in the same engine steps (continuous batching), and a late request joins a running batch.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import threading
+from collections.abc import Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph_parallel.errors import UserError
+
+# The engine core runs in this process: on a 2-core CPU a second busy process only competes for
+# cores, and an in-process core needs no `if __name__ == "__main__"` guard in user scripts.
+os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+
+CPU_ENGINE_DEFAULTS: dict[str, Any] = {
+    "enforce_eager": True,  # ~40 s start instead of ~3 min of compilation
+    "block_size": 32,  # smallest CPU block: more of a shared prefix is served from the cache
+    "kv_cache_memory_bytes": 2 << 30,
+    "max_model_len": 4096,
+}
+
+
+@dataclass
+class _Job:
+    prompt_token_ids: list[int]
+    params: Any
+    future: Future[Any] = field(default_factory=Future)
+
+
+class EngineWorker:
+    """Owns a ``vllm.LLM`` and feeds it from a queue on a daemon thread.
+
+    Args:
+        llm: The engine. Only the worker thread touches it after construction.
+    """
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+        self.tokenizer = llm.get_tokenizer()
+        self._queue: queue.Queue[_Job] = queue.Queue()
+        self._pending: dict[str, _Job] = {}
+        self._ids = itertools.count()
+        self._thread = threading.Thread(target=self._loop, name="vllm-engine", daemon=True)
+        self._thread.start()
+
+    def submit(self, prompt_token_ids: list[int], params: Any) -> Future[Any]:
+        """Queue one request; the future resolves to its final ``vllm.RequestOutput``."""
+        job = _Job(prompt_token_ids, params)
+        self._queue.put(job)
+        return job.future
+
+    def _loop(self) -> None:
+        engine = self.llm.llm_engine
+        while True:
+            busy = engine.has_unfinished_requests()
+            jobs: list[_Job] = []
+            try:
+                jobs.append(self._queue.get(block=not busy))
+                while True:
+                    jobs.append(self._queue.get_nowait())
+            except queue.Empty:
+                pass
+            for job in jobs:
+                self._add(job)
+            if not engine.has_unfinished_requests():
+                continue
+            try:
+                outputs = engine.step()
+            except Exception as exc:  # an engine failure must not hang every waiting caller
+                for job in self._pending.values():
+                    job.future.set_exception(exc)
+                self._pending.clear()
+                continue
+            for output in outputs:
+                if output.finished and output.request_id in self._pending:
+                    self._pending.pop(output.request_id).future.set_result(output)
+
+    def _add(self, job: _Job) -> None:
+        from vllm.sampling_params import RequestOutputKind
+
+        request_id = f"lgp-{next(self._ids)}"
+        job.params.output_kind = RequestOutputKind.FINAL_ONLY
+        try:
+            self.llm.llm_engine.add_request(
+                request_id, {"prompt_token_ids": job.prompt_token_ids}, job.params
+            )
+        except Exception as exc:  # e.g. prompt longer than max_model_len: fail this call only
+            job.future.set_exception(exc)
+            return
+        self._pending[request_id] = job
+
+
+_ENGINES: dict[tuple[str, tuple[tuple[str, Any], ...]], EngineWorker] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def engine_defaults() -> dict[str, Any]:
+    """Return engine keyword defaults for this machine (CPU defaults when there is no GPU)."""
+    try:
+        import torch
+
+        has_gpu = bool(torch.cuda.is_available())
+    except ImportError:
+        has_gpu = False
+    return {} if has_gpu else dict(CPU_ENGINE_DEFAULTS)
+
+
+def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) -> EngineWorker:
+    """Return the process-wide engine for ``model_path``, starting it on first use.
+
+    Args:
+        model_path: A Hugging Face model folder (safetensors) or hub-style name vLLM can load.
+        engine_kwargs: Extra ``vllm.LLM`` keyword arguments, over :func:`engine_defaults`.
+    """
+    kwargs = {**engine_defaults(), **dict(engine_kwargs or {})}
+    kwargs["enable_prefix_caching"] = True
+    key = (str(model_path), tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+    with _ENGINES_LOCK:
+        worker = _ENGINES.get(key)
+        if worker is None:
+            try:
+                from vllm import LLM
+            except ImportError as exc:
+                raise UserError(
+                    "The in-process engine needs vLLM: `pip install 'langgraph-parallel[cpu]'` "
+                    "on a machine without a GPU, `[gpu]` on a CUDA machine."
+                ) from exc
+            worker = EngineWorker(LLM(model=str(model_path), seed=0, **kwargs))
+            _ENGINES[key] = worker
+        return worker

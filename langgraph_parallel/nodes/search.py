@@ -1,0 +1,53 @@
+"""The ``search`` node: one ``Send`` branch runs one sub-query against the searcher."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from langgraph_parallel.nodes.fan_out import setting
+from langgraph_parallel.retrieval.documents import format_passages
+from langgraph_parallel.retrieval.search import Searcher
+from langgraph_parallel.state import SearchResult, SubQuery
+
+# Searches run here so a hung tool can be abandoned after its timeout without blocking the graph.
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="lgp-search")
+
+
+class SearchNode:
+    """Run one sub-query; failures and timeouts become an observation, never an exception.
+
+    Args:
+        searcher: Any :class:`~langgraph_parallel.retrieval.search.Searcher`.
+        top_k: Documents per sub-query.
+        timeout: Seconds before the search is reported as timed out.
+    """
+
+    def __init__(self, searcher: Searcher, *, top_k: int = 3, timeout: float = 60.0) -> None:
+        self.searcher = searcher
+        self.top_k = top_k
+        self.timeout = timeout
+
+    def __call__(self, payload: SubQuery, runtime: Runtime[Any]) -> dict[str, Any]:
+        """Search ``payload["query"]`` and return its keyed result."""
+        top_k = setting(runtime, "top_k", self.top_k)
+        timeout = setting(runtime, "search_timeout", self.timeout)
+        result = SearchResult(
+            turn=payload["turn"], index=payload["index"], query=payload["query"], text="", titles=[]
+        )
+        future = _POOL.submit(self.searcher.batch_search, [payload["query"]], top_k)
+        try:
+            passages = future.result(timeout=timeout)[0]
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            result["error"] = f"search timed out after {timeout:g} s"
+        except Exception as exc:  # a failing tool is reported to the model, and the run goes on
+            result["error"] = f"search failed: {type(exc).__name__}: {exc}"
+        else:
+            result["text"] = format_passages(passages)
+            result["titles"] = [p.title for p in passages]
+        if result.get("error"):
+            result["text"] = f"Search error ({result['error']}); no documents."
+        return {"search_results": [result]}

@@ -1,0 +1,32 @@
+"""Where the project keeps caches and its bundled data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE_ROOT = Path(__file__).resolve().parent
+
+
+def cache_dir() -> Path:
+    """Return the cache directory, creating it if needed.
+
+    ``LANGGRAPH_PARALLEL_CACHE`` sets it; the default is ``~/.cache/langgraph-parallel``.
+    """
+    root = os.environ.get("LANGGRAPH_PARALLEL_CACHE") or str(
+        Path.home() / ".cache" / "langgraph-parallel"
+    )
+    path = Path(root).expanduser()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def repo_data_dir() -> Path:
+    """Return the ``data/`` folder of a source checkout (corpus, question sample, embeddings).
+
+    ``LANGGRAPH_PARALLEL_DATA`` overrides it, for installs that are not a checkout.
+    """
+    override = os.environ.get("LANGGRAPH_PARALLEL_DATA")
+    if override:
+        return Path(override).expanduser()
+    return _PACKAGE_ROOT.parent / "data"

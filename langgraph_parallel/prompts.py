@@ -1,0 +1,231 @@
+"""Every prompt the agents use, as named constants (``Context`` fields default to these).
+
+Templates are filled with :meth:`str.format`; their placeholders are listed here and nowhere else
+do they contain braces.
+
+ParallelSearch / Search-R1 (chat-style, one user message):
+
+- :data:`SEARCH_R1_INSTRUCTION` -- the Search-R1 template, verbatim (typos included, as the models
+  trained on it saw it). Placeholder ``{question}``.
+- :data:`PARALLEL_DECOMPOSITION_SENTENCE` -- the ParallelSearch addition: independent parts may go
+  into one search as ``##``-separated sub-queries that run in parallel. No placeholder.
+- :func:`parallel_search_instruction` -- the two composed; ``decompose=False`` is plain Search-R1.
+
+Few-shot raw completion (small base/instruct models follow the protocol far better this way than
+through a chat template):
+
+- :data:`FEW_SHOT_RULES`, :data:`FEW_SHOT_DECOMPOSITION_RULE` -- a two-line preamble.
+- :data:`FEW_SHOT_PARALLEL` / :data:`FEW_SHOT_SEQUENTIAL` -- three short worked examples (a
+  comparison, a bridge question, a one-hop question) with and without ``##`` decomposition. The
+  ``<information>`` blocks are built by :func:`~langgraph_parallel.protocol.format_observation`,
+  so later turns, which append the model's step and that function's output verbatim, look exactly
+  like the demos.
+- :func:`few_shot_prompt` -- preamble + demos + the question.
+
+ParallelMuse:
+
+- :data:`MUSE_AGENT_INSTRUCTION` -- system message of the think -> tool call -> observation agent
+  that has a ``search`` tool. No placeholder.
+- :data:`SEARCH_TOOL_DESCRIPTION` -- the ``search`` tool's description. No placeholder.
+- :data:`REPORT_PROMPT` -- compresses one trajectory into a report with Solution Planning, Solution
+  Methods and Final Reasoning sections and a final ``Answer:`` line. Placeholders ``{question}``,
+  ``{trajectory}``.
+- :data:`ANALYST_PROMPT` -- picks the best-supported of N numbered reports and copies its answer
+  (``<choice>k</choice>``, ``<answer>...</answer>``), never merging answers. Placeholders
+  ``{question}``, ``{n}``, ``{reports}``.
+"""
+
+from __future__ import annotations
+
+from langgraph_parallel.protocol import format_observation
+
+SEARCH_R1_INSTRUCTION = (
+    "Answer the given question. You must conduct reasoning inside <think> and </think> first every "
+    "time you get new information. After reasoning, if you find you lack some knowledge, you can "
+    "call a search engine by <search> query </search> and it will return the top searched results "
+    "between <information> and </information>. You can search as many times as your want. If you "
+    "find no further external knowledge needed, you can directly provide the answer inside "
+    "<answer> and </answer>, without detailed illustrations. For example, "
+    "<answer> Beijing </answer>. Question: {question}\n"
+)
+_QUESTION_LINE = "Question: {question}\n"
+
+PARALLEL_DECOMPOSITION_SENTENCE = (
+    "If the question has parts that do not depend on each other, you can search for them together "
+    "by writing several sub-queries in one search, separated by ##, for example <search> query one "
+    "## query two </search>; they are searched in parallel and the results for each sub-query come "
+    "back under its own heading. Search one thing at a time when a query needs an earlier result."
+)
+
+
+def parallel_search_instruction(decompose: bool) -> str:
+    """Return the ParallelSearch instruction template (placeholder ``{question}``).
+
+    Args:
+        decompose: Add :data:`PARALLEL_DECOMPOSITION_SENTENCE`; ``False`` gives
+            :data:`SEARCH_R1_INSTRUCTION` unchanged, the sequential baseline.
+
+    Returns:
+        The template, to fill with ``.format(question=...)``.
+
+    """
+    if not decompose:
+        return SEARCH_R1_INSTRUCTION
+    rules = SEARCH_R1_INSTRUCTION.removesuffix(_QUESTION_LINE)
+    return f"{rules}{PARALLEL_DECOMPOSITION_SENTENCE} {_QUESTION_LINE}"
+
+
+FEW_SHOT_RULES = (
+    "Answer each question. Think inside <think> </think>. To look something up, write "
+    "<search> query </search>; results come back inside <information> </information>. Give the "
+    "final answer in a few words inside <answer> </answer>.\n"
+)
+FEW_SHOT_DECOMPOSITION_RULE = (
+    "Independent parts of a question can be searched together: <search> query one ## query two "
+    "</search>.\n"
+)
+
+# Demo facts are real and easy to check; none of the questions is a HotpotQA dev question.
+_CURIE = "Doc 1(Title: Marie Curie) Marie Curie (born 7 November 1867) was a Polish physicist."
+_EINSTEIN = (
+    "Doc 1(Title: Albert Einstein) Albert Einstein (born 14 March 1879) was a German-born "
+    "physicist."
+)
+_SPIRITED = (
+    "Doc 1(Title: Spirited Away) Spirited Away is a 2001 Japanese film directed by Hayao Miyazaki."
+)
+_MIYAZAKI = (
+    "Doc 1(Title: Hayao Miyazaki) Hayao Miyazaki (born 5 January 1941 in Tokyo, Japan) is an "
+    "animator."
+)
+_CANBERRA = "Doc 1(Title: Canberra) Canberra is the capital city of Australia."
+
+_Q_BORN = "Question: Who was born first, Marie Curie or Albert Einstein?\n"
+_Q_DIRECTOR = "Question: In which country was the director of the film Spirited Away born?\n"
+_Q_CAPITAL = "Question: What is the capital city of Australia?\n"
+
+
+def _search(query: str, docs: str) -> str:
+    return f"<search> {query} </search>" + format_observation([(query, docs)])
+
+
+_BRIDGE_DEMO = (
+    f"{_Q_DIRECTOR}<think> First I need the director, then his birthplace. </think>\n"
+    + _search("Spirited Away director", _SPIRITED)
+    + "<think> It is Hayao Miyazaki. Now his birthplace. </think>\n"
+    + _search("Hayao Miyazaki birthplace", _MIYAZAKI)
+    + "<think> He was born in Tokyo, Japan. </think>\n<answer> Japan </answer>"
+)
+_DIRECT_DEMO = (
+    f"{_Q_CAPITAL}<think> One search is enough. </think>\n"
+    + _search("capital city of Australia", _CANBERRA)
+    + "<think> The capital is Canberra. </think>\n<answer> Canberra </answer>"
+)
+_ANSWER_BORN = (
+    "<think> Curie was born in 1867, Einstein in 1879. </think>\n<answer> Marie Curie </answer>"
+)
+
+FEW_SHOT_PARALLEL = "\n\n".join(
+    [
+        f"{_Q_BORN}<think> I need both birth dates; they are independent. </think>\n"
+        "<search> Marie Curie birth date ## Albert Einstein birth date </search>"
+        + format_observation(
+            [("Marie Curie birth date", _CURIE), ("Albert Einstein birth date", _EINSTEIN)]
+        )
+        + _ANSWER_BORN,
+        _BRIDGE_DEMO,
+        _DIRECT_DEMO,
+    ]
+)
+FEW_SHOT_SEQUENTIAL = "\n\n".join(
+    [
+        f"{_Q_BORN}<think> I need both birth dates. First Marie Curie. </think>\n"
+        + _search("Marie Curie birth date", _CURIE)
+        + "<think> Now Albert Einstein. </think>\n"
+        + _search("Albert Einstein birth date", _EINSTEIN)
+        + _ANSWER_BORN,
+        _BRIDGE_DEMO,
+        _DIRECT_DEMO,
+    ]
+)
+
+
+def few_shot_prompt(question: str, decompose: bool) -> str:
+    r"""Build a raw-completion prompt: rules, three worked examples, then the question.
+
+    The prompt ends with ``"Question: {question}\n"``; in every demo the next line opens with
+    ``<think>``, so the model's step starts with its own ``<think>`` tag, as
+    :func:`~langgraph_parallel.protocol.parse_action` and ``action_regex`` expect. Later turns
+    append the step (with its stop sequence) and the ``format_observation`` output verbatim.
+
+    Args:
+        question: The question; surrounding whitespace is stripped.
+        decompose: Use the ``##`` demos and rule (ParallelSearch) or the one-query ones.
+
+    Returns:
+        The prompt text.
+
+    """
+    rules = FEW_SHOT_RULES + (FEW_SHOT_DECOMPOSITION_RULE if decompose else "")
+    demos = FEW_SHOT_PARALLEL if decompose else FEW_SHOT_SEQUENTIAL
+    # Concatenation, not str.format: the question may contain braces.
+    return f"{rules}\n{demos}\n\nQuestion: " + question.strip() + "\n"
+
+
+MUSE_AGENT_INSTRUCTION = (
+    "You are a research agent that answers questions by searching. Work in steps. In each step, "
+    "first think inside <think> and </think> about what you already know and what is still "
+    "missing, then either call the `search` tool or give the final answer. The `search` tool takes "
+    "`query_list`, a list of queries; queries that do not depend on each other can go in one call "
+    "and run in parallel. Its results come back as an observation: read them before the next "
+    "step. Search again when a fact is missing or sources disagree. When the evidence is enough, "
+    "give the final answer inside <answer> and </answer>, in as few words as possible, without "
+    "explanation."
+)
+
+SEARCH_TOOL_DESCRIPTION = (
+    "Search for documents. `query_list` is a list of search queries; each is run independently "
+    "and its top results are returned under its own [query] heading."
+)
+
+REPORT_PROMPT = """\
+Below are a question and the full trajectory of an agent that searched to answer it. Compress the \
+trajectory into a short report in Markdown with exactly these three sections:
+
+## Solution Planning
+How the agent broke the question down and in what order it looked for the pieces.
+
+## Solution Methods
+The searches that mattered and the facts each one established, one bullet per fact, naming the \
+source title when known. Leave out raw tool output, dead ends and anything the answer does not \
+need.
+
+## Final Reasoning
+How the established facts lead to the answer, in a few sentences. Say plainly where a step is a \
+guess or the sources disagree.
+
+Then end with one line: "Answer: " followed by the agent's final answer, copied exactly. If the \
+agent gave no final answer, write "Answer: unknown".
+
+Question: {question}
+
+Trajectory:
+{trajectory}
+"""
+
+ANALYST_PROMPT = """\
+Below are a question and {n} numbered reports, each written from an independent attempt to \
+answer it. Decide which report's answer is best supported: prefer facts established by searches \
+over guesses, consistent reasoning over contradictions, and an answer that several reports reach \
+independently. Do not merge answers or write a new one; copy the chosen report's answer exactly.
+
+Compare the reports briefly, then reply with
+<choice>k</choice>
+<answer>the chosen report's answer</answer>
+where k is the number of the chosen report, from 1 to {n}.
+
+Question: {question}
+
+Reports:
+{reports}
+"""

@@ -1,0 +1,225 @@
+"""Exact inner-product FAISS search over a paragraph corpus, with cached embedding matrices.
+
+Embedding the 20k-paragraph HotpotQA corpus takes minutes on a CPU, so the matrix is looked up,
+in order, (a) next to the corpus or in the repo's ``data/`` (shipped by ``tools/build_index.py``),
+(b) in the cache directory, and only then (c) computed and saved to the cache. A stored matrix is
+used only if its JSON sidecar names the same corpus bytes (SHA-256) and encoder and has at least
+the rows needed; anything else, including an unreadable file, is ignored and rebuilt.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.paths import cache_dir as default_cache_dir
+from langgraph_parallel.paths import repo_data_dir
+from langgraph_parallel.retrieval import matrix_store
+from langgraph_parallel.retrieval.corpus import bundled_corpus_path, file_sha256, load_corpus
+from langgraph_parallel.retrieval.documents import Passage
+
+__all__ = [
+    "CorpusIndex",
+    "default_index",
+    "embed_passages",
+    "embed_texts",
+    "encoder_id",
+    "passage_text",
+]
+
+logger = logging.getLogger(__name__)
+_CHUNK = 512
+
+
+def passage_text(passage: Passage) -> str:
+    """Return the text embedded for a passage: title and body, as Search-R1 indexes them."""
+    return f"{passage.title}\n{passage.text}"
+
+
+def encoder_id(embeddings: Embeddings) -> str:
+    """Identify an encoder for cache keys: its ``identifier`` attribute, else class and model."""
+    ident = getattr(embeddings, "identifier", None)
+    if isinstance(ident, str) and ident:
+        return ident
+    model = getattr(embeddings, "model_name", None) or getattr(embeddings, "model", None)
+    return f"{type(embeddings).__module__}.{type(embeddings).__qualname__}:{model}"
+
+
+def embed_texts(embeddings: Embeddings, texts: Sequence[str]) -> np.ndarray:
+    """Embed texts with one encoder call into a float32 ``(len(texts), dim)`` array."""
+    embed_array = getattr(embeddings, "embed_array", None)
+    if callable(embed_array):
+        return np.asarray(embed_array(list(texts)), dtype=np.float32)
+    return np.asarray(embeddings.embed_documents(list(texts)), dtype=np.float32)
+
+
+def embed_passages(
+    passages: Sequence[Passage], embeddings: Embeddings, *, progress: bool = True
+) -> np.ndarray:
+    """Embed passages in chunks behind a tqdm progress bar; float32, one row per passage."""
+    from tqdm.auto import tqdm
+
+    parts = []
+    with tqdm(
+        total=len(passages), unit="para", desc="Embedding corpus", disable=not progress
+    ) as bar:
+        for start in range(0, len(passages), _CHUNK):
+            chunk = passages[start : start + _CHUNK]
+            parts.append(embed_texts(embeddings, [passage_text(p) for p in chunk]))
+            bar.update(len(chunk))
+    return np.concatenate(parts, axis=0)
+
+
+def _import_faiss() -> Any:
+    try:
+        import faiss
+    except ImportError as exc:
+        raise UserError(
+            "CorpusIndex needs FAISS; install it with `pip install faiss-cpu` "
+            "(or `pip install 'langgraph-parallel[retrieval]'`)."
+        ) from exc
+    return faiss
+
+
+class CorpusIndex:
+    """A corpus held in a ``faiss.IndexFlatIP`` over unit vectors (so scores are cosines).
+
+    Build it with :meth:`build`. Searching is thread-safe: FAISS flat search is read-only and
+    the encoder is expected to serialise its own calls (``MiniLMEmbeddings`` does).
+    """
+
+    def __init__(self, passages: Sequence[Passage], vectors: np.ndarray, embeddings: Embeddings):
+        faiss = _import_faiss()
+        if vectors.ndim != 2 or vectors.shape[0] != len(passages):
+            raise ValueError(
+                f"need one vector per passage, got {vectors.shape} for {len(passages)}"
+            )
+        self.passages = list(passages)
+        self.embeddings = embeddings
+        matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+        # float16 storage rounds the norms; re-normalising keeps inner product == cosine.
+        faiss.normalize_L2(matrix)
+        self._faiss: Any = faiss
+        self._index: Any = faiss.IndexFlatIP(matrix.shape[1])
+        self._index.add(matrix)
+
+    @classmethod
+    def build(
+        cls,
+        corpus_path: str | Path,
+        embeddings: Embeddings,
+        *,
+        limit: int | None = None,
+        cache_dir: str | Path | None = None,
+    ) -> CorpusIndex:
+        """Load a corpus and its embedding matrix (prebuilt, cached, or computed) into an index.
+
+        Args:
+            corpus_path: A ``.jsonl`` / ``.jsonl.gz`` corpus (see :func:`load_corpus`).
+            embeddings: Any LangChain ``Embeddings``; give it an ``identifier`` string attribute
+                if its class and model name do not pin down its vectors.
+            limit: Index only the first ``limit`` rows.
+            cache_dir: Where computed matrices are kept; defaults to ``<cache_dir()>/embeddings``.
+
+        Returns:
+            The ready index.
+
+        Raises:
+            UserError: The corpus is missing or malformed, or FAISS is not installed.
+
+        """
+        _import_faiss()  # fail before, not after, minutes of embedding
+        corpus_path = Path(corpus_path).expanduser()
+        passages = load_corpus(corpus_path, limit=limit)
+        key = matrix_store.MatrixKey(
+            corpus_sha256=file_sha256(corpus_path),
+            encoder=encoder_id(embeddings),
+            rows=len(passages),
+            limit=limit,
+        )
+        cache = Path(cache_dir) if cache_dir else default_cache_dir() / "embeddings"
+        prebuilt_dirs = dict.fromkeys([corpus_path.parent, repo_data_dir()])
+        candidates = [matrix_store.prebuilt_path(corpus_path, d) for d in prebuilt_dirs]
+        cached = cache / f"{matrix_store.stem(corpus_path)}.{key.fingerprint[:16]}.f16.npy"
+        others = [p for p in matrix_store.cached_paths(cache, corpus_path) if p != cached]
+        for path in dict.fromkeys([*candidates, cached, *others]):
+            vectors = matrix_store.load(path, key)
+            if vectors is not None:
+                logger.info("Using embeddings from %s", path)
+                return cls(passages, vectors, embeddings)
+        vectors = embed_passages(passages, embeddings)
+        matrix_store.save(cached, vectors, key)
+        return cls(passages, vectors, embeddings)
+
+    def __len__(self) -> int:
+        return len(self.passages)
+
+    @property
+    def dimension(self) -> int:
+        """Length of the indexed vectors."""
+        return int(self._index.d)
+
+    def search(self, query: str, k: int = 3) -> list[Passage]:
+        """Return the ``k`` passages closest to ``query``, best first (see :meth:`batch_search`)."""
+        return self.batch_search([query], k)[0]
+
+    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+        """Search several queries with one encoder call and one FAISS search.
+
+        Args:
+            queries: Query strings; blank ones get an empty result without being embedded.
+            k: Passages per query (capped at the corpus size); ``k <= 0`` returns empty lists.
+
+        Returns:
+            One list per query, in query order, each best first with ``score`` = cosine.
+
+        """
+        results: list[list[Passage]] = [[] for _ in queries]
+        live = [i for i, q in enumerate(queries) if q.strip()]
+        k = min(k, len(self.passages))
+        if k <= 0 or not live:
+            return results
+        vectors = np.ascontiguousarray(
+            embed_texts(self.embeddings, [queries[i] for i in live]), dtype=np.float32
+        )
+        if vectors.ndim != 2 or vectors.shape[1] != self.dimension:
+            raise UserError(
+                f"The query encoder gives {vectors.shape[-1]}-dim vectors but the index holds "
+                f"{self.dimension}-dim ones; search with the encoder the index was built with."
+            )
+        self._faiss.normalize_L2(vectors)
+        scores, ids = self._index.search(vectors, k)
+        for row, qi in enumerate(live):
+            results[qi] = [
+                Passage(hit.id, hit.title, hit.text, float(score))
+                for score, j in zip(scores[row], ids[row], strict=True)
+                if j >= 0  # FAISS pads with -1 when fewer than k vectors exist
+                for hit in (self.passages[int(j)],)
+            ]
+        return results
+
+
+_DEFAULT: dict[int | None, CorpusIndex] = {}
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_index(limit: int | None = None) -> CorpusIndex:
+    """Return the process-wide index over the bundled HotpotQA corpus with MiniLM embeddings.
+
+    Built once per ``limit`` and reused; uses the prebuilt ``data/`` matrix when present.
+    """
+    from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
+
+    with _DEFAULT_LOCK:
+        if limit not in _DEFAULT:
+            _DEFAULT[limit] = CorpusIndex.build(
+                bundled_corpus_path(), MiniLMEmbeddings(), limit=limit
+            )
+        return _DEFAULT[limit]

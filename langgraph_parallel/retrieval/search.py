@@ -1,0 +1,100 @@
+"""The ``Searcher`` contract the graphs call, and an adapter for any LangChain retriever."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.retrieval.documents import Passage
+
+__all__ = ["RetrieverSearcher", "Searcher", "as_searcher"]
+
+
+@runtime_checkable
+class Searcher(Protocol):
+    """Anything that answers several queries at once; ``CorpusIndex`` is one."""
+
+    def batch_search(self, queries: Sequence[str], k: int) -> list[list[Passage]]:
+        """Return up to ``k`` passages per query, one list per query in query order."""
+        ...
+
+
+def document_to_passage(doc: Document) -> Passage:
+    """Map a LangChain ``Document`` to a :class:`Passage`.
+
+    The title is ``metadata["title"]`` when present, else the first line of the content (and the
+    text is then the remaining lines, or the whole content if it has one line). The id is
+    ``doc.id`` or ``metadata["id"]``; the score is ``metadata["score"]`` if numeric, else 0.
+    """
+    content = doc.page_content or ""
+    title = doc.metadata.get("title")
+    if isinstance(title, str) and title:
+        text = content
+    else:
+        first, _, rest = content.strip().partition("\n")
+        title, text = first.strip(), (rest.strip() or first.strip())
+    doc_id = doc.id or doc.metadata.get("id") or ""
+    score = doc.metadata.get("score")
+    return Passage(
+        id=str(doc_id),
+        title=title,
+        text=text,
+        score=float(score) if isinstance(score, (int, float)) else 0.0,
+    )
+
+
+class RetrieverSearcher:
+    """Adapt a LangChain ``BaseRetriever`` to :class:`Searcher`.
+
+    All queries go through one ``retriever.batch`` call, so retrievers that batch (or run
+    concurrently) keep doing so. The retriever decides how many documents it returns; keep its
+    own ``k`` at least as large as the ``k`` asked for here, which only truncates.
+
+    Args:
+        retriever: Any LangChain retriever, e.g. ``vector_store.as_retriever()``.
+
+    """
+
+    def __init__(self, retriever: BaseRetriever) -> None:
+        self.retriever = retriever
+
+    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+        """Return up to ``k`` passages per query; blank queries and ``k <= 0`` give ``[]``."""
+        results: list[list[Passage]] = [[] for _ in queries]
+        live = [i for i, q in enumerate(queries) if q.strip()]
+        if k <= 0 or not live:
+            return results
+        batches = self.retriever.batch([queries[i] for i in live])
+        for qi, docs in zip(live, batches, strict=True):
+            results[qi] = [document_to_passage(d) for d in docs[:k]]
+        return results
+
+    def search(self, query: str, k: int = 3) -> list[Passage]:
+        """Return up to ``k`` passages for one query."""
+        return self.batch_search([query], k)[0]
+
+
+def as_searcher(obj: Any) -> Searcher:
+    """Return ``obj`` as a :class:`Searcher`.
+
+    Args:
+        obj: An object with ``batch_search(queries, k)`` (such as ``CorpusIndex``), returned
+            unchanged, or a LangChain ``BaseRetriever``, wrapped in :class:`RetrieverSearcher`.
+
+    Raises:
+        UserError: ``obj`` is neither.
+
+    """
+    if isinstance(obj, BaseRetriever):
+        return RetrieverSearcher(obj)
+    if callable(getattr(obj, "batch_search", None)):
+        return obj
+    raise UserError(
+        f"Cannot search with a {type(obj).__name__}; pass a CorpusIndex (or any object with "
+        "batch_search(queries, k)) or a LangChain BaseRetriever such as "
+        "vector_store.as_retriever()."
+    )

@@ -1,0 +1,64 @@
+"""Run one question through a graph and collect the counters every report uses."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph_parallel.state import COUNTER_KEYS
+
+
+@dataclass
+class QuestionRun:
+    """Outcome of one question: the answer, the counters and a readable trace.
+
+    Attributes:
+        answer: Final answer, or ``None``.
+        stop_reason: Why the run ended.
+        counters: ``llm_calls``, ``turns``, ``sub_queries``, ``prompt_tokens``,
+            ``cached_prompt_tokens``, ``completion_tokens`` (all present, zero if unused).
+        wall_s: Wall-clock seconds of the graph run.
+        trace: Lines showing each model step and the documents each sub-query retrieved.
+        state: The final graph state.
+    """
+
+    answer: str | None
+    stop_reason: str
+    counters: dict[str, int]
+    wall_s: float
+    trace: list[str] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """Return counters, ``wall_s`` and ``answer`` as one flat dict (``ask --json``)."""
+        return {**self.counters, "wall_s": round(self.wall_s, 3), "answer": self.answer}
+
+
+def run_question(graph: Any, question: str, **invoke_kwargs: Any) -> QuestionRun:
+    """Invoke ``graph`` on ``{"question": question}`` and collect counters and trace."""
+    start = time.perf_counter()
+    state = graph.invoke({"question": question}, **invoke_kwargs)
+    wall = time.perf_counter() - start
+    raw = state.get("counters") or {}
+    counters = {key: int(raw.get(key, 0)) for key in COUNTER_KEYS}
+    return QuestionRun(
+        answer=state.get("answer"),
+        stop_reason=state.get("stop_reason") or "",
+        counters=counters,
+        wall_s=wall,
+        trace=trace_lines(state),
+        state=state,
+    )
+
+
+def trace_lines(state: dict[str, Any]) -> list[str]:
+    """Readable trace: model steps (first prompt omitted) and retrieved titles per sub-query."""
+    lines = []
+    for message in (state.get("messages") or [])[1:]:
+        if message.type == "ai":
+            lines.append(f"step: {' '.join(str(message.content).split())}")
+    for result in state.get("search_results") or []:
+        titles = "; ".join(result.get("titles") or []) or result.get("error") or "no documents"
+        lines.append(f"turn {result['turn']} [{result['query']}] -> {titles}")
+    return lines

@@ -1,0 +1,121 @@
+"""Graph state schemas and their reducers.
+
+Every key that parallel ``Send`` branches write has a deterministic reducer, so the joined state
+does not depend on which branch finished first.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import NotRequired, TypedDict
+
+COUNTER_KEYS = (
+    "llm_calls",
+    "turns",
+    "sub_queries",
+    "prompt_tokens",
+    "cached_prompt_tokens",
+    "completion_tokens",
+)
+"""The per-question counters every benchmark reports (see ARCHITECTURE.md section 4)."""
+
+
+def add_counters(left: Mapping[str, int] | None, right: Mapping[str, int] | None) -> dict[str, int]:
+    """Sum two counter dicts key by key (missing keys count as zero)."""
+    out = dict(left or {})
+    for key, value in (right or {}).items():
+        out[key] = out.get(key, 0) + int(value)
+    return out
+
+
+def merge_results(
+    left: Sequence[Mapping[str, Any]] | None, right: Sequence[Mapping[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """Join search results from parallel branches, keyed and ordered by ``(turn, index)``.
+
+    A later write for the same key replaces the earlier one, so a retried branch cannot
+    duplicate its result.
+    """
+    merged: dict[tuple[int, int], dict[str, Any]] = {}
+    for item in [*(left or []), *(right or [])]:
+        merged[(int(item["turn"]), int(item["index"]))] = dict(item)
+    return [merged[key] for key in sorted(merged)]
+
+
+class SubQuery(TypedDict):
+    """Payload of one ``Send("search", ...)`` branch."""
+
+    turn: int
+    index: int
+    query: str
+
+
+class SearchResult(TypedDict):
+    """What one search branch returns: its documents, formatted, and their titles."""
+
+    turn: int
+    index: int
+    query: str
+    text: str
+    titles: list[str]
+    error: NotRequired[str | None]
+
+
+class FanOutState(TypedDict):
+    """State of the fan-out search step, usable alone inside a user's graph.
+
+    Attributes:
+        queries: Sub-queries to run this step (already split; capped by the fan-out node).
+        turn: Search round number, used to key results.
+        skipped: Sub-queries over the per-turn limit, reported in the observation.
+        search_results: Joined branch results (deterministic order).
+        observation: The ``<information>...</information>`` text for this round.
+    """
+
+    queries: list[str]
+    turn: NotRequired[int]
+    skipped: NotRequired[list[str]]
+    search_results: NotRequired[Annotated[list[SearchResult], merge_results]]
+    observation: NotRequired[str]
+
+
+class ParallelSearchInput(TypedDict):
+    """Input of the ParallelSearch graph."""
+
+    question: str
+
+
+class ParallelSearchOutput(TypedDict):
+    """Final state a caller reads: the answer (or ``None``) with the reason the run stopped."""
+
+    question: str
+    answer: str | None
+    stop_reason: str
+    counters: dict[str, int]
+    search_results: list[SearchResult]
+    messages: list[AnyMessage]
+
+
+class ParallelSearchState(FanOutState):
+    """Full state of the ParallelSearch agent loop.
+
+    Attributes:
+        question: The user question.
+        messages: The agent transcript: prompt, model steps, observations.
+        answer: Final answer, ``None`` until the model answers.
+        stop_reason: Why the run ended (``answered``, ``max_turns``, ``model_error: ...``).
+        steps: Model calls made so far (bounded by ``max_turns``).
+        counters: Summed counters (see :data:`COUNTER_KEYS`).
+    """
+
+    question: str
+    messages: Annotated[list[AnyMessage], add_messages]
+    answer: NotRequired[str | None]
+    stop_reason: NotRequired[str]
+    steps: NotRequired[Annotated[int, operator.add]]
+    counters: NotRequired[Annotated[dict[str, int], add_counters]]

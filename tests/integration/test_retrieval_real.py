@@ -1,0 +1,91 @@
+"""Real all-MiniLM-L6-v2 encoder and real FAISS over a 150-paragraph HotpotQA slice."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from langgraph_parallel.retrieval import CorpusIndex, MiniLMEmbeddings, format_passages
+from langgraph_parallel.retrieval.corpus import bundled_corpus_path
+
+pytestmark = pytest.mark.integration
+
+REQUIRED_TITLES = {"Scott Derrickson", "Ed Wood"}
+SLICE_ROWS = 150
+
+
+def write_slice(path: Path) -> None:
+    """Write the two target rows plus the corpus's first rows (their HotpotQA distractors)."""
+    with gzip.open(bundled_corpus_path(), "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    chosen = [r for r in rows if r["title"] in REQUIRED_TITLES]
+    assert {r["title"] for r in chosen} == REQUIRED_TITLES
+    chosen += [r for r in rows[: SLICE_ROWS * 2] if r not in chosen][: SLICE_ROWS - len(chosen)]
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        out.writelines(json.dumps(r) + "\n" for r in chosen)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("retrieval_real")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LANGGRAPH_PARALLEL_CACHE", str(root / "cache"))
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        corpus = root / "slice.jsonl.gz"
+        write_slice(corpus)
+        yield corpus
+
+
+@pytest.fixture(scope="module")
+def embeddings() -> MiniLMEmbeddings:
+    return MiniLMEmbeddings()
+
+
+@pytest.fixture(scope="module")
+def index(env: Path, embeddings: MiniLMEmbeddings) -> CorpusIndex:
+    return CorpusIndex.build(env, embeddings)
+
+
+def test_scott_derrickson_is_rank_one(index: CorpusIndex) -> None:
+    assert len(index) == SLICE_ROWS and index.dimension == 384
+    hits = index.search("Scott Derrickson director nationality", k=3)
+    assert hits[0].title == "Scott Derrickson"
+    assert hits[0].score > hits[1].score
+    assert format_passages(hits).startswith("Doc 1(Title: Scott Derrickson) Scott Derrickson")
+
+
+def test_batch_search_answers_each_query(index: CorpusIndex) -> None:
+    results = index.batch_search(["Scott Derrickson director nationality", "Ed Wood filmmaker"], 3)
+    assert [len(r) for r in results] == [3, 3]
+    assert results[0][0].title == "Scott Derrickson"
+    assert "Ed Wood" in [p.title for p in results[1]]
+
+
+def test_rebuild_uses_the_cached_matrix(env: Path, index: CorpusIndex) -> None:
+    class NoCorpusEmbedding(MiniLMEmbeddings):
+        def embed_array(self, texts: Sequence[str]) -> np.ndarray:
+            assert len(texts) < 10, "the corpus was re-embedded instead of read from the cache"
+            return super().embed_array(texts)
+
+    again = CorpusIndex.build(env, NoCorpusEmbedding())
+    assert again.search("Scott Derrickson director nationality", 1)[0].title == "Scott Derrickson"
+
+
+def test_vectors_are_unit_length_and_thread_safe(embeddings: MiniLMEmbeddings) -> None:
+    texts = ["Ed Wood was a filmmaker.", "Paris is in France.", "short", "a " * 600]
+    expected = embeddings.embed_array(texts)
+    assert expected.shape == (4, 384) and expected.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(expected, axis=1), 1.0, atol=1e-5)
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda _: embeddings.embed_array(texts), range(4)))
+    for out in outs:
+        np.testing.assert_allclose(out, expected, atol=1e-5)
+    assert embeddings.embed_query("Paris") == pytest.approx(
+        embeddings.embed_documents(["Paris"])[0]
+    )
