@@ -149,7 +149,7 @@ def _convert(gguf: Path, out: Path) -> None:
         ) from exc
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(
-        str(gguf.parent), gguf_file=gguf.name, torch_dtype=torch.float32
+        str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32
     )
     # The GGUF loader marks the model as quantised; the weights are already de-quantised, and
     # save_pretrained refuses a quantised model, so drop the marker before saving.

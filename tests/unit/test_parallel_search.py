@@ -1,0 +1,149 @@
+"""ParallelSearch graph behaviour with a scripted model and a counting searcher."""
+
+from __future__ import annotations
+
+import time
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langgraph_parallel import SearchContext, create_parallel_search_graph
+from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION
+from tests.fakes import CountingSearcher, ScriptedChatModel
+
+
+def run(script, searcher=None, **options):
+    model = ScriptedChatModel(script=script)
+    searcher = searcher or CountingSearcher()
+    graph = create_parallel_search_graph(model, searcher, **options)
+    return graph.invoke({"question": "Q?"}), model, searcher
+
+
+def observations(state):
+    return [m.content for m in state["messages"] if isinstance(m, HumanMessage)][1:]
+
+
+def test_duplicate_sub_queries_run_once_in_one_turn():
+    state, model, searcher = run(["<search> a ## b ## a </search>", "<answer> yes </answer>"])
+    assert sorted(searcher.queries) == ["a", "b"]
+    assert state["counters"]["turns"] == 1
+    assert state["counters"]["sub_queries"] == 2
+    assert state["counters"]["llm_calls"] == 2
+    assert state["answer"] == "yes" and state["stop_reason"] == "answered"
+    obs = observations(state)[0]
+    assert obs.index("[a]") < obs.index("[b]")  # the order the model wrote them
+
+
+def test_empty_and_whitespace_sub_queries_are_dropped():
+    state, _, searcher = run(["<search> ## a ##   ## b ## </search>", "<answer> x </answer>"])
+    assert sorted(searcher.queries) == ["a", "b"]
+    assert state["counters"]["sub_queries"] == 2
+
+
+def test_ten_sub_queries_run_four_and_name_the_six_skipped():
+    queries = [f"q{i}" for i in range(10)]
+    state, _, searcher = run([f"<search> {' ## '.join(queries)} </search>", "<answer> z </answer>"])
+    assert sorted(searcher.queries) == sorted(queries[:4])
+    obs = observations(state)[0]
+    for skipped in queries[4:]:
+        assert skipped in obs
+    assert "Not searched" in obs
+    assert state["search_results"][3]["query"] == "q3"
+
+
+def test_results_join_in_sub_query_order_whatever_finishes_first():
+    class SlowFirst(CountingSearcher):
+        def batch_search(self, queries, k=3):
+            if queries[0] == "slow":
+                time.sleep(0.3)
+            return super().batch_search(queries, k)
+
+    state, _, _ = run(["<search> slow ## fast </search>", "<answer> a </answer>"], SlowFirst())
+    assert [r["query"] for r in state["search_results"]] == ["slow", "fast"]
+    obs = observations(state)[0]
+    assert obs.index("[slow]") < obs.index("[fast]")
+
+
+def test_no_action_gets_the_invalid_action_observation_and_the_loop_goes_on():
+    state, model, _ = run(["I think the answer is 42.", "<answer> 42 </answer>"])
+    assert observations(state) == [INVALID_ACTION_OBSERVATION]
+    assert state["answer"] == "42"
+    assert len(model.calls) == 2
+
+
+def test_max_turns_reached_gives_final_state_without_answer_and_reason():
+    state, model, searcher = run(["<search> again </search>"], max_turns=3)
+    assert state["answer"] is None
+    assert state["stop_reason"].startswith("max_turns")
+    assert len(model.calls) == 3
+    # the third step's search is not run: no step would be left to read it
+    assert searcher.queries == ["again", "again"]
+
+
+def test_sequential_baseline_runs_one_query_per_turn_with_same_code():
+    state, model, searcher = run(
+        ["<search> a </search>", "<search> b </search>", "<answer> c </answer>"], decompose=False
+    )
+    assert searcher.queries == ["a", "b"]
+    assert state["counters"]["turns"] == 2
+    first_prompt = model.calls[0][0].content
+    assert "##" not in first_prompt  # no decomposition instruction in the baseline
+
+
+def test_decomposition_instruction_only_in_parallel_mode():
+    _, model, _ = run(["<answer> a </answer>"], decompose=True)
+    assert "##" in model.calls[0][0].content
+
+
+def test_tool_call_with_query_list_fans_out():
+    call = AIMessage(
+        content="", tool_calls=[{"name": "search", "args": {"query_list": ["x", "y"]}, "id": "1"}]
+    )
+    state, _, searcher = run([call, "<answer> ok </answer>"])
+    assert sorted(searcher.queries) == ["x", "y"]
+
+
+def test_failing_search_becomes_observation_and_run_continues():
+    searcher = CountingSearcher(fail=lambda q: RuntimeError("index down") if q == "bad" else None)
+    state, _, _ = run(["<search> bad ## good </search>", "<answer> a </answer>"], searcher)
+    obs = observations(state)[0]
+    assert "index down" in obs and "Title good" in obs
+    assert state["answer"] == "a"
+
+
+def test_model_error_ends_with_reason_not_exception():
+    state, _, _ = run([RuntimeError("context too long")])
+    assert state["answer"] is None
+    assert "context too long" in state["stop_reason"]
+
+
+def test_counters_sum_model_usage():
+    state, _, _ = run(["<search> a </search>", "<answer> b </answer>"])
+    counters = state["counters"]
+    assert counters["prompt_tokens"] == 20
+    assert counters["cached_prompt_tokens"] == 4
+    assert counters["completion_tokens"] == 10
+
+
+def test_context_overrides_build_time_settings():
+    model = ScriptedChatModel(script=["<search> a ## b ## c </search>", "<answer> x </answer>"])
+    searcher = CountingSearcher()
+    graph = create_parallel_search_graph(model, searcher)
+    state = graph.invoke({"question": "Q?"}, context=SearchContext(max_parallel_queries=2))
+    assert sorted(searcher.queries) == ["a", "b"]
+    assert "c" in observations(state)[0]
+
+
+def test_stop_sequences_and_token_limit_are_passed_to_the_model():
+    _, model, _ = run(["<answer> a </answer>"], max_tokens=77)
+    assert model.call_kwargs[0]["stop"] == ["</search>", "</answer>"]
+    assert model.call_kwargs[0]["max_tokens"] == 77
+    assert "regex" not in model.call_kwargs[0]  # not an engine with structured outputs
+
+
+def test_invalid_settings_fail_when_the_graph_is_built():
+    import pytest
+
+    with pytest.raises(ValueError, match="max_turns must be at least 1"):
+        create_parallel_search_graph(
+            ScriptedChatModel(script=["x"]), CountingSearcher(), max_turns=0
+        )
