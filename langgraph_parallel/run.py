@@ -18,6 +18,8 @@ class QuestionRun:
         stop_reason: Why the run ended.
         counters: ``llm_calls``, ``turns``, ``sub_queries``, ``prompt_tokens``,
             ``cached_prompt_tokens``, ``completion_tokens`` (all present, zero if unused).
+        extra_counters: Graph-specific counters beyond those six (e.g. ``invalid_steps``,
+            ``parallel_turns``).
         wall_s: Wall-clock seconds of the graph run.
         trace: Lines showing each model step and the documents each sub-query retrieved.
         state: The final graph state.
@@ -27,6 +29,7 @@ class QuestionRun:
     stop_reason: str
     counters: dict[str, int]
     wall_s: float
+    extra_counters: dict[str, int] = field(default_factory=dict)
     trace: list[str] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
 
@@ -47,6 +50,7 @@ def run_question(graph: Any, question: str, **invoke_kwargs: Any) -> QuestionRun
         stop_reason=state.get("stop_reason") or "",
         counters=counters,
         wall_s=wall,
+        extra_counters={k: int(v) for k, v in raw.items() if k not in COUNTER_KEYS},
         trace=trace_lines(state),
         state=state,
     )

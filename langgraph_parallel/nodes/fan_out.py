@@ -86,5 +86,10 @@ class ObserveNode:
         return {
             "observation": text,
             "messages": [HumanMessage(text)],
-            "counters": {"turns": 1, "sub_queries": len(results)},
+            # parallel_turns: rounds that really fanned out (the decomposition rate's numerator)
+            "counters": {
+                "turns": 1,
+                "sub_queries": len(results),
+                "parallel_turns": int(len(results) > 1),
+            },
         }

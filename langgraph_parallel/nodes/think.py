@@ -121,10 +121,13 @@ class ThinkNode:
             update["queries"] = queries
             return Command(update=update, goto="fan_out")
         if last_step:
+            if action.kind == "invalid":
+                update["counters"]["invalid_steps"] = 1
             reason = f"max_turns: {context.max_turns} model steps used without an answer"
             update.update(answer=None, stop_reason=reason)
             return Command(update=update, goto="answer")
         update["messages"].append(HumanMessage(INVALID_ACTION_OBSERVATION))
+        update["counters"]["invalid_steps"] = 1
         return Command(update=update, goto="think")
 
 

@@ -147,3 +147,21 @@ def test_invalid_settings_fail_when_the_graph_is_built():
         create_parallel_search_graph(
             ScriptedChatModel(script=["x"]), CountingSearcher(), max_turns=0
         )
+
+
+def test_extra_counters_record_invalid_steps_and_parallel_turns():
+    from langgraph_parallel.run import run_question
+
+    model = ScriptedChatModel(
+        script=[
+            "no action",
+            "<search> a ## b </search>",
+            "<search> c </search>",
+            "<answer> d </answer>",
+        ]
+    )
+    graph = create_parallel_search_graph(model, CountingSearcher(), max_turns=5)
+    run = run_question(graph, "Q?")
+    assert run.extra_counters == {"invalid_steps": 1, "parallel_turns": 1}
+    assert run.counters["turns"] == 2 and run.counters["sub_queries"] == 3
+    assert set(run.summary()) == {*run.counters, "wall_s", "answer"}
