@@ -10,11 +10,13 @@ counter ``ChatVLLM`` fills in-process.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph_parallel.errors import UserError
@@ -23,11 +25,17 @@ from langgraph_parallel.models.vllm_chat import resolve_model
 
 
 def server_command(
-    model: str = "smollm2", *, port: int = 8000, host: str = "127.0.0.1"
+    model: str = "smollm2",
+    *,
+    port: int = 8000,
+    host: str = "127.0.0.1",
+    engine_kwargs: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Return the command line that serves ``model`` (embedded name or folder) on ``host:port``.
 
-    The served model name is ``model`` itself, so clients pass the same string.
+    The served model name is ``model`` itself, so clients pass the same string. Engine settings
+    are :func:`~langgraph_parallel.models.engine.engine_defaults` updated by ``engine_kwargs``
+    (``vllm.LLM`` names, e.g. ``{"kv_cache_memory_bytes": 512 << 20}``), passed as flags.
     """
     path, _ = resolve_model(model)
     command = [
@@ -37,36 +45,64 @@ def server_command(
         "--enable-prefix-caching", "--enable-prompt-tokens-details",
         "--max-logprobs", "20", "--seed", "0",
     ]  # fmt: skip
-    for key, value in engine_defaults().items():
-        flag = "--" + key.replace("_", "-")
-        command += [flag] if value is True else [flag, str(value)]
+    for key, value in {**engine_defaults(), **dict(engine_kwargs or {})}.items():
+        flag = key.replace("_", "-")
+        if value is None:
+            continue
+        if isinstance(value, bool):  # vLLM's boolean flags take --x / --no-x
+            command.append(f"--{flag}" if value else f"--no-{flag}")
+        else:
+            command += [f"--{flag}", str(value)]
     return command
 
 
 def start_server(
-    model: str = "smollm2", *, port: int = 8000, timeout: float = 600.0, log_path: str | None = None
+    model: str = "smollm2",
+    *,
+    port: int = 8000,
+    timeout: float = 600.0,
+    log_path: str | None = None,
+    engine_kwargs: Mapping[str, Any] | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start the server in a child process and wait until it answers ``/v1/models``.
+
+    The server runs in its own process group because vLLM starts an engine-core child process;
+    :func:`stop_server` ends the whole group, so no engine outlives its server.
 
     Args:
         model: Embedded model name or model folder.
         port: Port on 127.0.0.1.
         timeout: Seconds to wait for the server to come up.
         log_path: File for the server's output (default: discarded).
+        engine_kwargs: Engine settings over the defaults (see :func:`server_command`).
 
     Returns:
-        The running process; stop it with ``proc.terminate()``.
+        The running process; stop it with :func:`stop_server`.
 
     Raises:
         UserError: If the server exits or does not answer within ``timeout``.
     """
-    log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
+    command = server_command(model, port=port, engine_kwargs=engine_kwargs)
     env = {**os.environ, "VLLM_LOGGING_LEVEL": os.environ.get("VLLM_LOGGING_LEVEL", "WARNING")}
-    proc = subprocess.Popen(server_command(model, port=port), stdout=log, stderr=log, env=env)
+    if log_path:
+        # The child keeps its own copy of the descriptor; the parent's is closed at once.
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(
+                command, stdout=log, stderr=log, env=env, start_new_session=True
+            )
+    else:
+        proc = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + timeout
     url = f"http://127.0.0.1:{port}/v1/models"
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            stop_server(proc)  # the engine-core child may still be running
             raise UserError(
                 f"The vLLM server exited with status {proc.returncode}; "
                 f"see {log_path or 'its log (pass log_path)'}."
@@ -76,8 +112,40 @@ def start_server(
                 return proc
         except (urllib.error.URLError, OSError):
             time.sleep(1.0)
-    proc.terminate()
+    stop_server(proc)
     raise UserError(f"The vLLM server did not answer on port {port} within {timeout:g} s.")
+
+
+def stop_server(proc: subprocess.Popen[bytes], *, timeout: float = 30.0) -> None:
+    """Stop a server from :func:`start_server` with its engine process: SIGTERM, then SIGKILL.
+
+    Works for any process started with ``start_new_session=True`` (its pid is its process
+    group): every process of the group is signalled, and each signal gets ``timeout`` seconds.
+    Safe to call twice and after the server has exited.
+    """
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:  # the whole group is gone
+            break
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            continue
+        # The leader is gone; give the group's other members the same signal's grace period.
+        if not _group_alive(proc.pid, timeout):
+            break
+
+
+def _group_alive(pgid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 def chat_openai_for_server(base_url: str, model: str = "smollm2", **kwargs: Any) -> Any:

@@ -1,0 +1,78 @@
+"""Stand-ins that let the examples run in a second: a scripted chat model and a tiny corpus.
+
+Pass ``--real`` to an example to use the model and search the environment configures instead
+(by default the embedded SmolLM2 on the in-process vLLM engine and the bundled HotpotQA corpus;
+see ``langgraph_parallel/studio.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from langgraph_parallel.retrieval.documents import Passage
+
+PASSAGES = [
+    Passage("1", "Scott Derrickson", "Scott Derrickson is an American director and screenwriter."),
+    Passage("2", "Ed Wood", "Edward Davis Wood Jr. was an American filmmaker and actor."),
+    Passage("3", "Doctor Strange (2016 film)", "Doctor Strange was directed by Scott Derrickson."),
+    Passage("4", "Plan 9 from Outer Space", "Plan 9 is a 1957 film by Ed Wood."),
+    Passage("5", "Jean Renoir", "Jean Renoir was a French film director and screenwriter."),
+]
+
+
+class TinySearcher:
+    """Ranks :data:`PASSAGES` by words shared with the query (a ``Searcher``)."""
+
+    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+        def words(text: str) -> set[str]:
+            return set(re.findall(r"\w+", text.lower()))
+
+        return [
+            sorted(PASSAGES, key=lambda p: -len(words(q) & words(f"{p.title} {p.text}")))[:k]
+            for q in queries
+        ]
+
+
+class DemoChatModel(BaseChatModel):
+    """Searches every page title of :data:`PASSAGES` named in the question, then answers.
+
+    The reply depends only on the conversation, so ``batch`` and concurrent branches give the
+    same answers as ``invoke``.
+    """
+
+    @property
+    def _llm_type(self) -> str:
+        return "demo"
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        prompt = "".join(str(m.content) for m in messages)
+        question = prompt.split("Question:")[-1]
+        if "<information>[" not in prompt:  # no search results yet (observations start so)
+            names = [p.title for p in PASSAGES if p.title in question] or [question.strip()]
+            text = f"<think>Look up each one.</think>\n<search> {' ## '.join(names)} </search>"
+        else:
+            # Compare the nationalities on each sub-query's best page ("Doc 1").
+            best = re.findall(r"Doc 1\(Title: [^)]*\) ([^\n]*)", prompt)
+            found = {w for doc in best for w in ("American", "French") if w in doc}
+            answer = "yes" if len(found) == 1 and len(best) > 1 else "no"
+            text = f"<think>I read the best page of each.</think>\n<answer> {answer} </answer>"
+        usage = {"input_tokens": len(prompt.split()), "output_tokens": len(text.split())}
+        message = AIMessage(text, usage_metadata={**usage, "total_tokens": sum(usage.values())})
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def model_and_search(real: bool) -> tuple[BaseChatModel, Any]:
+    """The demo stand-ins, or (``real``) the environment's model and searcher."""
+    if not real:
+        return DemoChatModel(), TinySearcher()
+    from langgraph_parallel.studio import model_from_env, search_from_env
+
+    return model_from_env(), search_from_env()

@@ -1,0 +1,202 @@
+"""Web search through Tavily (``langchain-tavily``) as a :class:`Searcher`.
+
+Parallel ``Send`` branches would otherwise hit the API all at once, so calls pass a process-wide
+semaphore (``max_concurrency`` requests in flight per searcher), and rate limits (HTTP 429) and
+server or gateway failures (5xx, dropped connections, non-JSON error pages) are retried with
+exponential backoff, a bounded number of times. Other errors (401 bad key, 400 bad request) are
+not retried: repeating them cannot help. langchain-tavily's sync client sets no request timeout;
+the graph's ``search_timeout`` abandons a hung branch, but its request keeps its slot until the
+connection ends.
+
+Happy path::
+
+    export TAVILY_API_KEY=tvly-...
+    searcher = TavilySearcher(max_results=5)
+    graph = create_parallel_search_graph(model, searcher)
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.retrieval.documents import Passage
+
+__all__ = ["RetryPolicy", "TavilyError", "TavilySearcher"]
+
+_STATUS = re.compile(r"\bError (\d{3})\b")
+# Transport failures that say nothing about the request itself. JSONDecodeError is what
+# langchain-tavily raises when a gateway answers an error with an HTML page instead of JSON.
+_TRANSIENT_ERRORS = ("ConnectionError", "Timeout", "ReadTimeout", "JSONDecodeError")
+
+
+class TavilyError(RuntimeError):
+    """A Tavily search failed for good (after retries, or with an error retrying cannot fix).
+
+    Attributes:
+        status: The HTTP status when the API answered with one, else ``None``.
+        attempts: Requests made for this query.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded exponential backoff: ``initial_delay * multiplier**n``, capped at ``max_delay``.
+
+    Attributes:
+        max_attempts: Requests per query, the first included.
+        initial_delay: Seconds before the first retry.
+        multiplier: Growth of the delay per retry.
+        max_delay: Upper bound of one delay.
+        jitter: Up to this fraction of the delay is added at random, so branches rate-limited
+            together do not retry together.
+    """
+
+    max_attempts: int = 4
+    initial_delay: float = 1.0
+    multiplier: float = 2.0
+    max_delay: float = 16.0
+    jitter: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1 (got {self.max_attempts}).")
+
+    def delay(self, retry: int) -> float:
+        """Seconds to wait before retry number ``retry`` (0-based)."""
+        base = min(self.max_delay, self.initial_delay * self.multiplier**retry)
+        return base + random.uniform(0.0, self.jitter * base)
+
+
+def _classify(error: object) -> tuple[int | None, bool]:
+    """Return (HTTP status or None, retryable) for an error langchain-tavily reported."""
+    match = _STATUS.search(str(error))
+    if match:
+        status = int(match.group(1))
+        return status, status == 429 or status >= 500
+    return None, type(error).__name__ in _TRANSIENT_ERRORS
+
+
+def _passages(response: Mapping[str, Any], k: int) -> list[Passage]:
+    return [
+        Passage(
+            id=str(hit.get("url") or ""),
+            title=str(hit.get("title") or hit.get("url") or ""),
+            text=str(hit.get("content") or ""),
+            score=float(hit.get("score") or 0.0),
+        )
+        for hit in list(response.get("results") or [])[:k]
+    ]
+
+
+class TavilySearcher:
+    """Tavily web search with a concurrency limit and retries, for any graph's ``search``.
+
+    Args:
+        tool: A ready ``langchain_tavily.TavilySearch``; by default one is built from the other
+            arguments.
+        api_key: Tavily key; default ``TAVILY_API_KEY`` from the environment.
+        api_base_url: API address (default: Tavily's); a local stub in tests.
+        max_results: Results Tavily returns per query; ``batch_search(k)`` keeps the first ``k``.
+        max_concurrency: Requests in flight at once, over all threads using this searcher.
+        retry: Backoff settings.
+        sleep: Called with the delay between attempts (tests pass a recorder).
+        **tool_options: More ``TavilySearch`` settings, e.g. ``search_depth="advanced"``.
+
+    Raises:
+        UserError: No key (argument or ``TAVILY_API_KEY``), or ``langchain-tavily`` missing.
+    """
+
+    def __init__(
+        self,
+        tool: Any = None,
+        *,
+        api_key: str | None = None,
+        api_base_url: str | None = None,
+        max_results: int = 5,
+        max_concurrency: int = 4,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        **tool_options: Any,
+    ) -> None:
+        if max_concurrency < 1:
+            raise UserError(f"max_concurrency must be at least 1 (got {max_concurrency}).")
+        self.tool = tool or _build_tool(api_key, api_base_url, max_results, tool_options)
+        self.max_concurrency = max_concurrency
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+
+    def search(self, query: str, k: int = 3) -> list[Passage]:
+        """Return up to ``k`` web results for ``query``; see :meth:`batch_search`."""
+        return self.batch_search([query], k)[0]
+
+    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+        """Search each query (concurrently, within the limit); one list per query, in order.
+
+        Blank queries and ``k <= 0`` give empty lists without a request; a query Tavily finds
+        nothing for gives an empty list.
+
+        Raises:
+            TavilyError: A query failed after its retries or with a non-retryable error.
+        """
+        # One request per distinct query; repeats share its result.
+        live = list(dict.fromkeys(q for q in queries if q.strip())) if k > 0 else []
+        if len(live) <= 1:
+            found = {q: self._search_one(q, k) for q in live}
+        else:
+            with ThreadPoolExecutor(min(len(live), self.max_concurrency)) as pool:
+                hits = pool.map(lambda q: self._search_one(q, k), live)
+                found = dict(zip(live, hits, strict=True))
+        return [found.get(q, []) for q in queries]
+
+    def _search_one(self, query: str, k: int) -> list[Passage]:
+        for attempt in range(1, self.retry.max_attempts + 1):
+            with self._slots:
+                response = self.tool.invoke({"query": query})
+            if isinstance(response, str):  # the tool's "No search results found ..." message
+                return []
+            error = response.get("error") if isinstance(response, Mapping) else None
+            if error is None:
+                return _passages(response, k)
+            status, retryable = _classify(error)
+            if not retryable or attempt == self.retry.max_attempts:
+                tries = f" after {attempt} attempts" if attempt > 1 else ""
+                raise TavilyError(
+                    f"Tavily search failed{tries}: {error}", status=status, attempts=attempt
+                )
+            self._sleep(self.retry.delay(attempt - 1))  # outside the semaphore: others go on
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _build_tool(
+    api_key: str | None, api_base_url: str | None, max_results: int, options: dict[str, Any]
+) -> Any:
+    key = api_key or os.environ.get("TAVILY_API_KEY")
+    if not key:
+        raise UserError(
+            "Tavily web search needs an API key: set TAVILY_API_KEY (get one at "
+            "https://app.tavily.com), or use the local corpus (unset LANGGRAPH_PARALLEL_SEARCH)."
+        )
+    try:
+        from langchain_tavily import TavilySearch
+    except ImportError as exc:
+        raise UserError(
+            "Tavily search needs langchain-tavily: `pip install 'langgraph-parallel[tavily]'`."
+        ) from exc
+    if api_base_url:
+        options["api_base_url"] = api_base_url
+    return TavilySearch(tavily_api_key=key, max_results=max_results, **options)

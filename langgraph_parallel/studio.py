@@ -1,0 +1,202 @@
+"""The graphs ``langgraph dev`` and LangGraph Studio serve, configured from the environment.
+
+``langgraph.json`` points at thin modules in ``graphs/``; each calls :func:`studio_graph`, so
+the model and search settings are read in one place. Nothing heavy happens at import time:
+the in-process engine starts on the first model call and the FAISS index is built on the first
+search, so ``langgraph dev`` comes up in seconds.
+
+Environment:
+    OPENAI_BASE_URL: Use ``ChatOpenAI`` on this OpenAI-compatible server (e.g. the one
+        ``langgraph-parallel serve`` starts: ``http://127.0.0.1:8000/v1``) instead of the
+        in-process engine.
+    LANGGRAPH_PARALLEL_MODEL: Model name: the embedded ``smollm2`` (default) or ``gemma3``, a
+        model folder, or the served model name when ``OPENAI_BASE_URL`` is set.
+    LANGGRAPH_PARALLEL_ENGINE: JSON object of ``vllm.LLM`` settings for the in-process engine,
+        over the defaults, e.g. ``{"kv_cache_memory_bytes": 536870912}`` on a small machine.
+    LANGGRAPH_PARALLEL_SEARCH: ``faiss`` (default: the bundled HotpotQA corpus) or ``tavily``
+        (web search; needs ``TAVILY_API_KEY``, else building the graph fails at once).
+    LANGGRAPH_PARALLEL_CORPUS: A ``.jsonl(.gz)`` corpus to index instead of the bundled one.
+    LANGGRAPH_PARALLEL_INDEX_LIMIT: Index only the first N corpus rows (a quick start).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.retrieval.documents import Passage
+from langgraph_parallel.retrieval.search import Searcher
+
+__all__ = [
+    "STUDIO_GRAPHS",
+    "LazySearcher",
+    "model_from_env",
+    "search_from_env",
+    "studio_graph",
+]
+
+
+def model_from_env(env: Mapping[str, str] | None = None) -> BaseChatModel:
+    """Return the chat model the environment asks for (see the module docstring)."""
+    env = os.environ if env is None else env
+    name = env.get("LANGGRAPH_PARALLEL_MODEL") or "smollm2"
+    base_url = env.get("OPENAI_BASE_URL")
+    if base_url:
+        from langgraph_parallel.models.server import chat_openai_for_server
+
+        return chat_openai_for_server(base_url, name)
+    from langgraph_parallel.models.vllm_chat import ChatVLLM
+
+    return ChatVLLM(model=name, engine_kwargs=_engine_kwargs(env))
+
+
+def _engine_kwargs(env: Mapping[str, str]) -> dict[str, Any]:
+    raw = env.get("LANGGRAPH_PARALLEL_ENGINE")
+    if not raw:
+        return {}
+    try:
+        kwargs = json.loads(raw)
+    except json.JSONDecodeError:
+        kwargs = None
+    if not isinstance(kwargs, dict):
+        raise UserError(
+            "LANGGRAPH_PARALLEL_ENGINE must be a JSON object of vllm.LLM settings, e.g. "
+            f'{{"kv_cache_memory_bytes": 536870912}}; got {raw!r}.'
+        )
+    return kwargs
+
+
+class LazySearcher:
+    """A :class:`Searcher` built by ``factory`` on the first search, once, then reused.
+
+    Args:
+        factory: Returns the real searcher (e.g. builds a FAISS index).
+        description: Named in ``repr`` so a Studio user can tell what will be searched.
+    """
+
+    def __init__(self, factory: Callable[[], Searcher], description: str) -> None:
+        self._factory = factory
+        self._searcher: Searcher | None = None
+        self._lock = threading.Lock()  # parallel branches must not build the index twice
+        self.description = description
+
+    def __repr__(self) -> str:
+        return f"LazySearcher({self.description})"
+
+    def get(self) -> Searcher:
+        """Return the real searcher, building it on the first call."""
+        with self._lock:
+            if self._searcher is None:
+                self._searcher = self._factory()
+            return self._searcher
+
+    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+        """Search with the real searcher (see :class:`Searcher`)."""
+        return self.get().batch_search(queries, k)
+
+
+def _index_limit(env: Mapping[str, str]) -> int | None:
+    raw = env.get("LANGGRAPH_PARALLEL_INDEX_LIMIT")
+    if not raw:
+        return None
+    try:
+        limit = int(raw)
+    except ValueError:
+        limit = 0
+    if limit < 1:
+        raise UserError(f"LANGGRAPH_PARALLEL_INDEX_LIMIT must be a positive integer, got {raw!r}.")
+    return limit
+
+
+def search_from_env(env: Mapping[str, str] | None = None) -> Searcher:
+    """Return the searcher the environment asks for (see the module docstring).
+
+    Raises:
+        UserError: ``tavily`` without ``TAVILY_API_KEY``, an unknown search kind, or a bad
+            index limit, so a misconfigured graph fails when it is built, not mid-run.
+    """
+    env = os.environ if env is None else env
+    kind = (env.get("LANGGRAPH_PARALLEL_SEARCH") or "faiss").strip().lower()
+    if kind == "tavily":
+        from langgraph_parallel.retrieval.tavily import TavilySearcher
+
+        return TavilySearcher(api_key=env.get("TAVILY_API_KEY") or None)
+    if kind != "faiss":
+        raise UserError(f"LANGGRAPH_PARALLEL_SEARCH must be 'faiss' or 'tavily', got {kind!r}.")
+    limit = _index_limit(env)
+    corpus = env.get("LANGGRAPH_PARALLEL_CORPUS")
+    if corpus:
+
+        def build() -> Searcher:
+            from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
+            from langgraph_parallel.retrieval.faiss_index import CorpusIndex
+
+            return CorpusIndex.build(corpus, MiniLMEmbeddings(), limit=limit)
+
+        return LazySearcher(build, f"FAISS over {corpus}, limit={limit}")
+
+    def build_default() -> Searcher:
+        from langgraph_parallel.retrieval.faiss_index import default_index
+
+        return default_index(limit)
+
+    return LazySearcher(build_default, f"FAISS over the bundled HotpotQA corpus, limit={limit}")
+
+
+def _parallel_search(model: BaseChatModel, search: Any, **options: Any) -> Any:
+    from langgraph_parallel.graphs import create_parallel_search_graph
+
+    return create_parallel_search_graph(model, search, decompose=True, **options)
+
+
+def _sequential_search(model: BaseChatModel, search: Any, **options: Any) -> Any:
+    from langgraph_parallel.graphs import create_parallel_search_graph
+
+    return create_parallel_search_graph(model, search, decompose=False, **options)
+
+
+def _parallel_muse(model: BaseChatModel, search: Any, **options: Any) -> Any:
+    from langgraph_parallel.muse_graph import create_parallel_muse_graph
+
+    return create_parallel_muse_graph(model, search, **options)
+
+
+STUDIO_GRAPHS: dict[str, Callable[..., Any]] = {
+    "parallel_search": _parallel_search,
+    "sequential_search": _sequential_search,
+    "parallel_muse": _parallel_muse,
+}
+"""Graph id (the key in ``langgraph.json``) -> builder ``(model, search, **options)``."""
+
+
+def studio_graph(
+    graph_id: str,
+    *,
+    model: BaseChatModel | None = None,
+    search: Any = None,
+    **options: Any,
+) -> Any:
+    """Build the graph ``graph_id`` for Studio; model and search default to the environment's.
+
+    Args:
+        graph_id: A key of :data:`STUDIO_GRAPHS`; it is also the compiled graph's name.
+        model: Use this chat model instead of :func:`model_from_env`.
+        search: Use this searcher instead of :func:`search_from_env`.
+        **options: Keyword options of the graph's factory.
+
+    Raises:
+        UserError: Unknown id or a misconfigured environment.
+    """
+    if graph_id not in STUDIO_GRAPHS:
+        raise UserError(
+            f"Unknown graph id {graph_id!r}; choose one of: {', '.join(STUDIO_GRAPHS)}."
+        )
+    search = search_from_env() if search is None else search  # fails fast, before the model
+    model = model_from_env() if model is None else model
+    return STUDIO_GRAPHS[graph_id](model, search, name=graph_id, **options)

@@ -1,0 +1,118 @@
+"""`langgraph dev` serves every graph in langgraph.json, draws them, and runs a thread to the end.
+
+The test starts `.venv/bin/langgraph dev --no-browser --no-reload` on a free 127.0.0.1 port in
+its own process group, talks to it over HTTP only (as Studio and the SDK do), and stops the whole
+group by pid at the end. The served graphs use the real embedded model on the in-process engine
+and real FAISS search over the first 300 corpus paragraphs (LANGGRAPH_PARALLEL_INDEX_LIMIT).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from langgraph_parallel.models.server import stop_server
+from tests.servers import free_port, tail, wait_for_http
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+GRAPHS = json.loads((REPO / "langgraph.json").read_text())["graphs"]
+SEARCH_NODES = {"think", "fan_out", "search", "observe", "answer"}
+SEARCH_EDGES = {("fan_out", "search"), ("search", "observe"), ("observe", "think")}
+MUSE_NODES = {"router", "rollout", "report", "aggregate"}
+MUSE_EDGES = {("router", "rollout"), ("router", "report"), ("report", "aggregate")}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    root = tmp_path_factory.mktemp("langgraph_dev")
+    log = str(root / "server.log")
+    port = free_port()
+    env = {
+        **os.environ,
+        "LANGGRAPH_PARALLEL_INDEX_LIMIT": "300",
+        # A small KV cache: this engine shares the machine with the other tests' engines.
+        "LANGGRAPH_PARALLEL_ENGINE": json.dumps({"kv_cache_memory_bytes": 512 << 20}),
+        "LANGGRAPH_PARALLEL_SEARCH": "faiss",
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_LOGGING_LEVEL": "WARNING",
+    }
+    env.pop("OPENAI_BASE_URL", None)
+    command = [
+        str(REPO / ".venv" / "bin" / "langgraph"), "dev", "--no-browser", "--no-reload",
+        "--host", "127.0.0.1", "--port", str(port), "--config", "langgraph.json",
+    ]  # fmt: skip
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=out, stderr=out, start_new_session=True
+        )
+    try:
+        start = time.monotonic()
+        wait_for_http(f"http://127.0.0.1:{port}/ok", proc, timeout=180, log=log)
+        print(f"langgraph dev up in {time.monotonic() - start:.1f} s")
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            yield client
+    finally:
+        stop_server(proc)
+        print(tail(log, 10))
+    assert proc.poll() is not None
+
+
+def assistants(client: httpx.Client) -> dict[str, dict[str, Any]]:
+    found = client.post("/assistants/search", json={"limit": 100}).raise_for_status().json()
+    return {a["graph_id"]: a for a in found}
+
+
+def test_every_graph_is_served_and_drawn(server: httpx.Client) -> None:
+    served = assistants(server)
+    assert set(served) == set(GRAPHS)
+    for graph_id, assistant in served.items():
+        drawing = server.get(
+            f"/assistants/{assistant['assistant_id']}/graph", params={"xray": "true"}
+        )
+        drawing = drawing.raise_for_status().json()
+        nodes = {n["id"] for n in drawing["nodes"]}
+        edges = {(e["source"], e["target"]) for e in drawing["edges"]}
+        want_nodes, want_edges = (
+            (MUSE_NODES, MUSE_EDGES)
+            if graph_id == "parallel_muse"
+            else (SEARCH_NODES, SEARCH_EDGES)
+        )
+        assert want_nodes <= nodes, (graph_id, nodes)
+        assert want_edges <= edges, (graph_id, edges)
+        conditional = {(e["source"], e["target"]) for e in drawing["edges"] if e.get("conditional")}
+        if graph_id != "parallel_muse":  # Send fan-out and Command routes are conditional edges
+            assert {("fan_out", "search"), ("think", "fan_out"), ("think", "answer")} <= conditional
+
+
+def test_thread_runs_to_completion_over_http(server: httpx.Client) -> None:
+    assistant = assistants(server)["parallel_search"]
+    thread = server.post("/threads", json={}).raise_for_status().json()
+    start = time.monotonic()
+    final = server.post(
+        f"/threads/{thread['thread_id']}/runs/wait",
+        json={
+            "assistant_id": assistant["assistant_id"],
+            "input": {"question": "Were Scott Derrickson and Ed Wood of the same nationality?"},
+            # Runtime context (SearchContext): keep the real-engine run short.
+            "context": {"max_turns": 2, "max_tokens": 96},
+        },
+        timeout=900,
+    ).raise_for_status()
+    print(f"run finished in {time.monotonic() - start:.1f} s: {final.json().get('stop_reason')}")
+    state = server.get(f"/threads/{thread['thread_id']}/state").raise_for_status().json()
+    values = state["values"]
+    assert state["next"] == []  # nothing left to run
+    assert values.get("answer") or values.get("stop_reason")
+    assert not str(values.get("stop_reason")).startswith("model_error"), values["stop_reason"]
+    assert values["counters"]["llm_calls"] > 0 and values["counters"]["prompt_tokens"] > 0
+    assert values["messages"][0]["type"] == "human"  # the transcript is in the thread state

@@ -1,0 +1,86 @@
+"""ChatOpenAI against vLLM's OpenAI-compatible server serving the embedded model.
+
+The test starts `python -m vllm.entrypoints.openai.api_server` (via `start_server`) on a free
+127.0.0.1 port and stops it, with its engine process, at the end of the module. It checks the
+three things the graphs need from a server: token logprobs with top-16 alternatives, cached
+prompt tokens in the usage (the same counter the in-process engine fills), and a full
+ParallelSearch run with the server-backed model.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from langgraph_parallel.graphs import create_parallel_search_graph
+from langgraph_parallel.models.server import chat_openai_for_server, start_server, stop_server
+from langgraph_parallel.models.usage import usage_counters
+from tests.fakes import CountingSearcher
+from tests.servers import free_port, tail
+
+pytestmark = pytest.mark.integration
+
+# Small KV cache: other tests in this process (and other processes) run engines on this machine.
+ENGINE = {"kv_cache_memory_bytes": 512 << 20}
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("vllm_server") / "server.log"
+    port = free_port()
+    start = time.monotonic()
+    proc = start_server("smollm2", port=port, timeout=600, log_path=str(log), engine_kwargs=ENGINE)
+    print(f"vLLM server up in {time.monotonic() - start:.1f} s")
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        stop_server(proc)
+        with pytest.raises(ProcessLookupError):  # the engine-core child is gone too
+            os.killpg(proc.pid, 0)
+        print(tail(str(Path(log)), 5))
+
+
+def test_logprobs_come_with_top_16_alternatives(server_url: str) -> None:
+    model = chat_openai_for_server(server_url, "smollm2", max_tokens=8)
+    reply = model.invoke("Question: What is the capital of France?\nAnswer:")
+    content = reply.response_metadata["logprobs"]["content"]
+    assert 0 < len(content) <= 8
+    for token in content:
+        assert isinstance(token["token"], str) and token["logprob"] <= 0.0
+        assert len(token["top_logprobs"]) == 16
+        assert token["top_logprobs"][0]["logprob"] >= token["top_logprobs"][-1]["logprob"]
+    assert reply.response_metadata["finish_reason"] in {"stop", "length"}
+
+
+def test_shared_prefix_is_served_from_the_cache(server_url: str) -> None:
+    model = chat_openai_for_server(server_url, "smollm2", max_tokens=4)
+    # A prefix no earlier request used (the nonce), well over 200 tokens.
+    prefix = f"Run {time.time_ns()}. " + " ".join(
+        f"Paragraph {i}: the river bends north past the old mill." for i in range(30)
+    )
+    first = usage_counters(model.invoke(prefix + "\nQuestion: what bends?"))
+    second = usage_counters(model.invoke(prefix + "\nQuestion: what is old?"))
+    assert first["prompt_tokens"] >= 200
+    assert first["cached_prompt_tokens"] == 0
+    assert second["cached_prompt_tokens"] >= 160  # whole 32-token blocks of the shared prefix
+    assert second["cached_prompt_tokens"] < second["prompt_tokens"]
+
+
+def test_parallel_search_graph_runs_on_the_server_model(server_url: str) -> None:
+    model = chat_openai_for_server(server_url, "smollm2")
+    searcher = CountingSearcher()
+    graph = create_parallel_search_graph(
+        model, searcher, max_turns=2, max_tokens=48, prompt_style="raw"
+    )
+    state = graph.invoke({"question": "Were Scott Derrickson and Ed Wood of the same nationality?"})
+    counters = state["counters"]
+    assert state.get("answer") or state["stop_reason"]
+    assert not state["stop_reason"].startswith("model_error"), state["stop_reason"]
+    assert counters["llm_calls"] >= 1 and counters["prompt_tokens"] > 0
+    assert counters["completion_tokens"] > 0
+    if counters["llm_calls"] > 1:  # the second step extends the first step's prompt
+        assert counters["cached_prompt_tokens"] > 0
