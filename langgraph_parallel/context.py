@@ -6,8 +6,9 @@ them per run with ``graph.invoke(inputs, context=SearchContext(max_turns=6))``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from langgraph_parallel.prompts import SEARCH_R1_INSTRUCTION
 from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES
@@ -55,4 +56,31 @@ class SearchContext:
             raise ValueError("instruction must contain the placeholder {question}.")
 
 
-__all__ = ["SEARCH_R1_INSTRUCTION", "PromptStyleOption", "SearchContext"]
+ContextT = TypeVar("ContextT")
+
+
+def with_defaults(defaults: ContextT, name: str | None = None) -> type[ContextT]:
+    """Return a subclass of ``type(defaults)`` whose field defaults are ``defaults``' values.
+
+    A graph's ``context_schema`` must default to the settings the graph was built with: the
+    LangGraph server builds the context from whatever fields a request sends (often none), so
+    with the base class a ``decompose=False`` graph would silently run with ``decompose=True``.
+
+    Args:
+        defaults: A dataclass instance holding the build-time settings.
+        name: Class name (shown in Studio's context form).
+    """
+    base: Any = type(defaults)
+    fields = [
+        (f.name, f.type, dataclasses.field(default=getattr(defaults, f.name)))
+        for f in dataclasses.fields(base)
+    ]
+    params = base.__dataclass_params__
+    schema = dataclasses.make_dataclass(
+        name or base.__name__, fields, bases=(base,), frozen=params.frozen, kw_only=True
+    )
+    schema.__module__ = base.__module__
+    return schema
+
+
+__all__ = ["SEARCH_R1_INSTRUCTION", "PromptStyleOption", "SearchContext", "with_defaults"]

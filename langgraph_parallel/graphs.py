@@ -8,7 +8,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from langgraph_parallel.context import PromptStyleOption, SearchContext
+from langgraph_parallel.context import PromptStyleOption, SearchContext, with_defaults
 from langgraph_parallel.nodes.fan_out import FanOutNode, ObserveNode, dispatch
 from langgraph_parallel.nodes.search import SearchNode
 from langgraph_parallel.nodes.think import ThinkNode, answer_node
@@ -96,7 +96,7 @@ def create_parallel_search_graph(
     )
     builder = StateGraph(
         ParallelSearchState,
-        context_schema=SearchContext,
+        context_schema=with_defaults(defaults, "ParallelSearchContext"),
         input_schema=ParallelSearchInput,
         output_schema=ParallelSearchOutput,
     )

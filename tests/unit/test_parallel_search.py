@@ -165,3 +165,14 @@ def test_extra_counters_record_invalid_steps_and_parallel_turns():
     assert run.extra_counters == {"invalid_steps": 1, "parallel_turns": 1}
     assert run.counters["turns"] == 2 and run.counters["sub_queries"] == 3
     assert set(run.summary()) == {*run.counters, "wall_s", "answer"}
+
+
+def test_partial_context_keeps_the_graphs_build_time_settings():
+    # The LangGraph server builds the context from the fields a request sends: the rest must
+    # come from the graph's own settings, not from SearchContext's class defaults.
+    model = ScriptedChatModel(script=["<search> a ## b </search>", "<answer> x </answer>"])
+    searcher = CountingSearcher()
+    graph = create_parallel_search_graph(model, searcher, decompose=False, top_k=2)
+    graph.invoke({"question": "Q?"}, context={"max_turns": 3})
+    assert searcher.queries == ["a ## b"]
+    assert "##" not in model.calls[0][0].content
