@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.eval.bench_cli import add_bench_parser
 from langgraph_parallel.registry import GRAPH_NAMES
 
 
 def _quiet_engines() -> None:
     # vLLM and transformers log at INFO by default; the CLI's own output should stay readable.
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -111,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     index = sub.add_parser("index", help="build the corpus embedding index")
     index.add_argument("--corpus", default=None)
     index.set_defaults(func=cmd_index)
+    add_bench_parser(sub)
     return parser
 
 
