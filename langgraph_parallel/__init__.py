@@ -13,8 +13,18 @@ from langgraph_parallel.graphs import (
     create_parallel_search_graph,
 )
 from langgraph_parallel.models.embedded import EMBEDDED_MODELS, embedded_model_dir
-from langgraph_parallel.models.server import chat_openai_for_server, server_command, start_server
+from langgraph_parallel.models.server import (
+    chat_openai_for_server,
+    server_command,
+    start_server,
+    stop_server,
+)
 from langgraph_parallel.models.vllm_chat import ChatVLLM
+from langgraph_parallel.muse_graph import (
+    MuseContext,
+    create_parallel_muse_graph,
+    create_rollouts_graph,
+)
 from langgraph_parallel.nodes.fan_out import FanOutNode, ObserveNode, dispatch
 from langgraph_parallel.nodes.search import SearchNode
 from langgraph_parallel.nodes.think import ThinkNode
@@ -43,6 +53,7 @@ __all__ = [
     "FanOutNode",
     "FanOutState",
     "MiniLMEmbeddings",
+    "MuseContext",
     "ObserveNode",
     "ParallelSearchState",
     "Passage",
@@ -58,7 +69,9 @@ __all__ = [
     "add_parallel_search",
     "chat_openai_for_server",
     "create_fan_out_search_graph",
+    "create_parallel_muse_graph",
     "create_parallel_search_graph",
+    "create_rollouts_graph",
     "default_index",
     "dispatch",
     "embedded_model_dir",
@@ -67,4 +80,5 @@ __all__ = [
     "run_question",
     "server_command",
     "start_server",
+    "stop_server",
 ]

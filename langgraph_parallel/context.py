@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_type_hints
 
 from langgraph_parallel.prompts import SEARCH_R1_INSTRUCTION
 from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES
@@ -71,8 +71,10 @@ def with_defaults(defaults: ContextT, name: str | None = None) -> type[ContextT]
         name: Class name (shown in Studio's context form).
     """
     base: Any = type(defaults)
+    # Resolved hints, not the string annotations: subclasses may live in other modules.
+    hints = get_type_hints(base)
     fields = [
-        (f.name, f.type, dataclasses.field(default=getattr(defaults, f.name)))
+        (f.name, hints[f.name], dataclasses.field(default=getattr(defaults, f.name)))
         for f in dataclasses.fields(base)
     ]
     params = base.__dataclass_params__

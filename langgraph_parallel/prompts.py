@@ -229,3 +229,27 @@ Question: {question}
 Reports:
 {reports}
 """
+
+
+# Direct baseline (no retrieval): one model call that answers from the model's own knowledge.
+# DIRECT_FEW_SHOT reuses the demo questions above, answered without searching; the raw prompt is
+# DIRECT_FEW_SHOT + "Question: ...\n". DIRECT_INSTRUCTION is the chat-style template, placeholder
+# ``{question}`` (filled by replacement, so a question with braces is safe).
+DIRECT_FEW_SHOT = (
+    "Answer each question in a few words inside <answer> </answer>.\n\n"
+    f"{_Q_BORN}<answer> Marie Curie </answer>\n\n"
+    f"{_Q_DIRECTOR}<answer> Japan </answer>\n\n"
+    f"{_Q_CAPITAL}<answer> Canberra </answer>\n\n"
+)
+DIRECT_INSTRUCTION = (
+    "Answer the given question from your own knowledge. Give only the final answer, in as few "
+    "words as possible and without explanation, inside <answer> and </answer>. For example, "
+    "<answer> Beijing </answer>. Question: {question}\n"
+)
+
+
+# ParallelMuse, raw-completion models: appended after REPORT_PROMPT / ANALYST_PROMPT so that a
+# model continuing the document writes the report (its first heading is already given) or the
+# choice, instead of continuing the trajectory. Chat models get the prompts alone.
+REPORT_RAW_PRIMER = "\nReport:\n\n## Solution Planning\n"
+ANALYST_RAW_PRIMER = "\nReply:\n"

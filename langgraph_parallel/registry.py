@@ -6,8 +6,14 @@ from typing import Any, Literal
 
 from langgraph_parallel.errors import UserError
 
-GraphName = Literal["parallel-search", "sequential"]
-GRAPH_NAMES: tuple[str, ...] = ("parallel-search", "sequential")
+GraphName = Literal["parallel-search", "sequential", "direct", "parallel-muse", "rollouts-majority"]
+GRAPH_NAMES: tuple[str, ...] = (
+    "parallel-search",
+    "sequential",
+    "direct",
+    "parallel-muse",
+    "rollouts-majority",
+)
 
 
 def build_graph(name: str, model: Any, search: Any, **options: Any) -> Any:
@@ -28,4 +34,16 @@ def build_graph(name: str, model: Any, search: Any, **options: Any) -> Any:
         return create_parallel_search_graph(model, search, decompose=True, **options)
     if name == "sequential":
         return create_parallel_search_graph(model, search, decompose=False, **options)
+    if name == "direct":
+        from langgraph_parallel.direct import DIRECT_OPTIONS, create_direct_graph
+
+        # One option set serves every name (CLI, harness); the direct graph has no search loop.
+        kept = {key: value for key, value in options.items() if key in DIRECT_OPTIONS}
+        return create_direct_graph(model, **kept)
+    if name in ("parallel-muse", "rollouts-majority"):
+        from langgraph_parallel.muse_graph import create_parallel_muse_graph, create_rollouts_graph
+
+        if name == "parallel-muse":
+            return create_parallel_muse_graph(model, search, **options)
+        return create_rollouts_graph(model, search, join="majority", **options)
     raise UserError(f"Unknown graph {name!r}; choose one of: {', '.join(GRAPH_NAMES)}.")

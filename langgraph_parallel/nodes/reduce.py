@@ -1,0 +1,216 @@
+"""ParallelMuse reduction: ``report`` compresses each trajectory, ``aggregate`` picks the answer.
+
+Join modes of ``aggregate``:
+
+- ``select``: an analyst call reads the numbered reports of the trajectories that answered and
+  names one (``<choice>k</choice>``); the answer is that trajectory's own answer, copied, never a
+  merge. No call is made when every answer normalises to the same string. Unparsable analyst
+  output falls back to ``majority``, recorded in ``aggregation["fallback"]``. Raw-completion
+  models with structured outputs (``ChatVLLM``) are constrained to ``<choice>k</choice>``.
+- ``majority``: vote over answers normalised with
+  :func:`~langgraph_parallel.eval.metrics.normalize_answer`.
+- ``weighted``: the same vote, each trajectory weighted by its answer confidence
+  (:func:`~langgraph_parallel.uncertainty.answer_confidence`; 1 when the model gives no logprobs).
+
+Vote ties go to the answer reached first (lowest trajectory index). Trajectories without an
+answer are left out of votes and of the analyst's reports, but keep their reports and are listed
+in ``aggregation["excluded"]``. Report and analyst calls are counted under ``report_*`` and
+``aggregate_*`` counters, apart from the agent's ``llm_calls`` and token counters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.eval.metrics import normalize_answer
+from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.nodes.rollout import MuseContext, Trajectory, muse_settings
+from langgraph_parallel.nodes.think import prompt_style
+from langgraph_parallel.prompts import ANALYST_RAW_PRIMER, REPORT_RAW_PRIMER
+from langgraph_parallel.uncertainty import answer_confidence
+
+_CHOICE = re.compile(r"<choice>\s*(\d+)\s*</choice>")
+
+
+class ReportTask(TypedDict):
+    """Payload of one ``Send("report", ...)``."""
+
+    question: str
+    trajectory: Trajectory
+
+
+class Report(TypedDict):
+    """A compressed trajectory: its ``id``, ``index``, ``answer`` and Markdown ``text``."""
+
+    trajectory: str
+    index: int
+    answer: str | None
+    text: str
+    error: str | None
+
+
+def _ask(
+    model: BaseChatModel, prompt: str, ctx: MuseContext, prefix: str, regex: str | None = None
+) -> tuple[str, dict[str, int]]:
+    """One greedy call; returns the text and its counters named ``{prefix}_*``."""
+    options: dict[str, Any] = {"max_tokens": ctx.report_max_tokens, "temperature": 0.0}
+    if regex and hasattr(model, "regex"):
+        options["regex"] = regex
+    reply = model.invoke([HumanMessage(prompt)], **options)
+    usage = {f"{prefix}_{key}": value for key, value in usage_counters(reply).items()}
+    return reply.text, {f"{prefix}_calls": 1, **usage}
+
+
+class ReportNode:
+    """Compress one finished trajectory into a Markdown report (one model call).
+
+    A failed call yields a stub report carrying the trajectory's answer and the error.
+
+    Args:
+        model: Any LangChain chat model.
+        defaults: Settings used when the run passes no :class:`MuseContext`.
+    """
+
+    def __init__(self, model: BaseChatModel, defaults: MuseContext) -> None:
+        self.model = model
+        self.defaults = defaults
+
+    def __call__(self, task: ReportTask, runtime: Runtime[Any]) -> dict[str, Any]:
+        """Return ``{"reports": [report], "counters": report_* counters}``."""
+        ctx = muse_settings(runtime, self.defaults)
+        trajectory = task["trajectory"]
+        # The first message is the prompt (rules, demos, question): the question is given apart.
+        steps = "".join(m["content"] for m in trajectory["messages"][1:]).strip()
+        prompt = ctx.report_prompt.format(question=task["question"], trajectory=steps)
+        raw = prompt_style(self.model, ctx) == "raw"
+        report = Report(
+            trajectory=trajectory["id"],
+            index=trajectory["index"],
+            answer=trajectory["answer"],
+            text="",
+            error=None,
+        )
+        counters: dict[str, int] = {}
+        try:
+            text, counters = _ask(
+                self.model, prompt + (REPORT_RAW_PRIMER if raw else ""), ctx, "report"
+            )
+        except UserError:
+            raise
+        except Exception as exc:  # reported in the stub; the other reports still count
+            report["error"] = f"{type(exc).__name__}: {exc}"
+            answer = trajectory["answer"] or "unknown"
+            text = f"(report failed: {report['error']})\n\nAnswer: {answer}"
+        report["text"] = (REPORT_RAW_PRIMER.lstrip() if raw else "") + text.strip()
+        return {"reports": [report], "counters": counters}
+
+
+def vote(
+    trajectories: Sequence[Trajectory], *, weighted: bool
+) -> tuple[Trajectory | None, dict[str, float]]:
+    """Vote over normalised answers (module docstring has the rules).
+
+    Returns:
+        The first trajectory with the winning answer (``None`` if nobody answered) and the total
+        weight per normalised answer.
+    """
+    votes: dict[str, float] = {}
+    first: dict[str, Trajectory] = {}
+    for trajectory in sorted(trajectories, key=lambda t: t["index"]):
+        if not trajectory["answer"]:
+            continue
+        key = normalize_answer(trajectory["answer"])
+        weight = 1.0
+        if weighted and trajectory["steps"]:
+            confidence = answer_confidence(trajectory["steps"][-1])
+            weight = 1.0 if confidence is None else confidence
+        votes[key] = votes.get(key, 0.0) + weight
+        first.setdefault(key, trajectory)
+    if not votes:
+        return None, votes
+    # max() keeps the first of equal keys and `first` is in trajectory order: ties go to the
+    # answer reached first.
+    return first[max(votes, key=lambda k: votes[k])], votes
+
+
+class AggregateNode:
+    """Pick the final answer from the trajectories and their reports.
+
+    Args:
+        model: The analyst model of the ``select`` join.
+        defaults: Settings used when the run passes no :class:`MuseContext`.
+    """
+
+    def __init__(self, model: BaseChatModel, defaults: MuseContext) -> None:
+        self.model = model
+        self.defaults = defaults
+
+    def __call__(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> dict[str, Any]:
+        """Return ``answer``, ``stop_reason``, ``aggregation`` and ``aggregate_*`` counters."""
+        ctx = muse_settings(runtime, self.defaults)
+        trajectories: list[Trajectory] = sorted(state.get("trajectories") or [], key=_index)
+        answered = [t for t in trajectories if t["answer"]]
+        chosen, votes = vote(answered, weighted=ctx.join == "weighted")
+        record: dict[str, Any] = {
+            "join": ctx.join,
+            "method": ctx.join,
+            "votes": votes,
+            "excluded": [t["id"] for t in trajectories if not t["answer"]],
+            "fallback": None,
+        }
+        counters: dict[str, int] = {}
+        if ctx.join == "select" and len(votes) > 1:
+            reports = {r["trajectory"]: r["text"] for r in state.get("reports") or []}
+            numbered = "\n\n".join(
+                f"Report {k}:\n{reports.get(t['id'], '(no report)')}"
+                for k, t in enumerate(answered, start=1)
+            )
+            prompt = ctx.analyst_prompt.format(
+                question=state["question"], n=len(answered), reports=numbered
+            )
+            raw = prompt_style(self.model, ctx) == "raw"
+            choices = "|".join(str(k) for k in range(1, len(answered) + 1))
+            try:
+                text, counters = _ask(
+                    self.model,
+                    prompt + (ANALYST_RAW_PRIMER if raw else ""),
+                    ctx,
+                    "aggregate",
+                    regex=f"<choice>({choices})</choice>" if raw else None,
+                )
+            except UserError:
+                raise
+            except Exception as exc:  # fall back like unparsable output, and say why
+                text = f"analyst call failed: {type(exc).__name__}: {exc}"
+            record["analyst"] = text
+            match = _CHOICE.search(text)
+            if match and 1 <= int(match.group(1)) <= len(answered):
+                chosen, record["method"] = answered[int(match.group(1)) - 1], "analyst"
+            else:
+                record["method"] = "majority"
+                record["fallback"] = "analyst output has no valid <choice>k</choice>"
+        elif ctx.join == "select":
+            record["method"] = "unanimous" if votes else "none"
+        record["chosen"] = chosen["id"] if chosen else None
+        answer = chosen["answer"] if chosen else None
+        reason = "answered"
+        if chosen is None:
+            reason = f"no_answer: none of the {len(trajectories)} trajectories answered"
+        return {
+            "answer": answer,
+            "stop_reason": reason,
+            "aggregation": record,
+            "counters": counters,
+        }
+
+
+def _index(trajectory: Mapping[str, Any]) -> int:
+    return int(trajectory["index"])

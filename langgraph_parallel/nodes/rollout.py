@@ -1,0 +1,250 @@
+"""The ParallelMuse agent rollout: think -> search -> observation ... -> answer, from a prefix.
+
+One ``rollout`` node call runs one whole trajectory in a loop (the same action language, prompts
+and :class:`~langgraph_parallel.nodes.search.SearchNode` as ParallelSearch) and returns it as a
+JSON-serialisable :class:`Trajectory`. A branch starts from ``messages[:i]`` of its parent, copied
+verbatim: messages are plain ``{"role", "content"}`` dicts with no ids or timestamps, so the
+prompt the engine sees for the branch begins with exactly the parent's tokens and is served from
+the prefix cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
+
+from langgraph_parallel.context import SearchContext
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.nodes.search import SearchNode
+from langgraph_parallel.nodes.think import first_prompt, prompt_style
+from langgraph_parallel.prompts import ANALYST_PROMPT, REPORT_PROMPT
+from langgraph_parallel.protocol import (
+    INVALID_ACTION_OBSERVATION,
+    STOP_SEQUENCES,
+    action_regex,
+    cap_queries,
+    format_observation,
+    parse_action,
+    region_spans,
+    restore_stop_sequence,
+)
+from langgraph_parallel.state import SubQuery, add_counters
+from langgraph_parallel.uncertainty import MODES, REGIONS, Mode, Region, Step
+
+Join = Literal["select", "majority", "weighted"]
+JOINS: tuple[str, ...] = ("select", "majority", "weighted")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MuseContext(SearchContext):
+    """Settings of ParallelMuse (``context_schema``), on top of :class:`SearchContext`.
+
+    Attributes:
+        budget: Most trajectories per question, initial, branched and fresh together.
+        initial_rollouts: Full rollouts before the first branching round.
+        top_k_steps: Branch points picked per round.
+        samples_per_step: Branches started from each branch point.
+        rounds: Branching rounds; ``0`` gives ``budget`` independent rollouts (the baseline).
+        region: Region whose uncertainty picks branch points (see :mod:`..uncertainty`).
+        mode: ``entropy`` or ``ppl``.
+        join: How ``aggregate`` picks the answer: ``select``, ``majority`` or ``weighted``.
+        temperature: Sampling temperature of every agent step.
+        top_p: Nucleus sampling of every agent step.
+        seed: Trajectory ``i`` samples with seed ``seed + i``, so branches differ.
+        report_max_tokens: Token limit of one report and of the analyst's reply.
+        report_prompt: Report template (``{question}``, ``{trajectory}``).
+        analyst_prompt: Analyst template (``{question}``, ``{n}``, ``{reports}``).
+    """
+
+    budget: int = 8
+    initial_rollouts: int = 1
+    top_k_steps: int = 2
+    samples_per_step: int = 3
+    rounds: int = 1
+    region: Region = "exploration"
+    mode: Mode = "entropy"
+    join: Join = "select"
+    temperature: float = 0.6
+    top_p: float = 0.95
+    seed: int = 0
+    report_max_tokens: int = 256
+    report_prompt: str = REPORT_PROMPT
+    analyst_prompt: str = ANALYST_PROMPT
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("budget", "initial_rollouts"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)}).")
+        for name in ("top_k_steps", "samples_per_step", "rounds"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be 0 or more (got {getattr(self, name)}).")
+        if self.initial_rollouts > self.budget:
+            raise ValueError(
+                f"initial_rollouts ({self.initial_rollouts}) exceeds budget ({self.budget}); "
+                "raise the budget or start fewer rollouts."
+            )
+        for name, allowed in (("region", REGIONS), ("mode", MODES), ("join", JOINS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}.")
+
+
+def muse_settings(runtime: Runtime[Any] | None, defaults: MuseContext) -> MuseContext:
+    """Return the run's :class:`MuseContext` if it passed one, else the build-time defaults."""
+    context = getattr(runtime, "context", None)
+    return context if isinstance(context, MuseContext) else defaults
+
+
+class Branch(TypedDict):
+    """Payload of one ``Send("rollout", ...)``: a fresh rollout or a fork of ``parent``.
+
+    ``messages`` and ``steps`` are the parent's prefix (empty for a fresh rollout, which starts
+    from the question's first prompt); ``branch_step`` is the step re-generated first.
+    """
+
+    question: str
+    id: str
+    index: int
+    parent: str | None
+    branch_step: int | None
+    round: int
+    seed: int
+    messages: list[dict[str, str]]
+    steps: list[Step]
+
+
+class Trajectory(Branch):
+    """A finished rollout (JSON-serialisable).
+
+    Attributes:
+        messages_prefix_len: Messages inherited from the parent (0 for a fresh rollout).
+        answer: The final answer, or ``None``.
+        stop_reason: ``answered``, ``max_turns: ...`` or ``model_error: ...``.
+        counters: This trajectory's own model calls and searches (inherited steps excluded).
+    """
+
+    messages_prefix_len: int
+    answer: str | None
+    stop_reason: str
+    counters: dict[str, int]
+
+
+def to_messages(messages: list[dict[str, str]]) -> list[BaseMessage]:
+    """Turn stored ``{"role", "content"}`` dicts into LangChain messages (no ids)."""
+    return [
+        AIMessage(content=m["content"]) if m["role"] == "assistant" else HumanMessage(m["content"])
+        for m in messages
+    ]
+
+
+class RolloutNode:
+    """Run one trajectory from a :class:`Branch` payload to an answer or ``max_turns``.
+
+    Args:
+        model: Any LangChain chat model; token logprobs are read from
+            ``response_metadata["logprobs"]["content"]`` when present.
+        search: The search node shared with ParallelSearch (timeouts and failures become
+            observations).
+        defaults: Settings used when the run passes no :class:`MuseContext`.
+    """
+
+    def __init__(self, model: BaseChatModel, search: SearchNode, defaults: MuseContext) -> None:
+        self.model = model
+        self.search = search
+        self.defaults = defaults
+
+    def __call__(self, branch: Branch, runtime: Runtime[Any]) -> dict[str, Any]:
+        """Return ``{"trajectories": [trajectory], "counters": its counters}``."""
+        ctx = muse_settings(runtime, self.defaults)
+        style = prompt_style(self.model, ctx)
+        messages = [dict(m) for m in branch["messages"]]
+        if not messages:
+            prompt = first_prompt(branch["question"], style, ctx)
+            messages.append({"role": "user", "content": prompt})
+        steps, counters = list(branch["steps"]), {"llm_calls": 0}
+        answer, reason = None, f"max_turns: {ctx.max_turns} model steps used without an answer"
+        options: dict[str, Any] = {
+            "stop": list(STOP_SEQUENCES),
+            "max_tokens": ctx.max_tokens,
+            "temperature": ctx.temperature,
+            "top_p": ctx.top_p,
+            "seed": branch["seed"],
+        }
+        constrain = ctx.constrain
+        if constrain is None:
+            constrain = style == "raw" and hasattr(self.model, "regex")
+        if constrain:
+            options["regex"] = action_regex(ctx.decompose)
+        while len(steps) < ctx.max_turns:
+            try:
+                reply = self.model.invoke(to_messages(messages), **options)
+            except UserError:
+                raise
+            except Exception as exc:  # one failed trajectory must not end the other branches
+                reason = f"model_error: {type(exc).__name__}: {exc}"
+                break
+            metadata = reply.response_metadata or {}
+            text = restore_stop_sequence(reply.text, metadata.get("stop_reason"))
+            action = parse_action(text, getattr(reply, "tool_calls", None) or None)
+            usage = usage_counters(reply)
+            counters = add_counters(counters, {"llm_calls": 1, **usage})
+            regions = {name: [list(s) for s in spans] for name, spans in region_spans(text).items()}
+            steps.append(
+                Step(
+                    text=text,
+                    logprobs=list((metadata.get("logprobs") or {}).get("content") or []),
+                    regions=regions,
+                    usage=usage,
+                    action=action.kind,
+                    message_index=len(messages),
+                    origin=branch["id"],
+                )
+            )
+            messages.append({"role": "assistant", "content": text})
+            if action.kind == "answer":
+                answer, reason = action.answer, "answered"
+                break
+            if len(steps) >= ctx.max_turns:
+                break  # a search chosen at the last step has no step left to read its results
+            if action.kind == "search":
+                observation, searched = self._observe(list(action.queries), len(steps), runtime)
+                counters = add_counters(counters, {"turns": 1, "sub_queries": searched})
+            else:
+                observation = INVALID_ACTION_OBSERVATION
+            messages.append({"role": "user", "content": observation})
+        trajectory = Trajectory(
+            question=branch["question"],
+            id=branch["id"],
+            index=branch["index"],
+            parent=branch["parent"],
+            branch_step=branch["branch_step"],
+            round=branch["round"],
+            seed=branch["seed"],
+            messages=messages,
+            steps=steps,
+            messages_prefix_len=len(branch["messages"]),
+            answer=answer,
+            stop_reason=reason,
+            counters=counters,
+        )
+        return {"trajectories": [trajectory], "counters": counters}
+
+    def _observe(self, queries: list[str], turn: int, runtime: Runtime[Any]) -> tuple[str, int]:
+        ctx = muse_settings(runtime, self.defaults)
+        if not ctx.decompose:
+            queries = [" ## ".join(queries)]
+        run, skipped = cap_queries(queries, ctx.max_parallel_queries)
+        # Sub-queries run one after the other: a closed-corpus search takes milliseconds, and
+        # the parallelism that matters here is the branches' model calls.
+        results = [
+            self.search(SubQuery(turn=turn, index=i, query=q), runtime)["search_results"]
+            for i, q in enumerate(run)
+        ]
+        pairs = [(r[0]["query"], r[0]["text"]) for r in results]
+        return format_observation(pairs, skipped, limit=ctx.max_parallel_queries), len(run)

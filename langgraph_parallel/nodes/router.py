@@ -1,0 +1,151 @@
+"""The ParallelMuse router: score finished trajectories, fork at their most uncertain steps.
+
+The router is the hub of the graph: it starts the initial rollouts, runs the branching rounds
+(one ``Send("rollout", Branch)`` per sample) and, once the budget or the rounds are used up,
+sends every trajectory to ``report``. Planning is a pure function, :func:`plan_branches`.
+
+Budget accounting: every ``Send("rollout")`` is one trajectory and counts against ``budget``,
+whatever it produces. A round forks ``top_k_steps`` points with ``samples_per_step`` branches
+each, the most uncertain point first; if the budget runs out mid-round, the less uncertain points
+get fewer (or no) samples. Whatever budget is left after the last round (or when no step is left
+to fork) goes to fresh full rollouts, sent together with the last round's branches so the engine
+decodes them in one batch.
+
+Multiple rounds: round ``r`` ranks the own steps of *all* trajectories so far (best-first search
+over the tree), minus the points already forked, so a branch's new steps compete with the still
+unforked steps of earlier trajectories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Send
+
+from langgraph_parallel.nodes.reduce import ReportTask
+from langgraph_parallel.nodes.rollout import Branch, MuseContext, Trajectory, muse_settings
+from langgraph_parallel.uncertainty import BranchPoint, select_branch_points
+
+MuseRoute = Literal["rollout", "report"]
+
+
+def fresh_branch(question: str, index: int, ctx: MuseContext, round_: int) -> Branch:
+    """Return a full rollout from the question's first prompt, numbered ``index``."""
+    return Branch(
+        question=question,
+        id=f"t{index}",
+        index=index,
+        parent=None,
+        branch_step=None,
+        round=round_,
+        seed=ctx.seed + index,
+        messages=[],
+        steps=[],
+    )
+
+
+def fork(parent: Trajectory, step: int, index: int, ctx: MuseContext, round_: int) -> Branch:
+    """Return a branch re-generating ``parent``'s step ``step`` from the messages before it."""
+    cut = parent["steps"][step]["message_index"]
+    return Branch(
+        question=parent["question"],
+        id=f"t{index}",
+        index=index,
+        parent=parent["id"],
+        branch_step=step,
+        round=round_,
+        seed=ctx.seed + index,
+        messages=list(parent["messages"][:cut]),
+        steps=list(parent["steps"][:step]),
+    )
+
+
+def plan_branches(
+    question: str,
+    trajectories: Sequence[Trajectory],
+    ctx: MuseContext,
+    *,
+    dispatched: int,
+    rounds_done: int,
+    used: Sequence[BranchPoint] = (),
+) -> tuple[list[Branch], list[BranchPoint], int]:
+    """Decide the next rollouts (module docstring has the rules).
+
+    Args:
+        question: The user question.
+        trajectories: Every finished trajectory so far.
+        ctx: Budget, rounds, region and mode.
+        dispatched: Rollouts sent so far (the budget already spent).
+        rounds_done: Branching rounds already run.
+        used: Branch points already forked.
+
+    Returns:
+        ``(branches, points, rounds_done)``: the rollouts to send (none means: report), the
+        branch points they fork, and the updated round count.
+    """
+    branching = min(ctx.rounds, ctx.top_k_steps, ctx.samples_per_step) > 0
+    if dispatched == 0:
+        count = ctx.initial_rollouts if branching else ctx.budget
+        return [fresh_branch(question, i, ctx, 0) for i in range(count)], [], 0
+    remaining = ctx.budget - dispatched
+    branches: list[Branch] = []
+    points: list[BranchPoint] = []
+    if branching and rounds_done < ctx.rounds and remaining > 0:
+        rounds_done += 1
+        exclude = {(p["trajectory"], p["step"]) for p in used}
+        by_id = {t["id"]: t for t in trajectories}
+        picked = select_branch_points(
+            trajectories, ctx.region, ctx.mode, ctx.top_k_steps, exclude=exclude
+        )
+        for point in picked:
+            samples = min(ctx.samples_per_step, remaining - len(branches))
+            if samples <= 0:
+                break
+            points.append(point)
+            for _ in range(samples):
+                index = dispatched + len(branches)
+                parent = by_id[point["trajectory"]]
+                branches.append(fork(parent, point["step"], index, ctx, rounds_done))
+    if not points or rounds_done >= ctx.rounds:
+        for _ in range(remaining - len(branches)):
+            branches.append(fresh_branch(question, dispatched + len(branches), ctx, rounds_done))
+    return branches, points, rounds_done
+
+
+class RouterNode:
+    """Start rollouts, fork trajectories, then send them all to ``report``.
+
+    State keys read: ``question``, ``trajectories``, ``dispatched``, ``round``,
+    ``branch_points``; written: ``dispatched``, ``round``, ``branch_points`` (new points only).
+
+    Args:
+        defaults: Settings used when the run passes no :class:`MuseContext`.
+    """
+
+    def __init__(self, defaults: MuseContext) -> None:
+        self.defaults = defaults
+
+    def __call__(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Command[MuseRoute]:
+        """Route to ``rollout`` (one ``Send`` per branch) or to ``report`` (one per trajectory)."""
+        ctx = muse_settings(runtime, self.defaults)
+        trajectories = list(state.get("trajectories") or [])
+        dispatched = int(state.get("dispatched") or 0)
+        branches, points, rounds_done = plan_branches(
+            state["question"],
+            trajectories,
+            ctx,
+            dispatched=dispatched,
+            rounds_done=int(state.get("round") or 0),
+            used=state.get("branch_points") or [],
+        )
+        update = {
+            "dispatched": dispatched + len(branches),
+            "round": rounds_done,
+            "branch_points": points,
+        }
+        if branches:
+            return Command(update=update, goto=[Send("rollout", b) for b in branches])
+        tasks = [ReportTask(question=state["question"], trajectory=t) for t in trajectories]
+        return Command(update=update, goto=[Send("report", task) for task in tasks])

@@ -1,0 +1,74 @@
+"""ParallelMuse on the real engine: every branch call is served partly from the prefix cache."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from langgraph_parallel.eval.datasets import load_questions
+from langgraph_parallel.muse_graph import create_parallel_muse_graph
+from langgraph_parallel.retrieval import CorpusIndex, MiniLMEmbeddings
+from langgraph_parallel.retrieval.corpus import bundled_corpus_path
+
+pytestmark = pytest.mark.integration
+
+QUESTION_ID = "5a7d5c175542991319bc93b1"  # Harvey Pekar vs Denise Levertov: who was born earlier?
+SLICE_ROWS = 60
+
+
+@pytest.fixture(scope="module")
+def question():
+    sample = Path(__file__).resolve().parents[2] / "data" / "hotpotqa_dev_sample300.jsonl.gz"
+    return next(q for q in load_questions(sample) if q.id == QUESTION_ID)
+
+
+@pytest.fixture(scope="module")
+def small_index(question, tmp_path_factory):
+    """The question's gold paragraphs plus the corpus's first rows, embedded for real."""
+    root = tmp_path_factory.mktemp("muse_index")
+    with gzip.open(bundled_corpus_path(), "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    gold = [r for r in rows if r["title"] in question.supporting_titles]
+    chosen = gold + [r for r in rows[:SLICE_ROWS] if r not in gold]
+    corpus = root / "slice.jsonl.gz"
+    with gzip.open(corpus, "wt", encoding="utf-8") as out:
+        out.writelines(json.dumps(r) + "\n" for r in chosen)
+    return CorpusIndex.build(corpus, MiniLMEmbeddings(), cache_dir=root / "cache")
+
+
+def test_every_branch_call_reads_the_prefix_cache(chat_model, small_index, question):
+    graph = create_parallel_muse_graph(
+        chat_model,
+        small_index,
+        budget=4,
+        top_k_steps=1,
+        region="all",  # every step has tokens in "all", so the first rollout always forks
+        max_turns=3,
+        max_tokens=48,
+        report_max_tokens=32,
+    )
+    state = graph.invoke({"question": question.question})
+
+    trajectories = state["trajectories"]
+    assert len(trajectories) == 4
+    branches = [t for t in trajectories if t["parent"] is not None]
+    assert len(branches) == 3, [(t["id"], t["stop_reason"]) for t in trajectories]
+    for branch in branches:
+        parent = next(t for t in trajectories if t["id"] == branch["parent"])
+        assert (
+            branch["messages"][: branch["messages_prefix_len"]]
+            == parent["messages"][: branch["messages_prefix_len"]]
+        )
+        own = [s for s in branch["steps"] if s["origin"] == branch["id"]]
+        assert own, branch["stop_reason"]
+        for step in own:
+            assert step["usage"]["cached_prompt_tokens"] > 0, (branch["id"], step["usage"])
+            assert step["logprobs"] and len(step["logprobs"][0]["top_logprobs"]) >= 16
+    counters = state["counters"]
+    assert counters["llm_calls"] == sum(t["counters"]["llm_calls"] for t in trajectories)
+    assert counters["cached_prompt_tokens"] > 0
+    assert counters["report_calls"] == 4 == len(state["reports"])
+    assert state["stop_reason"] == "answered" or state["stop_reason"].startswith("no_answer")

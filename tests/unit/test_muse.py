@@ -1,0 +1,351 @@
+"""ParallelMuse with a fake chat model that returns scripted token logprobs.
+
+The fake answers as a function of the prompt and the call's seed (not of call order), so the
+concurrent branches of one run are deterministic. Uncertainty is scripted as a flat top-k
+distribution over ``m`` candidates per region, whose entropy score and ppl are both exactly ``m``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import PrivateAttr
+
+from langgraph_parallel.muse_graph import create_parallel_muse_graph, create_rollouts_graph
+from langgraph_parallel.nodes.rollout import MuseContext
+from langgraph_parallel.nodes.router import plan_branches
+from langgraph_parallel.protocol import region_spans
+from tests.fakes import CountingSearcher
+
+ANALYST_MARK = "numbered reports"
+REPORT_MARK = "Compress the"
+
+
+def logprobs_for(text: str, spread: dict[str, int]) -> list[dict[str, Any]]:
+    """Three-character tokens; a token starting inside region r gets a flat top-m (m=spread[r])."""
+    spans = region_spans(text)
+    out = []
+    for start in range(0, len(text), 3):
+        m = next(
+            (n for r, n in spread.items() if any(s <= start < e for s, e in spans.get(r, []))), 1
+        )
+        lp = -math.log(m)
+        top = [{"token": f"c{i}", "logprob": lp} for i in range(m)]
+        out.append({"token": text[start : start + 3], "logprob": lp, "top_logprobs": top})
+    return out
+
+
+class FakeChat(BaseChatModel):
+    """``agent(seed, step_index) -> (text, spread)``; report/analyst replies by prompt marker."""
+
+    agent: Any
+    analyst: str = "<choice>1</choice>"
+    _calls: list[tuple[list[BaseMessage], dict[str, Any]]] = PrivateAttr(default_factory=list)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "fake-logprobs"
+
+    @property
+    def calls(self) -> list[tuple[list[BaseMessage], dict[str, Any]]]:
+        return self._calls
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, **kwargs: Any) -> ChatResult:
+        kwargs.pop("run_manager", None)
+        with self._lock:
+            self._calls.append((list(messages), kwargs))
+        first = str(messages[0].content)
+        if REPORT_MARK in first:
+            text, spread = f"## Solution Planning\nreport {len(first)}", {}
+        elif ANALYST_MARK in first:
+            text, spread = self.analyst, {}
+        else:
+            step = sum(isinstance(m, AIMessage) for m in messages)
+            text, spread = self.agent(kwargs["seed"], step)
+        message = AIMessage(
+            content=text,
+            response_metadata={"logprobs": {"content": logprobs_for(text, spread)}},
+            usage_metadata={
+                "input_tokens": 100,
+                "output_tokens": 10,
+                "total_tokens": 110,
+                "input_token_details": {"cache_read": 64},
+            },
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+SEARCH = "<think> look it up </think>\n<search> q{step} </search>"
+ANSWER = "<think> done </think>\n<answer> {answer} </answer>"
+
+
+def three_step_agent(spreads: list[dict[str, int]], answer: Callable[[int], str] = lambda s: "x"):
+    """Search, search, answer; step ``i`` of the seed-0 rollout has uncertainty ``spreads[i]``."""
+
+    def agent(seed: int, step: int) -> tuple[str, dict[str, int]]:
+        spread = spreads[step] if seed == 0 else {"reasoning": 1, "exploration": 1}
+        if step < 2:
+            return SEARCH.format(step=step), spread
+        return ANSWER.format(answer=answer(seed)), spread
+
+    return agent
+
+
+SPREADS = [
+    {"reasoning": 7, "exploration": 2},
+    {"reasoning": 1, "exploration": 5},
+    {"reasoning": 3, "answer": 9},
+]
+
+
+def run_muse(agent, **options):
+    model = FakeChat(agent=agent)
+    graph = create_parallel_muse_graph(model, CountingSearcher(), **options)
+    return graph.invoke({"question": "Q?"}), model
+
+
+def branch_origins(state):
+    return sorted((t["parent"], t["branch_step"]) for t in state["trajectories"] if t["parent"])
+
+
+@pytest.mark.parametrize(
+    ("region", "expected"),
+    [
+        ("exploration", [("t0", 0), ("t0", 1)]),
+        ("reasoning", [("t0", 0), ("t0", 2)]),
+        ("mixed", [("t0", 0), ("t0", 1)]),
+    ],
+)
+def test_router_forks_exactly_the_most_uncertain_steps(region, expected):
+    state, _ = run_muse(three_step_agent(SPREADS), region=region, budget=3, samples_per_step=1)
+    assert sorted((p["trajectory"], p["step"]) for p in state["branch_points"]) == expected
+    assert branch_origins(state) == expected
+    if region == "mixed":
+        assert [p["region"] for p in state["branch_points"]] == ["reasoning", "exploration"]
+
+
+def test_ppl_mode_follows_the_sampled_token_logprobs():
+    state, _ = run_muse(
+        three_step_agent(SPREADS), region="all", mode="ppl", budget=2, top_k_steps=1
+    )
+    assert [(p["trajectory"], p["step"]) for p in state["branch_points"]] == [("t0", 2)]
+
+
+def test_branch_prompts_equal_the_parent_prefix_byte_for_byte():
+    state, model = run_muse(three_step_agent(SPREADS), budget=7)
+    by_id = {t["id"]: t for t in state["trajectories"]}
+    prompts = {
+        (call_kwargs["seed"], sum(isinstance(m, AIMessage) for m in messages)): messages
+        for messages, call_kwargs in model.calls
+        if REPORT_MARK not in str(messages[0].content) and ANALYST_MARK not in messages[0].content
+    }
+    branches = [t for t in state["trajectories"] if t["parent"]]
+    assert len(branches) == 6
+    for branch in branches:
+        parent = by_id[branch["parent"]]
+        cut = branch["messages_prefix_len"]
+        assert branch["messages"][:cut] == parent["messages"][:cut]
+        assert cut == parent["steps"][branch["branch_step"]]["message_index"]
+        sent = prompts[(branch["seed"], branch["branch_step"])]
+        parent_sent = prompts[(parent["seed"], branch["branch_step"])]
+        assert [(type(m), m.content) for m in sent] == [(type(m), m.content) for m in parent_sent]
+        assert branch["steps"][: branch["branch_step"]] == parent["steps"][: branch["branch_step"]]
+    assert len({t["seed"] for t in state["trajectories"]}) == 7
+
+
+def test_counters_sum_own_steps_and_keep_reduction_apart():
+    state, _ = run_muse(three_step_agent(SPREADS), budget=4, samples_per_step=3, join="select")
+    agent_calls = sum(len(t["steps"]) - (t["branch_step"] or 0) for t in state["trajectories"])
+    assert state["counters"]["llm_calls"] == agent_calls
+    assert state["counters"]["prompt_tokens"] == 100 * agent_calls
+    assert state["counters"]["report_calls"] == 4 == len(state["reports"])
+    assert "aggregate_calls" not in state["counters"]  # every answer is "x": no analyst needed
+    assert state["aggregation"]["method"] == "unanimous"
+
+
+def simulate(ctx: MuseContext, steps_of: Callable[[int], int]) -> list[dict[str, Any]]:
+    """Run the router's plan loop with synthetic trajectories (no graph, no model)."""
+    trajectories: list[dict[str, Any]] = []
+    used: list[Any] = []
+    dispatched = rounds = 0
+    while True:
+        branches, points, rounds = plan_branches(
+            "Q", trajectories, ctx, dispatched=dispatched, rounds_done=rounds, used=used
+        )
+        if not branches:
+            return trajectories
+        assert dispatched + len(branches) <= ctx.budget
+        dispatched += len(branches)
+        used += points
+        for b in branches:
+            own = [
+                {"origin": b["id"], "message_index": 2 * i + 1, **agent_step_spread(b["index"], i)}
+                for i in range(len(b["steps"]), len(b["steps"]) + steps_of(b["index"]))
+            ]
+            trajectories.append({**b, "steps": b["steps"] + own, "messages": ["m"] * 20})
+
+
+def agent_step_spread(index: int, i: int) -> dict[str, Any]:
+    text = "<think> r </think>\n<search> q </search>"
+    m = 1 + (index * 7 + i * 3) % 5
+    return {
+        "text": text,
+        "logprobs": logprobs_for(text, {"reasoning": m, "exploration": m + 1}),
+        "regions": {k: [list(s) for s in v] for k, v in region_spans(text).items()},
+    }
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    budget=st.integers(1, 12),
+    initial=st.integers(1, 4),
+    top_k=st.integers(0, 4),
+    samples=st.integers(0, 4),
+    rounds=st.integers(0, 4),
+    region=st.sampled_from(["reasoning", "exploration", "all", "mixed"]),
+    steps=st.integers(0, 3),
+)
+def test_budget_is_spent_exactly_and_never_exceeded(
+    budget, initial, top_k, samples, rounds, region, steps
+):
+    initial = min(initial, budget)
+    ctx = MuseContext(
+        budget=budget,
+        initial_rollouts=initial,
+        top_k_steps=top_k,
+        samples_per_step=samples,
+        rounds=rounds,
+        region=region,
+    )
+    trajectories = simulate(ctx, lambda index: steps)
+    assert len(trajectories) == budget
+    assert [t["index"] for t in trajectories] == list(range(budget))
+    forked = [(t["parent"], t["branch_step"]) for t in trajectories if t["parent"]]
+    assert all(count <= samples for count in map(forked.count, set(forked)))
+    assert max((t["round"] for t in trajectories), default=0) <= rounds
+
+
+@settings(max_examples=15, deadline=None)
+@given(budget=st.integers(1, 9), rounds=st.integers(1, 3), samples=st.integers(1, 3))
+def test_graph_never_exceeds_the_budget(budget, rounds, samples):
+    state, model = run_muse(
+        three_step_agent(SPREADS), budget=budget, rounds=rounds, samples_per_step=samples
+    )
+    assert len(state["trajectories"]) == budget
+    assert len(state["reports"]) == budget
+
+
+def test_multi_round_forks_branches_of_the_previous_round():
+    def agent(seed, step):
+        # every rollout's own steps are more uncertain than its parent's: round 2 forks a branch
+        text = SEARCH.format(step=step) if step < 2 else ANSWER.format(answer="x")
+        return text, {"exploration": 2 + seed, "reasoning": 1, "answer": 1}
+
+    state, _ = run_muse(agent, budget=5, top_k_steps=1, samples_per_step=2, rounds=2)
+    rounds = [(t["id"], t["round"], t["parent"]) for t in state["trajectories"]]
+    assert rounds[:3] == [("t0", 0, None), ("t1", 1, "t0"), ("t2", 1, "t0")]
+    assert {r[2] for r in rounds[3:]} <= {"t1", "t2"} and all(r[1] == 2 for r in rounds[3:])
+    assert len(state["branch_points"]) == 2
+
+
+def answers_by_seed(answers: dict[int, str | None], spreads: dict[int, int] | None = None):
+    def agent(seed, step):
+        if answers[seed] is None:
+            return SEARCH.format(step=step), {}
+        return ANSWER.format(answer=answers[seed]), {"answer": (spreads or {}).get(seed, 1)}
+
+    return agent
+
+
+VOTERS = {0: "Paris", 1: "paris.", 2: "London", 3: None}
+
+
+def run_baseline(join, analyst="<choice>1</choice>", spreads=None):
+    model = FakeChat(agent=answers_by_seed(VOTERS, spreads), analyst=analyst)
+    graph = create_rollouts_graph(model, CountingSearcher(), budget=4, join=join, max_turns=2)
+    return graph.invoke({"question": "Q?"})
+
+
+def test_majority_votes_normalised_answers_and_excludes_unanswered():
+    state = run_baseline("majority")
+    assert state["answer"] == "Paris" and state["stop_reason"] == "answered"
+    assert state["aggregation"]["votes"] == {"paris": 2.0, "london": 1.0}
+    assert state["aggregation"]["excluded"] == ["t3"]
+    assert [r["trajectory"] for r in state["reports"]] == ["t0", "t1", "t2", "t3"]
+    assert state["trajectories"][3]["stop_reason"].startswith("max_turns")
+
+
+def test_weighted_vote_follows_answer_confidence():
+    state = run_baseline("weighted", spreads={0: 4, 1: 4, 2: 1})  # Paris 2 x 0.25, London 1.0
+    assert state["answer"] == "London"
+    assert state["aggregation"]["votes"]["paris"] == pytest.approx(0.5)
+
+
+def test_select_copies_the_chosen_reports_answer():
+    state = run_baseline("select", analyst="compare... <choice>3</choice> <answer>Rome</answer>")
+    assert state["answer"] == "London"  # report 3 = third answered trajectory; never "Rome"
+    assert state["aggregation"]["method"] == "analyst" and state["counters"]["aggregate_calls"] == 1
+
+
+@pytest.mark.parametrize("analyst", ["I pick the second", "<choice>9</choice>"])
+def test_select_falls_back_to_majority_on_unparsable_output(analyst):
+    state = run_baseline("select", analyst=analyst)
+    assert state["answer"] == "Paris"
+    assert state["aggregation"]["method"] == "majority"
+    assert "choice" in state["aggregation"]["fallback"]
+
+
+def test_no_answer_anywhere_is_reported():
+    model = FakeChat(agent=answers_by_seed({0: None, 1: None}))
+    graph = create_rollouts_graph(model, CountingSearcher(), budget=2, join="select", max_turns=1)
+    state = graph.invoke({"question": "Q?"})
+    assert state["answer"] is None and state["stop_reason"].startswith("no_answer")
+    assert len(state["reports"]) == 2
+
+
+def test_graph_draws_every_node_and_edge():
+    graph = create_parallel_muse_graph(FakeChat(agent=None), CountingSearcher())
+    mermaid = graph.get_graph().draw_mermaid()
+    for edge in (
+        "router -.-> rollout",
+        "router -.-> report",
+        "rollout --> router",
+        "report --> aggregate",
+        "__start__ --> router",
+        "aggregate --> __end__",
+    ):
+        assert edge in mermaid, mermaid
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"rounds": 0}, "create_rollouts_graph"),
+        ({"region": "x"}, "region"),
+        ({"initial_rollouts": 9}, "budget"),
+        ({"beam": 2}, "Unknown"),
+    ],
+)
+def test_invalid_settings_say_how_to_fix_them(options, message):
+    with pytest.raises(ValueError, match=message):
+        create_parallel_muse_graph(FakeChat(agent=None), CountingSearcher(), **options)
+
+
+def test_a_context_dict_keeps_the_build_time_settings():
+    # The LangGraph API server passes the run's context as a (often empty) dict.
+    graph = create_rollouts_graph(
+        FakeChat(agent=three_step_agent(SPREADS)), CountingSearcher(), budget=3, join="weighted"
+    )
+    assert len(graph.invoke({"question": "Q?"}, context={})["trajectories"]) == 3
+    state = graph.invoke({"question": "Q?"}, context={"budget": 2})
+    assert len(state["trajectories"]) == 2 and state["aggregation"]["join"] == "weighted"
