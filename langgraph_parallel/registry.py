@@ -6,13 +6,22 @@ from typing import Any, Literal
 
 from langgraph_parallel.errors import UserError
 
-GraphName = Literal["parallel-search", "sequential", "direct", "parallel-muse", "rollouts-majority"]
+GraphName = Literal[
+    "parallel-search",
+    "sequential",
+    "direct",
+    "parallel-muse",
+    "rollouts-majority",
+    "parallel-search-unconstrained",
+]
 GRAPH_NAMES: tuple[str, ...] = (
     "parallel-search",
     "sequential",
     "direct",
     "parallel-muse",
     "rollouts-majority",
+    # ParallelSearch without the engine's structured outputs: the ablation of constrained decoding
+    "parallel-search-unconstrained",
 )
 
 
@@ -32,6 +41,10 @@ def build_graph(name: str, model: Any, search: Any, **options: Any) -> Any:
 
     if name == "parallel-search":
         return create_parallel_search_graph(model, search, decompose=True, **options)
+    if name == "parallel-search-unconstrained":
+        return create_parallel_search_graph(
+            model, search, decompose=True, constrain=False, **options
+        )
     if name == "sequential":
         return create_parallel_search_graph(model, search, decompose=False, **options)
     if name == "direct":

@@ -1,4 +1,4 @@
-"""Evaluation: benchmark question loading and SQuAD-style answer metrics."""
+"""Evaluation: questions, SQuAD-style metrics, the resumable benchmark harness and reports."""
 
 from langgraph_parallel.eval.datasets import (
     Question,
@@ -8,12 +8,15 @@ from langgraph_parallel.eval.datasets import (
     classify,
     load_questions,
 )
+from langgraph_parallel.eval.harness import load_results, run_benchmark
 from langgraph_parallel.eval.metrics import (
     cover_exact_match,
     exact_match,
     f1_score,
     normalize_answer,
 )
+from langgraph_parallel.eval.report import write_report
+from langgraph_parallel.eval.summary import summarize
 
 __all__ = [
     "Question",
@@ -25,5 +28,9 @@ __all__ = [
     "exact_match",
     "f1_score",
     "load_questions",
+    "load_results",
     "normalize_answer",
+    "run_benchmark",
+    "summarize",
+    "write_report",
 ]

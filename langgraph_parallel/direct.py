@@ -1,0 +1,194 @@
+"""The ``direct`` baseline: one model call answers the question, with no retrieval.
+
+It measures what the model knows on its own, so the search graphs' gains can be read against it.
+The graph has the same input and output keys as the ParallelSearch graph (``answer``,
+``stop_reason``, ``counters`` with all six keys, ``search_results`` (always empty) and
+``messages``), so :func:`~langgraph_parallel.run.run_question` and the benchmark harness treat
+every graph alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from langgraph_parallel.context import PromptStyleOption
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.prompts import DIRECT_FEW_SHOT, DIRECT_INSTRUCTION
+from langgraph_parallel.protocol import parse_action, restore_stop_sequence
+from langgraph_parallel.state import (
+    COUNTER_KEYS,
+    ParallelSearchInput,
+    ParallelSearchOutput,
+    ParallelSearchState,
+)
+
+__all__ = ["DIRECT_OPTIONS", "DirectContext", "DirectNode", "create_direct_graph", "direct_prompt"]
+
+DIRECT_OPTIONS = frozenset(
+    {"prompt_style", "constrain", "instruction", "max_tokens", "checkpointer", "store", "name"}
+)
+"""Keyword options :func:`create_direct_graph` takes (the registry drops search-loop options)."""
+
+# One answer element, bounded like the agent's answers in protocol.action_regex.
+_ANSWER_REGEX = "<answer> ?[^ \\t\\r\\n<][^<\\n]{0,79}</answer>"
+
+
+@dataclass(frozen=True, kw_only=True)
+class DirectContext:
+    """Settings of the direct baseline (the graph's ``context_schema``).
+
+    Attributes:
+        prompt_style: ``raw`` (few-shot completion, :data:`~langgraph_parallel.prompts.
+            DIRECT_FEW_SHOT`), ``chat`` (:data:`~langgraph_parallel.prompts.DIRECT_INSTRUCTION`
+            in a user message) or ``auto`` (``raw`` for models whose ``style`` is ``raw``, such
+            as the embedded ones on ``ChatVLLM``).
+        constrain: Constrain the reply to one ``<answer>`` element with the engine's structured
+            outputs. ``None``: on for models with a ``regex`` setting (``ChatVLLM``) in ``raw``
+            style.
+        instruction: Chat-style template with a ``{question}`` placeholder; ``None`` uses
+            ``DIRECT_INSTRUCTION``.
+        max_tokens: Token limit of the reply.
+    """
+
+    prompt_style: PromptStyleOption = "auto"
+    constrain: bool | None = None
+    instruction: str | None = None
+    max_tokens: int = 64
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1 (got {self.max_tokens}).")
+        if self.instruction is not None and "{question}" not in self.instruction:
+            raise ValueError("instruction must contain the placeholder {question}.")
+
+
+def direct_prompt(
+    question: str, style: Literal["chat", "raw"], instruction: str | None = None
+) -> str:
+    r"""Build the prompt of the direct baseline.
+
+    Args:
+        question: The question; surrounding whitespace is stripped.
+        style: ``raw`` gives the few-shot document ending in ``"Question: ...\n"``, whose demos
+            continue with ``<answer>``; ``chat`` fills the instruction template.
+        instruction: Chat template overriding ``DIRECT_INSTRUCTION``.
+
+    Returns:
+        The prompt text.
+    """
+    if style == "raw":
+        return f"{DIRECT_FEW_SHOT}Question: " + question.strip() + "\n"
+    # Replacement, not str.format: the question may contain braces.
+    return (instruction or DIRECT_INSTRUCTION).replace("{question}", question.strip())
+
+
+class DirectNode:
+    """Ask the model once and parse its ``<answer>``.
+
+    A reply without a complete ``<answer>`` element ends the run with ``answer=None`` and a
+    ``no_answer: ...`` stop reason. A failing model call is reported as ``model_error: ...``
+    (one failed question must not end a benchmark), except :class:`UserError`, a set-up problem.
+
+    Args:
+        model: Any LangChain chat model.
+        defaults: Settings used when the run passes no :class:`DirectContext`.
+    """
+
+    def __init__(self, model: BaseChatModel, defaults: DirectContext) -> None:
+        self.model = model
+        self.defaults = defaults
+
+    def style(self, context: DirectContext) -> Literal["chat", "raw"]:
+        """Resolve ``context.prompt_style`` for the model (``auto`` asks the model)."""
+        if context.prompt_style != "auto":
+            return context.prompt_style
+        return "raw" if getattr(self.model, "style", None) == "raw" else "chat"
+
+    def __call__(
+        self, state: ParallelSearchState, runtime: Runtime[DirectContext]
+    ) -> dict[str, Any]:
+        """Answer the question in one call."""
+        context = runtime.context if isinstance(runtime.context, DirectContext) else self.defaults
+        style = self.style(context)
+        prompt = HumanMessage(direct_prompt(state["question"], style, context.instruction))
+        options: dict[str, Any] = {"stop": ["</answer>"], "max_tokens": context.max_tokens}
+        constrain = context.constrain
+        if constrain is None:
+            constrain = style == "raw" and hasattr(self.model, "regex")
+        if constrain:
+            if not hasattr(self.model, "regex"):
+                raise UserError(
+                    "constrain=True needs a model with structured outputs (ChatVLLM); "
+                    "set constrain=False for this model."
+                )
+            options["regex"] = _ANSWER_REGEX
+        empty: dict[str, Any] = {"search_results": [], "counters": dict.fromkeys(COUNTER_KEYS, 0)}
+        try:
+            reply = self.model.invoke([prompt], **options)
+        except UserError:
+            raise
+        except Exception as exc:  # reported per question; see class docstring
+            reason = f"model_error: {type(exc).__name__}: {exc}"
+            return {**empty, "messages": [prompt], "answer": None, "stop_reason": reason}
+        text = restore_stop_sequence(reply.text, (reply.response_metadata or {}).get("stop_reason"))
+        action = parse_action(text)
+        counters = {**empty["counters"], "llm_calls": 1, **usage_counters(reply)}
+        update = {**empty, "messages": [prompt, AIMessage(content=text)], "counters": counters}
+        if action.kind == "answer":
+            return {**update, "answer": action.answer, "stop_reason": "answered"}
+        why = action.error if action.kind == "invalid" else "the reply searched instead"
+        return {**update, "answer": None, "stop_reason": f"no_answer: {why}"}
+
+
+def create_direct_graph(
+    model: BaseChatModel,
+    *,
+    prompt_style: PromptStyleOption = "auto",
+    constrain: bool | None = None,
+    instruction: str | None = None,
+    max_tokens: int = 64,
+    checkpointer: Any = None,
+    store: Any = None,
+    name: str = "direct",
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build the direct baseline: ``START -> answer -> END``, one model call, no retrieval.
+
+    Args:
+        model: Any LangChain chat model.
+        prompt_style: ``auto``, ``raw`` or ``chat`` (see :class:`DirectContext`).
+        constrain: Constrain the reply to one ``<answer>`` element (``None``: automatic).
+        instruction: Chat-style template with a ``{question}`` placeholder.
+        max_tokens: Token limit of the reply.
+        checkpointer: Passed to ``compile``.
+        store: Passed to ``compile``.
+        name: Graph name.
+
+    Returns:
+        A compiled graph. Input ``{"question": str}``; output ``answer``, ``stop_reason``,
+        ``counters``, ``search_results`` (empty) and ``messages``. Per-run overrides:
+        ``invoke(..., context=DirectContext(...))``.
+    """
+    defaults = DirectContext(
+        prompt_style=prompt_style,
+        constrain=constrain,
+        instruction=instruction,
+        max_tokens=max_tokens,
+    )
+    builder = StateGraph(
+        ParallelSearchState,
+        context_schema=DirectContext,
+        input_schema=ParallelSearchInput,
+        output_schema=ParallelSearchOutput,
+    )
+    builder.add_node("answer", DirectNode(model, defaults))
+    builder.add_edge(START, "answer")
+    builder.add_edge("answer", END)
+    return builder.compile(checkpointer=checkpointer, store=store, name=name)

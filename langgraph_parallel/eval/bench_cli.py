@@ -1,0 +1,145 @@
+"""The ``langgraph-parallel bench`` command: run named graphs over a question file.
+
+Outputs in ``--out``: ``results.jsonl`` (one line per finished question, resumable),
+``summary.json``, ``report.md`` with the command that produced the run, the PNG plots, and
+``run.json``, the settings that decide the results. Rerunning into the same folder resumes; more
+graphs or a larger ``--limit`` only run the new pairs, but other settings (model, dataset, seed,
+...) are refused, since their rows would be mixed with the old ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+from langgraph_parallel.errors import UserError
+
+__all__ = ["RUN_FILE", "add_bench_parser", "bench_command", "cmd_bench"]
+
+RUN_FILE = "run.json"
+
+
+def _names(text: str) -> list[str]:
+    return list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+
+
+def _graph_names(text: str) -> list[str]:
+    from langgraph_parallel.registry import GRAPH_NAMES
+
+    names = _names(text)
+    unknown = [name for name in names if name not in GRAPH_NAMES]
+    if not names or unknown:
+        raise UserError(
+            f"Unknown graph(s) {', '.join(unknown) or repr(text)}; pass --graphs as a "
+            f"comma-separated list of: {', '.join(GRAPH_NAMES)}."
+        )
+    return names
+
+
+def bench_command(args: argparse.Namespace) -> str:
+    """Return the command line that reproduces this run, with every setting explicit."""
+    parts = ["langgraph-parallel", "bench", "--dataset", str(args.dataset)]
+    if args.limit is not None:
+        parts += ["--limit", str(args.limit)]
+    if args.types:
+        parts += ["--types", ",".join(_names(args.types))]
+    parts += ["--graphs", ",".join(_names(args.graphs)), "--out", str(args.out)]
+    parts += ["--concurrency", str(args.concurrency)]
+    if args.seed is not None:
+        parts += ["--seed", str(args.seed)]
+    parts += ["--model", args.model, "--max-turns", str(args.max_turns)]
+    parts += ["--top-k", str(args.top_k)]
+    if args.corpus:
+        parts += ["--corpus", str(args.corpus)]
+    return shlex.join(parts)
+
+
+def _check_settings(out: Path, settings: dict[str, Any]) -> None:
+    """Refuse to resume into a folder whose rows were made with other settings."""
+    path = out / RUN_FILE
+    if path.exists():
+        try:
+            previous = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise UserError(f"{path} is not valid JSON; delete it or use another --out.") from exc
+        changed = sorted(k for k in settings if previous.get(k) != settings[k])
+        if changed:
+            was = ", ".join(f"{k}={previous.get(k)!r}" for k in changed)
+            raise UserError(
+                f"{out} holds results made with {was}; use another --out to change them."
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run the benchmark, then write the summary, report and plots and print the means."""
+    from langgraph_parallel.cli import _model, _searcher
+    from langgraph_parallel.eval.datasets import load_questions
+    from langgraph_parallel.eval.harness import RESULTS_FILE, load_results, run_benchmark
+    from langgraph_parallel.eval.report import write_report
+    from langgraph_parallel.registry import build_graph
+
+    names = _graph_names(args.graphs)
+    if args.concurrency < 1:
+        raise UserError(f"--concurrency must be at least 1 (got {args.concurrency}).")
+    types = _names(args.types) if args.types else None
+    questions = load_questions(args.dataset, types=types, limit=args.limit, seed=args.seed)
+    if not questions:
+        raise UserError(f"No question selected from {args.dataset}; check --limit and --types.")
+    out = Path(args.out)
+    settings = {
+        "dataset": str(Path(args.dataset).resolve()),
+        "types": types,
+        "seed": args.seed,
+        "model": args.model,
+        "max_turns": args.max_turns,
+        "top_k": args.top_k,
+        "corpus": args.corpus and str(Path(args.corpus).resolve()),
+    }
+    _check_settings(out, settings)
+
+    model = _model(args.model)
+    # The direct baseline needs no index; loading it costs time and memory.
+    search = _searcher(args.corpus) if any(name != "direct" for name in names) else None
+    options = {"max_turns": args.max_turns, "top_k": args.top_k}
+    graphs = {name: build_graph(name, model, search, **options) for name in names}
+    summary = run_benchmark(questions, graphs, out, concurrency=args.concurrency, warmup=True)
+
+    wanted = {(name, q.id) for name in names for q in questions}
+    rows = [r for r in load_results(out / RESULTS_FILE) if (r["graph"], r["id"]) in wanted]
+    paths = write_report(summary, out, command=bench_command(args), rows=rows)
+    for name, block in summary["graphs"].items():
+        m = block["all"]
+        tokens = m["prompt_tokens"] + m["completion_tokens"]
+        print(
+            f"{name}: n={m['n']} em={m['em']:.3f} f1={m['f1']:.3f} "
+            f"llm_calls={m['llm_calls']:.2f} turns={m['turns']:.2f} "
+            f"sub_queries={m['sub_queries']:.2f} tokens={tokens:.0f} "
+            f"cached={m['cached_prompt_tokens']:.0f} wall_s={m['wall_s']:.2f}"
+        )
+    print("wrote " + ", ".join(str(p) for p in [out / RESULTS_FILE, out / "summary.json", *paths]))
+    return 0
+
+
+def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``bench`` sub-command to the CLI's sub-parsers and return its parser."""
+    bench = subparsers.add_parser(
+        "bench", help="benchmark graphs on a question file (resumable)", description=__doc__
+    )
+    bench.add_argument("--dataset", required=True, help="questions, normalised .jsonl(.gz)")
+    bench.add_argument("--limit", type=int, default=None, help="first N questions (after --seed)")
+    bench.add_argument("--types", default=None, help="comma-separated question types to keep")
+    bench.add_argument("--graphs", required=True, help="comma-separated graph names")
+    bench.add_argument("--out", required=True, help="output folder (rerun to resume)")
+    bench.add_argument("--concurrency", type=int, default=1, help="questions in flight at once")
+    bench.add_argument("--seed", type=int, default=None, help="shuffle seed; default: file order")
+    bench.add_argument("--model", default="smollm2", help="smollm2, gemma3, or a model folder")
+    bench.add_argument("--max-turns", type=int, default=4, help="model steps per question")
+    bench.add_argument("--top-k", type=int, default=3, help="documents per sub-query")
+    bench.add_argument("--corpus", default=None, help="corpus .jsonl(.gz); default: bundled")
+    bench.set_defaults(func=cmd_bench)
+    return bench

@@ -1,0 +1,233 @@
+"""Run benchmark questions through named graphs, resumably, and summarise the results.
+
+Every finished question is one JSON line appended to ``OUT/results.jsonl`` (flushed and fsynced
+before the next is written), so a run killed at any moment loses at most the questions in
+flight. Rerunning with the same ``OUT`` skips the ``(graph, id)`` pairs already in the file; a
+last line cut short by the kill is dropped from the file and its question runs again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import IO, Any
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.eval.datasets import Question
+from langgraph_parallel.eval.metrics import cover_exact_match, exact_match, f1_score
+from langgraph_parallel.eval.summary import summarize, write_summary
+from langgraph_parallel.run import run_question
+from langgraph_parallel.state import COUNTER_KEYS
+
+__all__ = [
+    "RESULTS_FILE",
+    "SUMMARY_FILE",
+    "WARMUP_QUESTION",
+    "evaluate",
+    "load_results",
+    "run_benchmark",
+]
+
+RESULTS_FILE = "results.jsonl"
+SUMMARY_FILE = "summary.json"
+WARMUP_QUESTION = "What is the capital city of France?"
+"""Asked once per graph before a timed run; not a benchmark question, so no real prompt is
+cached ahead of its timed run."""
+
+
+def evaluate(graph: Any, name: str, question: Question) -> dict[str, Any]:
+    """Run one question through ``graph`` and return its result row.
+
+    An exception from the graph is recorded in ``error`` (answer ``None``, zero counters) so one
+    question cannot end a benchmark; :class:`UserError` (a set-up problem that every question
+    would hit) propagates.
+
+    Args:
+        graph: Anything with ``invoke({"question": str})`` returning ``answer``, ``stop_reason``
+            and ``counters`` (every graph of :mod:`langgraph_parallel.registry`).
+        name: The graph's name in the results.
+        question: The benchmark question.
+
+    Returns:
+        The row: ``graph``, ``id``, ``dataset``, ``type``, ``class``, ``question``,
+        ``gold_answers``, ``answer``, ``stop_reason``, ``em``, ``f1``, ``cover_em``, the six
+        counters, ``wall_s`` and ``error`` (``None`` unless the graph raised).
+    """
+    start = time.perf_counter()
+    error = None
+    try:
+        run = run_question(graph, question.question)
+        answer, stop_reason = run.answer, run.stop_reason
+        # Graph-specific counters (invalid_steps, parallel_turns, ...) ride along in the row.
+        counters = {**run.extra_counters, **run.counters}
+    except UserError:
+        raise
+    except Exception as exc:  # recorded per question; see docstring
+        error = f"{type(exc).__name__}: {exc}"
+        answer, stop_reason, counters = None, "error", dict.fromkeys(COUNTER_KEYS, 0)
+    return {
+        "graph": name,
+        "id": question.id,
+        "dataset": question.dataset,
+        "type": question.type,
+        "class": question.question_class,
+        "question": question.question,
+        "gold_answers": list(question.answers),
+        "answer": answer,
+        "stop_reason": stop_reason,
+        "em": exact_match(answer, question.answers),
+        "f1": f1_score(answer, question.answers),
+        "cover_em": cover_exact_match(answer, question.answers),
+        **counters,
+        "wall_s": round(time.perf_counter() - start, 3),
+        "error": error,
+    }
+
+
+def load_results(path: str | Path) -> list[dict[str, Any]]:
+    """Read the finished rows of a results file, repairing a last line cut short by a kill.
+
+    A trailing fragment without its newline is truncated away, so the next append starts on a
+    fresh line. Lines that are not a JSON object with ``graph`` and ``id`` are ignored, and a
+    repeated ``(graph, id)`` keeps its first row.
+
+    Args:
+        path: The ``results.jsonl`` file; a missing file has no rows.
+
+    Returns:
+        The rows, in file order.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    complete = data.rfind(b"\n") + 1
+    if complete < len(data):
+        os.truncate(path, complete)
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for line in data[:complete].decode("utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(row, dict) or "graph" not in row or "id" not in row:
+            continue
+        key = (str(row["graph"]), str(row["id"]))
+        if key not in seen:
+            seen.add(key)
+            rows.append(row)
+    return rows
+
+
+def _warm_up(graph: Any) -> None:
+    try:
+        graph.invoke({"question": WARMUP_QUESTION})
+    except UserError:
+        raise
+    except Exception:  # a real failure shows up again in the recorded questions
+        pass
+
+
+def _append(fh: IO[str], row: Mapping[str, Any]) -> None:
+    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    fh.flush()
+    os.fsync(fh.fileno())
+
+
+def run_benchmark(
+    questions: Sequence[Question],
+    graphs: Mapping[str, Any],
+    out_dir: str | Path,
+    *,
+    concurrency: int = 1,
+    progress: bool = True,
+    warmup: bool = False,
+) -> dict[str, Any]:
+    """Run every question through every graph, append rows to ``results.jsonl``, summarise.
+
+    Pairs already in ``out_dir/results.jsonl`` are skipped, so a rerun after a kill resumes, and
+    a rerun with more graphs or questions only runs the new pairs. ``concurrency`` questions run
+    at once in threads; graphs over one in-process engine then share its batches. The summary
+    covers exactly the requested graphs and questions and is written to ``summary.json``.
+
+    Args:
+        questions: The questions (ids must be unique).
+        graphs: Graph name -> compiled graph (or anything with a compatible ``invoke``).
+        out_dir: Output folder, created if missing.
+        concurrency: Questions in flight at once (at least 1).
+        progress: Show a tqdm progress bar on stderr.
+        warmup: First run :data:`WARMUP_QUESTION` once, unrecorded, through every graph with
+            questions left, so that starting the engine, loading the encoder and compiling the
+            graph's output grammar are not timed as part of its first question.
+
+    Returns:
+        The summary (see :func:`langgraph_parallel.eval.summary.summarize`).
+
+    Raises:
+        ValueError: ``concurrency`` below 1 or repeated question ids.
+        UserError: Raised by a graph (after the questions in flight have finished).
+    """
+    from tqdm.auto import tqdm
+
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1 (got {concurrency}).")
+    repeated = sorted(i for i, count in Counter(q.id for q in questions).items() if count > 1)
+    if repeated:
+        raise ValueError(f"question ids must be unique to resume a run; repeated: {repeated[:5]}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / RESULTS_FILE
+    wanted = {(name, q.id) for name in graphs for q in questions}
+    rows = [r for r in load_results(path) if (r["graph"], r["id"]) in wanted]
+    done = {(r["graph"], r["id"]) for r in rows}
+    # Graph-major order: consecutive questions of one graph share its prompt prefix in the cache.
+    todo = [(name, q) for name in graphs for q in questions if (name, q.id) not in done]
+    if warmup:
+        for name in dict.fromkeys(name for name, _ in todo):
+            _warm_up(graphs[name])
+    lock = threading.Lock()
+    stop = threading.Event()  # set by a fatal error: start no further question
+    with (
+        path.open("a", encoding="utf-8") as fh,
+        tqdm(
+            total=len(wanted), initial=len(done), unit="q", desc="bench", disable=not progress
+        ) as bar,
+        ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="bench") as pool,
+    ):
+
+        def task(name: str, question: Question) -> dict[str, Any] | None:
+            if stop.is_set():
+                return None
+            try:
+                row = evaluate(graphs[name], name, question)
+            except BaseException:
+                stop.set()
+                raise
+            with lock:
+                _append(fh, row)
+                bar.set_postfix_str(f"{name} {question.id}", refresh=False)
+                bar.update(1)
+            return row
+
+        futures = [pool.submit(task, name, q) for name, q in todo]
+        try:
+            for future in as_completed(futures):
+                row = future.result()
+                if row is not None:
+                    rows.append(row)
+        except BaseException:
+            # Questions in flight still finish and are recorded; the rest never start.
+            stop.set()
+            for future in futures:
+                future.cancel()
+            raise
+    summary = summarize(rows, list(graphs))
+    write_summary(summary, out / SUMMARY_FILE)
+    return summary

@@ -1,0 +1,313 @@
+"""Benchmark harness: rows, resume after a kill, summary, report and plots, CLI errors."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from langgraph_parallel.cli import build_parser, main
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.eval.bench_cli import bench_command
+from langgraph_parallel.eval.datasets import Question
+from langgraph_parallel.eval.harness import WARMUP_QUESTION, load_results, run_benchmark
+from langgraph_parallel.eval.report import EM_PLOT, REPORT_FILE, USAGE_PLOT, write_report
+from langgraph_parallel.eval.summary import METRIC_KEYS, summarize
+from langgraph_parallel.state import COUNTER_KEYS
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL / Ctrl-C: not an Exception, so the harness must not record it."""
+
+
+class FakeGraph:
+    """Answers ``answer-of-<id>`` correctly for even question numbers, wrongly for odd ones."""
+
+    def __init__(
+        self,
+        *,
+        kill_after: int | None = None,
+        fail_ids: frozenset[str] = frozenset(),
+        delay: float = 0.0,
+    ) -> None:
+        self.kill_after = kill_after
+        self.fail_ids = fail_ids
+        self.delay = delay
+        self.asked: list[str] = []
+        self.active = 0
+        self.max_active = 0
+        self._lock = threading.Lock()
+
+    def invoke(self, inputs: dict[str, Any], **_: Any) -> dict[str, Any]:
+        question = inputs["question"]
+        with self._lock:
+            if self.kill_after is not None and len(self.asked) >= self.kill_after:
+                raise Killed
+            self.asked.append(question)
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+        time.sleep(self.delay)
+        with self._lock:
+            self.active -= 1
+        number = int(question.split()[-1].rstrip("?"))
+        if f"q{number}" in self.fail_ids:
+            raise ValueError(f"graph failed on {number}")
+        answer = f"gold {number}" if number % 2 == 0 else "wrong"
+        counters = {"llm_calls": 1 + number % 3, "turns": number % 2, "prompt_tokens": 100 + number}
+        return {"answer": answer, "stop_reason": "answered", "counters": counters}
+
+
+def questions(n: int = 6) -> list[Question]:
+    return [
+        Question(
+            id=f"q{i}",
+            question=f"Question number {i}?",
+            answer=f"gold {i}",
+            answers=(f"gold {i}", f"alias {i}"),
+            type="comparison" if i % 3 == 0 else "bridge",
+            dataset="hotpotqa",
+        )
+        for i in range(n)
+    ]
+
+
+def pairs(out: Path) -> list[tuple[str, str]]:
+    return [(r["graph"], r["id"]) for r in load_results(out / "results.jsonl")]
+
+
+def without_wall(summary: dict[str, Any]) -> dict[str, Any]:
+    """Wall time is measured, so two runs differ in it; everything else must match exactly."""
+    text = json.dumps(summary)
+    data = json.loads(text)
+    for block in data["graphs"].values():
+        groups = [block["all"], *block["by_type"].values(), *block["by_class"].values()]
+        for metrics in groups:
+            metrics.pop("wall_s")
+    return data
+
+
+def run(out: Path, graphs: dict[str, Any], qs: list[Question] | None = None, **kw: Any) -> Any:
+    return run_benchmark(qs or questions(), graphs, out, progress=False, **kw)
+
+
+def test_rows_are_complete(tmp_path: Path) -> None:
+    run(tmp_path, {"a": FakeGraph(), "b": FakeGraph()})
+    rows = load_results(tmp_path / "results.jsonl")
+    assert len(rows) == 12
+    row = next(r for r in rows if r["graph"] == "a" and r["id"] == "q0")
+    assert row["type"] == "comparison" and row["class"] == "parallelizable"
+    assert row["question"] == "Question number 0?"
+    assert row["gold_answers"] == ["gold 0", "alias 0"]
+    assert (row["answer"], row["stop_reason"], row["error"]) == ("gold 0", "answered", None)
+    assert (row["em"], row["f1"], row["cover_em"]) == (1.0, 1.0, 1.0)
+    assert {k: row[k] for k in COUNTER_KEYS} == {
+        "llm_calls": 1,
+        "turns": 0,
+        "sub_queries": 0,
+        "prompt_tokens": 100,
+        "cached_prompt_tokens": 0,
+        "completion_tokens": 0,
+    }
+    assert row["wall_s"] >= 0
+    assert json.loads((tmp_path / "summary.json").read_text())["graphs"]["a"]["all"]["n"] == 6
+
+
+def test_resume_after_kill_matches_uninterrupted_run(tmp_path: Path) -> None:
+    reference = run(tmp_path / "ref", {"a": FakeGraph(), "b": FakeGraph()})
+    out = tmp_path / "killed"
+    with pytest.raises(Killed):
+        run(out, {"a": FakeGraph(kill_after=4), "b": FakeGraph()})
+    assert len(pairs(out)) == 4
+    graph_a, graph_b = FakeGraph(), FakeGraph()
+    resumed = run(out, {"a": graph_a, "b": graph_b})
+    assert len(graph_a.asked) == 2 and len(graph_b.asked) == 6  # only unfinished pairs ran
+    assert sorted(pairs(out)) == sorted(pairs(tmp_path / "ref"))
+    assert len(set(pairs(out))) == 12
+    assert without_wall(resumed) == without_wall(reference)
+    on_disk = json.loads((out / "summary.json").read_text())
+    assert without_wall(on_disk) == without_wall(reference)
+
+
+def test_truncated_last_line_is_dropped_and_rerun(tmp_path: Path) -> None:
+    reference = run(tmp_path / "ref", {"a": FakeGraph()})
+    out = tmp_path / "cut"
+    run(out, {"a": FakeGraph()}, questions()[:4])
+    results = out / "results.jsonl"
+    data = results.read_bytes()
+    cut = data.rfind(b"\n", 0, len(data) - 1) + 20  # 20 bytes into the fourth line
+    results.write_bytes(data[:cut])
+    graph = FakeGraph()
+    resumed = run(out, {"a": graph})
+    assert len(graph.asked) == 3  # the cut question and the two never run
+    lines = results.read_text().splitlines()
+    assert len(lines) == 6 and all(json.loads(line) for line in lines)
+    assert without_wall(resumed) == without_wall(reference)
+
+
+def test_new_graph_in_same_folder_runs_only_new_pairs(tmp_path: Path) -> None:
+    run(tmp_path, {"a": FakeGraph()})
+    graph_a, graph_b = FakeGraph(), FakeGraph()
+    summary = run(tmp_path, {"a": graph_a, "b": graph_b})
+    assert graph_a.asked == [] and len(graph_b.asked) == 6
+    assert list(summary["graphs"]) == ["a", "b"]
+
+
+def test_error_rows_are_recorded_not_fatal(tmp_path: Path) -> None:
+    summary = run(tmp_path, {"a": FakeGraph(fail_ids=frozenset({"q2"}))})
+    rows = {r["id"]: r for r in load_results(tmp_path / "results.jsonl")}
+    assert len(rows) == 6
+    failed = rows["q2"]
+    assert failed["error"] == "ValueError: graph failed on 2"
+    assert (failed["answer"], failed["stop_reason"], failed["em"]) == (None, "error", 0.0)
+    assert all(failed[k] == 0 for k in COUNTER_KEYS)
+    assert summary["graphs"]["a"]["all"]["n"] == 6
+    assert summary["graphs"]["a"]["all"]["em"] == pytest.approx(2 / 6)  # q0, q4 right
+
+
+def test_user_error_is_fatal(tmp_path: Path) -> None:
+    class SetupBroken:
+        def invoke(self, inputs: dict[str, Any], **_: Any) -> dict[str, Any]:
+            raise UserError("install the extra")
+
+    with pytest.raises(UserError, match="install the extra"):
+        run(tmp_path, {"a": SetupBroken()})
+
+
+def test_concurrency_runs_questions_at_once(tmp_path: Path) -> None:
+    graph = FakeGraph(delay=0.05)
+    summary = run(tmp_path / "c3", {"a": graph}, concurrency=3)
+    assert graph.max_active > 1
+    serial = run(tmp_path / "c1", {"a": FakeGraph()})
+    assert without_wall(summary) == without_wall(serial)
+
+
+def test_invalid_arguments(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="concurrency"):
+        run(tmp_path, {"a": FakeGraph()}, concurrency=0)
+    with pytest.raises(ValueError, match="unique"):
+        run(tmp_path, {"a": FakeGraph()}, [*questions(2), *questions(1)])
+
+
+def test_summary_shape_and_means() -> None:
+    rows: list[dict[str, Any]] = [
+        {"graph": "g", "id": "1", "type": "bridge", "class": "sequential", "em": 1.0, "f1": 1.0,
+         "llm_calls": 2, "turns": 1, "prompt_tokens": 10, "wall_s": 1.0},
+        {"graph": "g", "id": "2", "type": "bridge", "class": "sequential", "em": 0.0, "f1": 0.5,
+         "llm_calls": 4, "turns": 3, "prompt_tokens": 30, "wall_s": 2.0},
+        {"graph": "g", "id": "3", "type": None, "class": "unknown", "em": 0.0, "f1": 0.0,
+         "llm_calls": 1, "turns": 0, "prompt_tokens": 5, "wall_s": 3.0},
+    ]  # fmt: skip
+    summary = summarize(rows, ["g", "empty"])
+    block = summary["graphs"]["g"]
+    assert set(block) == {"all", "by_type", "by_class"}
+    assert tuple(block["all"]) == METRIC_KEYS
+    assert block["all"]["n"] == 3
+    assert block["all"]["em"] == pytest.approx(1 / 3)
+    assert block["all"]["prompt_tokens"] == pytest.approx(15.0)
+    assert block["all"]["completion_tokens"] == 0.0
+    assert list(block["by_type"]) == ["bridge", "unknown"]
+    assert block["by_type"]["bridge"]["llm_calls"] == pytest.approx(3.0)
+    assert block["by_type"]["bridge"]["f1"] == pytest.approx(0.75)
+    assert list(block["by_class"]) == ["parallelizable", "sequential", "unknown"]
+    assert block["by_class"]["parallelizable"] == {"n": 0, **dict.fromkeys(METRIC_KEYS[1:])}
+    assert block["by_class"]["sequential"]["turns"] == pytest.approx(2.0)
+    assert summary["graphs"]["empty"]["all"]["n"] == 0
+    assert list(summary["graphs"]["empty"]["by_class"]) == ["parallelizable", "sequential"]
+    shuffled = rows[::-1]
+    random.Random(0).shuffle(shuffled)
+    assert summarize(shuffled, ["g", "empty"]) == summary
+
+
+def test_by_class_labels_across_datasets(tmp_path: Path) -> None:
+    labelled = [
+        ("hotpotqa", "comparison", "parallelizable"),
+        ("hotpotqa", "bridge", "sequential"),
+        ("2wiki", "bridge_comparison", "parallelizable"),
+        ("2wiki", "inference", "sequential"),
+        ("musique", "2hop", "sequential"),
+        ("bamboogle", None, "sequential"),
+    ]
+    qs = [
+        Question(id=f"q{i}", question=f"Q {i}?", answer="a", answers=("a",), type=t, dataset=d)
+        for i, (d, t, _) in enumerate(labelled)
+    ]
+    summary = run(tmp_path, {"a": FakeGraph()}, qs)
+    rows = {r["id"]: r["class"] for r in load_results(tmp_path / "results.jsonl")}
+    assert rows == {f"q{i}": cls for i, (_, _, cls) in enumerate(labelled)}
+    by_class = summary["graphs"]["a"]["by_class"]
+    assert (by_class["parallelizable"]["n"], by_class["sequential"]["n"]) == (2, 4)
+
+
+def test_report_and_plots_are_written(tmp_path: Path) -> None:
+    summary = run(tmp_path, {"direct": FakeGraph(), "parallel-search": FakeGraph()})
+    rows = load_results(tmp_path / "results.jsonl")
+    command = "langgraph-parallel bench --dataset d.jsonl --graphs direct,parallel-search"
+    paths = write_report(summary, tmp_path, command=command, rows=rows)
+    assert [p.name for p in paths] == [REPORT_FILE, EM_PLOT, USAGE_PLOT]
+    report = (tmp_path / REPORT_FILE).read_text()
+    assert command in report
+    for heading in ("## All questions", "## By class", "## By type", "## Outcomes"):
+        assert heading in report
+    assert "| direct | parallelizable | 2 |" in report
+    assert f"![{EM_PLOT}]({EM_PLOT})" in report
+    for name in (EM_PLOT, USAGE_PLOT):
+        data = (tmp_path / name).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 5000
+
+
+def write_dataset(path: Path) -> Path:
+    rows = [{"id": q.id, "question": q.question, "answer": q.answer, "type": q.type} for q in
+            questions()]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_bench_cli_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = write_dataset(tmp_path / "hotpotqa_tiny.jsonl")
+    out = str(tmp_path / "out")
+    cases = [
+        (["--dataset", str(dataset), "--graphs", "direct,nope"], "Unknown graph(s) nope"),
+        (["--dataset", str(tmp_path / "missing.jsonl"), "--graphs", "direct"], "not found"),
+        (["--dataset", str(dataset), "--graphs", "direct", "--types", "x"], "no question"),
+        (["--dataset", str(dataset), "--graphs", "direct", "--concurrency", "0"], "concurrency"),
+    ]
+    for argv, message in cases:
+        assert main(["bench", *argv, "--out", out]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_bench_cli_refuses_to_mix_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = write_dataset(tmp_path / "hotpotqa_tiny.jsonl")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "run.json").write_text(json.dumps({"model": "gemma3"}))
+    argv = ["bench", "--dataset", str(dataset), "--graphs", "direct", "--out", str(out)]
+    assert main(argv) == 2
+    assert "model='gemma3'" in capsys.readouterr().err
+
+
+def test_bench_command_is_explicit() -> None:
+    args = build_parser().parse_args(
+        ["bench", "--dataset", "my data.jsonl", "--graphs", "direct, sequential", "--out", "o"]
+    )
+    assert bench_command(args) == (
+        "langgraph-parallel bench --dataset 'my data.jsonl' --graphs direct,sequential --out o "
+        "--concurrency 1 --model smollm2 --max-turns 4 --top-k 3"
+    )
+
+
+def test_warmup_runs_each_pending_graph_once_unrecorded(tmp_path: Path) -> None:
+    run(tmp_path, {"a": FakeGraph()}, questions(2))
+    graph_a, graph_b = FakeGraph(), FakeGraph()
+    run(tmp_path, {"a": graph_a, "b": graph_b}, questions(2), warmup=True)
+    assert graph_a.asked == []  # nothing left to run, so no warm-up either
+    assert graph_b.asked == [WARMUP_QUESTION, "Question number 0?", "Question number 1?"]
+    assert WARMUP_QUESTION not in {r["question"] for r in load_results(tmp_path / "results.jsonl")}
