@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langgraph_parallel.errors import UserError
 
@@ -12,17 +12,10 @@ GraphName = Literal[
     "direct",
     "parallel-muse",
     "rollouts-majority",
-    "parallel-search-unconstrained",
-]
-GRAPH_NAMES: tuple[str, ...] = (
-    "parallel-search",
-    "sequential",
-    "direct",
-    "parallel-muse",
-    "rollouts-majority",
     # ParallelSearch without the engine's structured outputs: the ablation of constrained decoding
     "parallel-search-unconstrained",
-)
+]
+GRAPH_NAMES: tuple[str, ...] = get_args(GraphName)
 
 
 def build_graph(name: str, model: Any, search: Any, **options: Any) -> Any:

@@ -10,20 +10,12 @@ import sys
 import pytest
 
 from langgraph_parallel.cli import main
+from langgraph_parallel.state import COUNTER_KEYS
 
 pytestmark = pytest.mark.integration
 
 QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
-JSON_KEYS = {
-    "llm_calls",
-    "turns",
-    "sub_queries",
-    "prompt_tokens",
-    "cached_prompt_tokens",
-    "completion_tokens",
-    "wall_s",
-    "answer",
-}
+JSON_KEYS = {*COUNTER_KEYS, "wall_s", "answer"}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
