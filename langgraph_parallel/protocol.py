@@ -41,6 +41,10 @@ INVALID_ACTION_OBSERVATION = (
 )
 
 _ACTION_TAGS = ("search", "answer", "tool_call")
+# Bounds of the structured-output regex (see action_regex).
+_THINK_MAX_CHARS = 300
+_QUERY_MAX_CHARS = 120
+_ANSWER_MAX_CHARS = 80
 _TOOL_NAMES = ("search", "answer")
 
 
@@ -220,13 +224,15 @@ def format_observation(
 def action_regex(decompose: bool) -> str:
     """Build a regular expression for one valid step, for engines' structured output.
 
-    It uses only groups, classes, alternation and repeats (no lookarounds or backrefs), so Python
-    ``re`` and vLLM's regex backends (xgrammar, outlines, guidance) accept it. Think text has no
-    ``<``. A sub-query or answer starts with a non-space character and has no ``<`` or newline; a
-    sub-query has no ``#`` either. Lengths are left to the step's ``max_tokens``: bounded repeats
-    such as ``{0,400}`` made xgrammar compile for 7-15 s on a loaded 2-core machine (measured),
-    unbounded ones compile in under 1 s. The number of sub-queries is not limited here either:
-    :func:`cap_queries` reports the excess to the model.
+    It uses only groups, classes, alternation and bounded repeats (no lookarounds or backrefs), so
+    Python ``re`` and vLLM's regex backends (xgrammar, outlines, guidance) accept it. Think text
+    has no ``<`` and at most 300 characters; a sub-query (at most 120 characters) or an answer (at
+    most 80) starts with a non-space character and has no ``<`` or newline; a sub-query has no
+    ``#`` either. The bounds make a small model close its think and its action instead of
+    rambling until ``max_tokens`` cuts the step (an invalid step). Compiling this pattern takes
+    xgrammar 1-3 s on 2 cores, so :mod:`~langgraph_parallel.models.engine` raises vLLM's 5 s
+    regex-compilation guard. The number of sub-queries is not limited here: :func:`cap_queries`
+    reports the excess to the model.
 
     Args:
         decompose: Allow several sub-queries joined by ``##`` in one search (ParallelSearch);
@@ -236,10 +242,10 @@ def action_regex(decompose: bool) -> str:
         The pattern, meant for ``re.fullmatch`` on the step text.
 
     """
-    query = "[^ \\t\\r\\n<#][^<#\\n]*"
+    query = f"[^ \\t\\r\\n<#][^<#\\n]{{0,{_QUERY_MAX_CHARS - 1}}}"
     queries = f"{query}(## ?{query})*" if decompose else query
-    answer = "[^ \\t\\r\\n<][^<\\n]*"
-    think = "(<think>[^<]*</think>[ \\n]{0,2})?"
+    answer = f"[^ \\t\\r\\n<][^<\\n]{{0,{_ANSWER_MAX_CHARS - 1}}}"
+    think = f"(<think>[^<]{{0,{_THINK_MAX_CHARS}}}</think>[ \\n]{{0,2}})?"
     return f"{think}(<search> ?{queries}</search>|<answer> ?{answer}</answer>)"
 
 

@@ -23,6 +23,10 @@ from langgraph_parallel.errors import UserError
 # The engine core runs in this process: on a 2-core CPU a second busy process only competes for
 # cores, and an in-process core needs no `if __name__ == "__main__"` guard in user scripts.
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+# vLLM aborts a regex compilation after 5 s (a guard against hostile patterns). Our action regex
+# is fixed and compiles in 1-3 s, but a loaded 2-core machine pushed it past 5 s (measured), which
+# failed the first call of a run.
+os.environ.setdefault("VLLM_REGEX_COMPILATION_TIMEOUT_S", "120")
 
 CPU_ENGINE_DEFAULTS: dict[str, Any] = {
     "enforce_eager": True,  # ~40 s start instead of ~3 min of compilation

@@ -312,6 +312,9 @@ INVALID_BOTH = [
     "<search> a </search><answer> b </answer>",
     "<think> a < b </think><answer> c </answer>",
     "<think> x </think>\n\n\n<answer> c </answer>",
+    "<think> " + "x" * 301 + "</think><answer> c </answer>",
+    "<search> " + "x" * 121 + " </search>",
+    "<answer> " + "x" * 81 + " </answer>",
     " <answer> c </answer>",
 ]
 
