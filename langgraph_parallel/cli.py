@@ -56,6 +56,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     graph = build_graph(
         args.graph, model, _searcher(args.corpus), max_turns=args.max_turns, top_k=args.top_k
     )
+    _ = getattr(model, "worker", None)  # start the engine first: wall_s times the question only
     run = run_question(graph, question)
     if args.json:
         print(json.dumps(run.summary()))

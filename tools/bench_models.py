@@ -43,7 +43,7 @@ def main() -> None:
             sys.exit(code)
         results[model] = analyse(load_results(out / RESULTS_FILE))
         body = markdown(results[model], command).split("\n", 4)[4]  # drop its title and command
-        sections.append(f"## {model}\n\n{body}")
+        sections.append(f"## {model}\n\n" + body.replace("## ", "### "))
     Path(args.out, "models.json").write_text(json.dumps(results, indent=2) + "\n")
     Path(args.out, "models.md").write_text("\n".join(sections))
     print("\n".join(sections))
