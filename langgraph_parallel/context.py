@@ -1,7 +1,8 @@
 """Runtime configuration (``context_schema``) of the graphs.
 
 Factories take these values as keyword arguments and use them as defaults; a caller can override
-them per run with ``graph.invoke(inputs, context=SearchContext(max_turns=6))``.
+them per run with ``graph.invoke(inputs, context={"max_turns": 6})``; fields left out keep the
+graph's build-time values (see :func:`with_defaults`).
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def create_parallel_search_graph(
     Returns:
         A compiled graph. Input ``{"question": str}``; output ``answer``, ``stop_reason``,
         ``counters``, ``search_results`` and ``messages``. Per-run overrides:
-        ``invoke(..., context=SearchContext(...))``.
+        ``invoke(..., context={"max_turns": 6})`` (unset fields keep these arguments).
     """
     defaults = SearchContext(
         max_turns=max_turns,
