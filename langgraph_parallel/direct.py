@@ -21,6 +21,7 @@ from langgraph.runtime import Runtime
 from langgraph_parallel.context import PromptStyleOption
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.nodes.think import constrained_regex, prompt_style
 from langgraph_parallel.prompts import DIRECT_FEW_SHOT, DIRECT_INSTRUCTION
 from langgraph_parallel.protocol import parse_action, restore_stop_sequence
 from langgraph_parallel.state import (
@@ -108,9 +109,7 @@ class DirectNode:
 
     def style(self, context: DirectContext) -> Literal["chat", "raw"]:
         """Resolve ``context.prompt_style`` for the model (``auto`` asks the model)."""
-        if context.prompt_style != "auto":
-            return context.prompt_style
-        return "raw" if getattr(self.model, "style", None) == "raw" else "chat"
+        return prompt_style(self.model, context)  # type: ignore[arg-type]
 
     def __call__(
         self, state: ParallelSearchState, runtime: Runtime[DirectContext]
@@ -120,16 +119,9 @@ class DirectNode:
         style = self.style(context)
         prompt = HumanMessage(direct_prompt(state["question"], style, context.instruction))
         options: dict[str, Any] = {"stop": ["</answer>"], "max_tokens": context.max_tokens}
-        constrain = context.constrain
-        if constrain is None:
-            constrain = style == "raw" and hasattr(self.model, "regex")
-        if constrain:
-            if not hasattr(self.model, "regex"):
-                raise UserError(
-                    "constrain=True needs a model with structured outputs (ChatVLLM); "
-                    "set constrain=False for this model."
-                )
-            options["regex"] = _ANSWER_REGEX
+        regex = constrained_regex(self.model, style, context.constrain, _ANSWER_REGEX)
+        if regex:
+            options["regex"] = regex
         empty: dict[str, Any] = {"search_results": [], "counters": dict.fromkeys(COUNTER_KEYS, 0)}
         try:
             reply = self.model.invoke([prompt], **options)

@@ -34,6 +34,30 @@ def prompt_style(model: BaseChatModel, context: SearchContext) -> Literal["chat"
     return "raw" if style == "raw" else "chat"
 
 
+def constrained_regex(
+    model: BaseChatModel, style: Literal["chat", "raw"], constrain: bool | None, regex: str
+) -> str | None:
+    """Return ``regex`` when this step should use the engine's structured outputs, else ``None``.
+
+    ``constrain=None`` means on for models with a ``regex`` setting (``ChatVLLM``) in ``raw``
+    style. Shared by every node that constrains a step, so the rule lives in one place.
+
+    Raises:
+        UserError: ``constrain=True`` for a model without structured outputs.
+    """
+    supported = hasattr(model, "regex")
+    if constrain is None:
+        constrain = style == "raw" and supported
+    if not constrain:
+        return None
+    if not supported:
+        raise UserError(
+            "constrain=True needs a model with structured outputs (ChatVLLM); "
+            "set constrain=False for this model."
+        )
+    return regex
+
+
 def first_prompt(question: str, style: Literal["chat", "raw"], context: SearchContext) -> str:
     """Build the opening prompt of the agent for ``question``."""
     if style == "raw":
@@ -93,16 +117,12 @@ class ThinkNode:
 
     def _call_options(self, context: SearchContext) -> dict[str, Any]:
         options: dict[str, Any] = {"stop": list(STOP_SEQUENCES), "max_tokens": context.max_tokens}
-        constrain = context.constrain
-        if constrain is None:
-            constrain = prompt_style(self.model, context) == "raw" and hasattr(self.model, "regex")
-        if constrain:
-            if not hasattr(self.model, "regex"):
-                raise UserError(
-                    "constrain=True needs a model with structured outputs (ChatVLLM); "
-                    "set constrain=False for this model."
-                )
-            options["regex"] = action_regex(context.decompose)
+        style = prompt_style(self.model, context)
+        regex = constrained_regex(
+            self.model, style, context.constrain, action_regex(context.decompose)
+        )
+        if regex:
+            options["regex"] = regex
         return options
 
     @staticmethod
