@@ -16,6 +16,7 @@ from typing import Any
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.bench_cli import add_bench_parser
 from langgraph_parallel.registry import GRAPH_NAMES
+from langgraph_parallel.train.cli import add_train_parser
 
 
 def _quiet_engines() -> None:
@@ -26,13 +27,9 @@ def _quiet_engines() -> None:
 
 
 def _searcher(corpus: str | None) -> Any:
-    from langgraph_parallel.retrieval.faiss_index import CorpusIndex, default_index
+    from langgraph_parallel.retrieval.faiss_index import corpus_index
 
-    if corpus is None:
-        return default_index()
-    from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
-
-    return CorpusIndex.build(corpus, MiniLMEmbeddings())
+    return corpus_index(corpus)
 
 
 def _model(name: str) -> Any:
@@ -114,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--corpus", default=None)
     index.set_defaults(func=cmd_index)
     add_bench_parser(sub)
+    add_train_parser(sub)
     return parser
 
 

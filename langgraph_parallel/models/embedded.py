@@ -62,6 +62,8 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
 }
 
 DEFAULT_EMBEDDED = "smollm2"
+MODEL_CARD = "langgraph_parallel.json"
+"""File in a model folder that records how to prompt it (``{"prompt_style": "raw"}``)."""
 
 
 def _package_dir(spec: EmbeddedModel) -> Path:

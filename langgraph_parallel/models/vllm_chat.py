@@ -10,6 +10,7 @@ and cached prompt tokens (``input_token_details["cache_read"]``, read from the e
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +31,7 @@ from pydantic import Field, PrivateAttr
 
 from langgraph_parallel.models.embedded import (
     EMBEDDED_MODELS,
+    MODEL_CARD,
     embedded_model_dir,
     validate_model_dir,
 )
@@ -42,14 +44,28 @@ def resolve_model(model: str) -> tuple[str, Literal["chat", "raw"]]:
     """Turn a model argument into an engine path and its default prompt style.
 
     ``smollm2``/``gemma3`` name an embedded model (converted on first use); an existing or
-    path-like argument must be a model folder; anything else is passed to vLLM as a hub name.
+    path-like argument must be a model folder (``chat`` style unless its model card says
+    otherwise, see :func:`folder_prompt_style`); anything else is passed to vLLM as a hub name.
     """
     if model in EMBEDDED_MODELS:
         return str(embedded_model_dir(model)), EMBEDDED_MODELS[model].prompt_style
     path = Path(model).expanduser()
     if path.exists() or model.startswith((".", "/", "~")):
-        return str(validate_model_dir(path)), "chat"
+        folder = validate_model_dir(path)
+        return str(folder), folder_prompt_style(folder)
     return model, "chat"
+
+
+def folder_prompt_style(folder: Path) -> Literal["chat", "raw"]:
+    """Return the prompt style recorded in a model folder's card; ``chat`` without one.
+
+    ``langgraph-parallel train`` writes ``raw`` for models trained on few-shot rollouts.
+    """
+    card = folder / MODEL_CARD
+    if not card.is_file():
+        return "chat"
+    style = json.loads(card.read_text()).get("prompt_style")
+    return "raw" if style == "raw" else "chat"
 
 
 def _text(message: BaseMessage) -> str:

@@ -27,6 +27,7 @@ from langgraph_parallel.retrieval.documents import Passage
 
 __all__ = [
     "CorpusIndex",
+    "corpus_index",
     "default_index",
     "embed_passages",
     "embed_texts",
@@ -223,3 +224,12 @@ def default_index(limit: int | None = None) -> CorpusIndex:
                 bundled_corpus_path(), MiniLMEmbeddings(), limit=limit
             )
         return _DEFAULT[limit]
+
+
+def corpus_index(corpus: str | None = None) -> CorpusIndex:
+    """Index ``corpus`` (a ``.jsonl(.gz)`` file) with MiniLM, or the bundled one for ``None``."""
+    if corpus is None:
+        return default_index()
+    from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
+
+    return CorpusIndex.build(corpus, MiniLMEmbeddings())

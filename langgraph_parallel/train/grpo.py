@@ -1,0 +1,237 @@
+"""GRPO training of the ParallelSearch behaviour with TRL's ``GRPOTrainer`` on our own rollouts.
+
+``train(TrainConfig(...))`` draws questions, runs each ``group_size`` times through the
+ParallelSearch graph on the current policy (:class:`~langgraph_parallel.train.rollout.
+GraphRollout`), scores every rollout with the four-part reward of :mod:`langgraph_parallel.
+rewards` (one TRL reward function per component, summed with weight 1) and lets TRL take a
+policy-gradient step with group-normalised advantages. Retrieved tokens are masked out of the
+loss (``env_mask``). The result is a model folder that ``ask --model DIR`` and ``bench --model
+DIR`` load, plus ``metrics.jsonl`` and ``reward_curve.png``.
+
+The same command trains a larger model on a GPU: pass its folder as ``--model``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.eval.datasets import Question, load_questions
+from langgraph_parallel.models.embedded import MODEL_CARD
+from langgraph_parallel.prompts import few_shot_prompt
+from langgraph_parallel.rewards import COMPONENTS, RewardConfig, score_steps
+from langgraph_parallel.train.log import MetricsLog, plot_rewards
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainConfig:
+    """Settings of one GRPO run (CLI: ``langgraph-parallel train``).
+
+    Attributes:
+        dataset: Training questions (normalised ``.jsonl(.gz)``).
+        out: Output folder: ``model/``, ``metrics.jsonl``, ``reward_curve.png``, ``run.json``.
+        model: ``smollm2``/``gemma3`` (embedded) or a model folder.
+        steps: Optimizer steps.
+        questions_per_step: Distinct questions per step.
+        group_size: Rollouts per question (GRPO group; at least 2, 4+ recommended).
+        learning_rate: AdamW learning rate.
+        lora: Train LoRA adapters (rank 16) and merge them into the saved model.
+        beta: KL coefficient to the starting model (0 = no reference model).
+        temperature: Sampling temperature of the rollouts.
+        max_turns: Model steps per rollout.
+        max_tokens: Token limit of one step.
+        top_k: Documents per sub-query.
+        limit: Use this many questions of ``dataset`` (after shuffling with ``seed``).
+        exclude: A question file whose ids are held out (e.g. the evaluation sample).
+        corpus: Corpus for the closed-corpus search (default: the bundled HotpotQA index).
+        seed: Question shuffle and trainer seed.
+        reward: Reward coefficients.
+    """
+
+    dataset: str
+    out: str
+    model: str = "smollm2"
+    steps: int = 50
+    questions_per_step: int = 1
+    group_size: int = 4
+    learning_rate: float = 5e-6
+    lora: bool = False
+    beta: float = 0.0
+    temperature: float = 1.0
+    max_turns: int = 3
+    max_tokens: int = 96
+    top_k: int = 2
+    limit: int | None = None
+    exclude: str | None = None
+    corpus: str | None = None
+    seed: int = 0
+    reward: RewardConfig = field(default_factory=RewardConfig)
+
+    def __post_init__(self) -> None:
+        if self.group_size < 2:
+            raise UserError("--group-size must be at least 2: GRPO compares rollouts of a group.")
+        if self.steps < 1 or self.questions_per_step < 1:
+            raise UserError("--steps and --questions-per-step must be at least 1.")
+
+
+def training_questions(config: TrainConfig) -> list[Question]:
+    """Questions of ``config.dataset`` minus those in ``config.exclude``, shuffled and limited."""
+    held_out = {q.id for q in load_questions(config.exclude)} if config.exclude else set()
+    questions = [
+        q for q in load_questions(config.dataset, seed=config.seed) if q.id not in held_out
+    ]
+    questions = questions[: config.limit] if config.limit else questions
+    if not questions:
+        raise UserError(f"no training questions left in {config.dataset} after --exclude.")
+    return questions
+
+
+def reward_functions(config: RewardConfig) -> list[Callable[..., list[float]]]:
+    """One TRL reward function per component; ``outcome`` also logs what the rollouts did."""
+
+    def make(component: str) -> Callable[..., list[float]]:
+        def reward(
+            completions: list[Any],
+            steps: list[list[str]],
+            answers: list[list[str]],
+            question_class: list[str],
+            log_metric: Callable[[str, float], None] | None = None,
+            **_: Any,
+        ) -> list[float]:
+            scored = [
+                score_steps(s, a, c, config)
+                for s, a, c in zip(steps, answers, question_class, strict=True)
+            ]
+            if component == "outcome" and log_metric is not None:
+                for name, value in rollout_metrics(scored, question_class).items():
+                    log_metric(name, value)
+            return [float(getattr(r, component)) for r in scored]
+
+        reward.__name__ = component
+        return reward
+
+    return [make(c) for c in COMPONENTS]
+
+
+def rollout_metrics(scored: list[Any], classes: list[str]) -> dict[str, float]:
+    """EM, answered-with-valid-format rate, search rounds, decomposition rate by class."""
+    n = len(scored)
+    out = {
+        "rollout/em": sum(r.correct for r in scored) / n,
+        "rollout/valid_format": sum(r.valid_format for r in scored) / n,
+        "rollout/search_rounds": sum(r.searches for r in scored) / n,
+    }
+    for qclass in ("parallelizable", "sequential"):
+        rows = [r for r, c in zip(scored, classes, strict=True) if c == qclass]
+        if rows:
+            rate = sum(bool(r.decomposed) for r in rows) / len(rows)
+            out[f"rollout/decomposition_rate/{qclass}"] = rate
+    return out
+
+
+def train(config: TrainConfig, *, command: str = "") -> Path:
+    """Run GRPO and save the trained model; returns the model folder.
+
+    Raises:
+        UserError: The ``train`` extra is missing, or the settings cannot work.
+    """
+    try:
+        import torch
+        from datasets import Dataset
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from trl import GRPOConfig, GRPOTrainer
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise UserError(
+            f"training needs the train extra: pip install 'langgraph-parallel[train]' ({exc})"
+        ) from exc
+    from langgraph_parallel.retrieval.faiss_index import corpus_index
+    from langgraph_parallel.train.rollout import GraphRollout
+
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    questions = training_questions(config)
+    prompts = {few_shot_prompt(q.question, True): q.question for q in questions}
+    dataset = Dataset.from_list(
+        [
+            {
+                "prompt": few_shot_prompt(q.question, True),
+                "answers": list(q.answers),
+                "question_class": q.question_class,
+            }
+            for q in questions
+        ]
+    )
+    path = model_folder(config.model)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    args = GRPOConfig(
+        output_dir=str(out / "trainer"),
+        max_steps=config.steps,
+        per_device_train_batch_size=config.questions_per_step * config.group_size,
+        num_generations=config.group_size,
+        learning_rate=config.learning_rate,
+        beta=config.beta,
+        temperature=config.temperature,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        seed=config.seed,
+        use_cpu=not torch.cuda.is_available(),
+        bf16=False,
+    )
+    run = {"command": command, "config": asdict(config), "questions": len(questions)}
+    (out / "run.json").write_text(json.dumps(run, indent=2, default=str) + "\n")
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=list[Any](reward_functions(config.reward)),
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        rollout_func=GraphRollout(
+            prompts,
+            corpus_index(config.corpus),
+            max_turns=config.max_turns,
+            max_tokens=config.max_tokens,
+            top_k=config.top_k,
+        ),
+        peft_config=_lora() if config.lora else None,
+        callbacks=[MetricsLog(out / "metrics.jsonl")],
+    )
+    trainer.train()
+    saved = save_model(trainer.model, tokenizer, out / "model", base=config.model)
+    plot_rewards(out / "metrics.jsonl", out / "reward_curve.png")
+    return saved
+
+
+def model_folder(model: str) -> Path:
+    """Folder of an embedded model (converted on first use) or a given model folder."""
+    from langgraph_parallel.models.embedded import (
+        EMBEDDED_MODELS,
+        embedded_model_dir,
+        validate_model_dir,
+    )
+
+    if model in EMBEDDED_MODELS:
+        return embedded_model_dir(model)
+    return validate_model_dir(Path(model).expanduser())
+
+
+def save_model(model: Any, tokenizer: Any, folder: Path, *, base: str) -> Path:
+    """Save weights (LoRA merged in) and tokenizer, plus the card recording the prompt style."""
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    model.save_pretrained(str(folder), safe_serialization=True)
+    tokenizer.save_pretrained(str(folder))
+    card = {"prompt_style": "raw", "trained_from": base, "method": "GRPO (ParallelSearch reward)"}
+    (folder / MODEL_CARD).write_text(json.dumps(card, indent=2) + "\n")
+    return folder
+
+
+def _lora() -> Any:
+    from peft import LoraConfig
+
+    return LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM")

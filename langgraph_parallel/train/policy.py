@@ -1,0 +1,168 @@
+"""``PolicyChatModel``: the policy being trained, as a LangChain chat model for our graphs.
+
+GRPO needs rollouts from the *current* weights, so the agent graph runs on the trainer's own
+``transformers`` model. The graph calls the model from several threads at once (one per rollout
+of a group); :class:`_Batcher` gathers those calls into one left-padded ``generate`` so the group
+decodes together, the way the vLLM engine batches concurrent branches.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, PrivateAttr
+
+from langgraph_parallel.protocol import STOP_SEQUENCES
+
+
+def cut_at_stop(text: str, stop: list[str]) -> str:
+    """Keep ``text`` up to and including its first stop sequence (as vLLM does)."""
+    ends = [text.find(s) + len(s) for s in stop if s in text]
+    return text[: min(ends)] if ends else text
+
+
+class _Batcher:
+    """Collect concurrent generation requests and run them as one batch.
+
+    A request waits at most ``window`` seconds for company; a batch starts at once when
+    ``expected`` requests are waiting.
+    """
+
+    def __init__(self, run: Any, window: float = 0.05) -> None:
+        self._run = run
+        self._window = window
+        self._pending: list[tuple[str, dict[str, Any], Future[Any]]] = []
+        self._cond = threading.Condition()
+        self._busy = False
+        self.expected = 1
+
+    def submit(self, prompt: str, options: dict[str, Any]) -> Any:
+        future: Future[Any] = Future()
+        with self._cond:
+            self._pending.append((prompt, options, future))
+            self._cond.notify_all()
+        self._drive()
+        return future.result()
+
+    def _drive(self) -> None:
+        # Whichever caller finds the batcher idle becomes the leader and runs the batch;
+        # the others wait for their futures.
+        with self._cond:
+            if self._busy:
+                return
+            self._busy = True
+            self._cond.wait_for(lambda: len(self._pending) >= self.expected, self._window)
+            batch, self._pending = self._pending, []
+        try:
+            groups: dict[str, list[tuple[str, dict[str, Any], Future[Any]]]] = {}
+            for item in batch:
+                groups.setdefault(repr(sorted(item[1].items())), []).append(item)
+            for items in groups.values():
+                try:
+                    outputs = self._run([p for p, _, _ in items], items[0][1])
+                except Exception as exc:  # every caller of the batch sees the failure
+                    for _, _, future in items:
+                        future.set_exception(exc)
+                    continue
+                for (_, _, future), output in zip(items, outputs, strict=True):
+                    future.set_result(output)
+        finally:
+            with self._cond:
+                self._busy = False
+                again = bool(self._pending)
+            if again:
+                self._drive()
+
+
+class PolicyChatModel(BaseChatModel):
+    """A ``transformers`` causal LM as a raw-completion chat model (``style == "raw"``).
+
+    Message contents are concatenated into one document the model continues, exactly like
+    ``ChatVLLM`` in raw style, so the agent graph builds the same prompts in training and at
+    inference. Sampling uses ``temperature``/``top_p``; generation stops after a stop sequence.
+
+    Attributes:
+        policy: The ``PreTrainedModel`` (the trainer's model, updated in place between steps).
+        tokenizer: Its tokenizer.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    policy: Any
+    tokenizer: Any
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_tokens: int = 128
+    style: str = "raw"
+    _batcher: _Batcher = PrivateAttr()
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Create the request batcher (pydantic hook)."""
+        self._batcher = _Batcher(self._generate_batch)
+
+    @property
+    def _llm_type(self) -> str:
+        return "transformers-policy"
+
+    def expect(self, n: int) -> None:
+        """Tell the batcher how many concurrent calls to wait for (the rollouts in flight)."""
+        self._batcher.expected = max(1, n)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        prompt = "".join(str(m.content) for m in messages)
+        options = {
+            "stop": tuple(stop or STOP_SEQUENCES),
+            "max_tokens": int(kwargs.get("max_tokens", self.max_tokens)),
+        }
+        text, prompt_tokens, new_tokens = self._batcher.submit(prompt, options)
+        usage = UsageMetadata(
+            input_tokens=prompt_tokens,
+            output_tokens=new_tokens,
+            total_tokens=prompt_tokens + new_tokens,
+        )
+        message = AIMessage(content=text, usage_metadata=usage)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate_batch(
+        self, prompts: list[str], options: dict[str, Any]
+    ) -> list[tuple[str, int, int]]:
+        import torch
+
+        tok = self.tokenizer
+        tok.padding_side = "left"
+        pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        batch = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        stop = list(options["stop"])
+        with torch.no_grad():
+            out = self.policy.generate(
+                **batch,
+                do_sample=self.temperature > 0,
+                temperature=self.temperature if self.temperature > 0 else None,
+                top_p=self.top_p,
+                max_new_tokens=options["max_tokens"],
+                stop_strings=stop,
+                tokenizer=tok,
+                pad_token_id=pad_id,
+            )
+        width = batch["input_ids"].shape[1]
+        results = []
+        for row, mask in zip(out, batch["attention_mask"], strict=True):
+            new = [int(t) for t in row[width:].tolist()]
+            while new and new[-1] == pad_id:
+                new.pop()
+            text = cut_at_stop(tok.decode(new, skip_special_tokens=True), stop)
+            results.append((text, int(mask.sum()), len(new)))
+        return results

@@ -1,0 +1,115 @@
+"""The GRPO rollout function: run our ParallelSearch graph on the policy and hand TRL the tokens.
+
+For every prompt TRL passes (each question repeated ``num_generations`` times), the agent graph
+runs its multi-turn loop on :class:`~langgraph_parallel.train.policy.PolicyChatModel`. The
+completion TRL trains on is the transcript after the prompt: model steps and ``<information>``
+observations in order. ``env_mask`` is 1 on the model's tokens and 0 on every token the
+environment wrote (observations, the invalid-action note), so retrieved text carries no loss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+
+from langgraph_parallel.graphs import create_parallel_search_graph
+from langgraph_parallel.train.policy import PolicyChatModel
+
+
+def completion_tokens(
+    messages: Sequence[BaseMessage], tokenizer: Any
+) -> tuple[list[int], list[int], list[str]]:
+    """Tokenize a finished transcript (first message = prompt) into ids, env mask and steps.
+
+    Returns:
+        ``(completion_ids, env_mask, steps)``: ids of everything after the prompt, 1 where the
+        model wrote the token and 0 where the environment did, and the model steps' texts.
+    """
+    ids: list[int] = []
+    mask: list[int] = []
+    steps: list[str] = []
+    for message in messages[1:]:
+        text = str(message.content)
+        piece = tokenizer.encode(text, add_special_tokens=False)
+        ids.extend(piece)
+        by_model = message.type == "ai"
+        mask.extend([int(by_model)] * len(piece))
+        if by_model:
+            steps.append(text)
+    return ids, mask, steps
+
+
+class GraphRollout:
+    """TRL ``rollout_func``: ``rollout(prompts, trainer) -> {prompt_ids, completion_ids, ...}``.
+
+    Args:
+        questions: Prompt text -> question, for the dataset's prompts (TRL passes only the
+            prompts to a rollout function).
+        search: The searcher the graph uses.
+        max_turns: Model steps per rollout.
+        max_tokens: Token limit of one step.
+        top_k: Documents per sub-query.
+    """
+
+    def __init__(
+        self,
+        questions: Mapping[str, str],
+        search: Any,
+        *,
+        max_turns: int = 3,
+        max_tokens: int = 96,
+        top_k: int = 2,
+    ) -> None:
+        self.questions = questions
+        self.search = search
+        self.max_turns = max_turns
+        self.max_tokens = max_tokens
+        self.top_k = top_k
+
+    def policy_model(self, trainer: Any) -> BaseChatModel:
+        """Wrap the trainer's current model as a chat model at the trainer's temperature."""
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        return PolicyChatModel(
+            policy=model,
+            tokenizer=trainer.processing_class,
+            temperature=float(trainer.args.temperature),
+            top_p=float(trainer.args.top_p),
+            max_tokens=self.max_tokens,
+        )
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        """Run one rollout per prompt and return TRL's fields plus reward inputs."""
+        chat = self.policy_model(trainer)
+        if isinstance(chat, PolicyChatModel):
+            chat.expect(len(prompts))  # the whole group decodes as one batch
+        graph = create_parallel_search_graph(
+            chat,
+            self.search,
+            max_turns=self.max_turns,
+            max_tokens=self.max_tokens,
+            top_k=self.top_k,
+            prompt_style="raw",
+            constrain=False,
+        )
+        tokenizer = trainer.processing_class
+        inputs = [{"question": self.questions[str(p)]} for p in prompts]
+        states = graph.batch(inputs, config={"max_concurrency": len(inputs)})
+        out: dict[str, list[Any]] = {
+            k: [] for k in ("prompt_ids", "completion_ids", "env_mask", "steps")
+        }
+        for state in states:
+            messages = state["messages"]
+            ids, mask, steps = completion_tokens(messages, tokenizer)
+            if not ids:  # a failed first call: one EOS keeps the row trainable and visible
+                ids, mask = [tokenizer.eos_token_id], [0]
+            prompt_ids = tokenizer.encode(str(messages[0].content), add_special_tokens=False)
+            out["prompt_ids"].append(prompt_ids)
+            out["completion_ids"].append(ids)
+            out["env_mask"].append(mask)
+            out["steps"].append(steps)
+        # TRL needs the key; None = no importance-sampling correction, which is right because
+        # these tokens were sampled from the very weights the loss is computed with.
+        return {**out, "logprobs": None}

@@ -1,0 +1,172 @@
+"""GRPO pieces without a trainer: token masking, the rollout function, reward logging, batching."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.embedded import MODEL_CARD
+from langgraph_parallel.models.vllm_chat import folder_prompt_style
+from langgraph_parallel.prompts import few_shot_prompt
+from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION
+from langgraph_parallel.train.grpo import TrainConfig, reward_functions
+from langgraph_parallel.train.policy import _Batcher, cut_at_stop
+from langgraph_parallel.train.rollout import GraphRollout, completion_tokens
+from tests.fakes import CountingSearcher
+
+
+class CharTokenizer:
+    """One token per character, so token positions equal character positions."""
+
+    eos_token_id = 0
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return [ord(c) for c in text]
+
+
+class TwoStepModel(BaseChatModel):
+    """Searches two sub-queries on its first step, answers on the second."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "two-step"
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **_: Any
+    ) -> ChatResult:
+        done = any(isinstance(m, AIMessage) for m in messages)
+        text = (
+            "<think>found it</think>\n<answer> Paris </answer>"
+            if done
+            else "<think>two</think>\n<search> capital of France ## capital of Spain </search>"
+        )
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+def test_environment_tokens_have_zero_loss_weight() -> None:
+    step1 = "<think>a</think><search> q </search>"
+    observation = "\n\n<information>[q]\nDoc 1(Title: T) text</information>\n\n"
+    step2 = "bad step"
+    step3 = "<think>b</think><answer> x </answer>"
+    messages = [
+        HumanMessage("PROMPT"),
+        AIMessage(step1),
+        HumanMessage(observation),
+        AIMessage(step2),
+        HumanMessage(INVALID_ACTION_OBSERVATION),
+        AIMessage(step3),
+    ]
+    ids, mask, steps = completion_tokens(messages, CharTokenizer())
+    text = "".join(chr(i) for i in ids)
+    assert text == step1 + observation + step2 + INVALID_ACTION_OBSERVATION + step3
+    assert steps == [step1, step2, step3]
+    model_chars = "".join(c for c, m in zip(text, mask, strict=True) if m)
+    env_chars = "".join(c for c, m in zip(text, mask, strict=True) if not m)
+    assert model_chars == step1 + step2 + step3
+    assert env_chars == observation + INVALID_ACTION_OBSERVATION
+
+
+def test_graph_rollout_returns_what_trl_needs() -> None:
+    questions = ["What is the capital of France?", "Which is bigger, Paris or Madrid?"]
+    prompts = {few_shot_prompt(q, True): q for q in questions}
+    searcher = CountingSearcher()
+    rollout = GraphRollout(prompts, searcher, max_turns=3, top_k=1)
+    rollout.policy_model = lambda trainer: TwoStepModel()  # type: ignore[method-assign]
+    trainer = SimpleNamespace(processing_class=CharTokenizer())
+    batch = [p for p in prompts for _ in range(2)]  # TRL repeats each prompt per generation
+
+    out = rollout(batch, trainer)
+
+    assert out["logprobs"] is None
+    assert len(out["prompt_ids"]) == len(out["completion_ids"]) == len(out["env_mask"]) == 4
+    for prompt, prompt_ids, ids, mask, steps in zip(
+        batch, out["prompt_ids"], out["completion_ids"], out["env_mask"], out["steps"], strict=True
+    ):
+        # The prompt TRL sees is exactly the graph's first prompt; the completion follows it.
+        assert "".join(chr(i) for i in prompt_ids) == prompt
+        assert len(ids) == len(mask)
+        assert len(steps) == 2 and "##" in steps[0]
+        assert sum(mask) == sum(len(s) for s in steps)
+        completion = "".join(chr(i) for i in ids)
+        assert "<information>" in completion and "[capital of Spain]" in completion
+    assert len(searcher.queries) == 8  # 4 rollouts x 2 sub-queries, searched by the fan-out
+
+
+def test_reward_functions_score_and_log() -> None:
+    functions = reward_functions(TrainConfig(dataset="x", out="y").reward)
+    assert [f.__name__ for f in functions] == ["outcome", "decomposition", "search_count", "format"]
+    steps = [
+        ["<think>t</think><search> a ## b </search>", "<think>t</think><answer> Paris </answer>"],
+        ["<think>t</think><search> a </search>", "<think>t</think><answer> Rome </answer>"],
+    ]
+    logged: dict[str, float] = {}
+    kwargs = {
+        "completions": ["", ""],
+        "steps": steps,
+        "answers": [["Paris"], ["Paris"]],
+        "question_class": ["parallelizable", "sequential"],
+    }
+    outcome = functions[0](**kwargs, log_metric=logged.__setitem__)
+    assert outcome == [1.0, 0.1]
+    assert functions[1](**kwargs) == pytest.approx([0.15, 0.05])
+    assert logged["rollout/decomposition_rate/parallelizable"] == 1.0
+    assert logged["rollout/decomposition_rate/sequential"] == 0.0
+    assert logged["rollout/em"] == 0.5 and logged["rollout/search_rounds"] == 1.0
+
+
+def test_batcher_runs_concurrent_calls_as_one_batch() -> None:
+    sizes: list[int] = []
+
+    def run(prompts: list[str], options: dict[str, Any]) -> list[str]:
+        sizes.append(len(prompts))
+        return [p.upper() for p in prompts]
+
+    batcher = _Batcher(run, window=5.0)
+    batcher.expected = 4
+    results: dict[str, str] = {}
+    threads = [
+        threading.Thread(target=lambda p=p: results.update({p: batcher.submit(p, {"k": 1})}))
+        for p in "abcd"
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert results == {"a": "A", "b": "B", "c": "C", "d": "D"}
+    assert sizes == [4]
+
+
+def test_batcher_reports_a_failure_to_every_caller() -> None:
+    def run(prompts: list[str], options: dict[str, Any]) -> list[str]:
+        raise RuntimeError("context too long")
+
+    with pytest.raises(RuntimeError, match="context too long"):
+        _Batcher(run, window=0.0).submit("a", {})
+
+
+def test_cut_at_stop_keeps_the_first_stop_sequence() -> None:
+    stops = ["</search>", "</answer>"]
+    assert cut_at_stop("<search> a </search> more <answer>", stops) == "<search> a </search>"
+    assert cut_at_stop("no stop here", stops) == "no stop here"
+
+
+def test_trained_model_card_sets_the_prompt_style(tmp_path: Path) -> None:
+    assert folder_prompt_style(tmp_path) == "chat"
+    (tmp_path / MODEL_CARD).write_text(json.dumps({"prompt_style": "raw"}))
+    assert folder_prompt_style(tmp_path) == "raw"
+
+
+def test_train_config_rejects_settings_that_cannot_work() -> None:
+    with pytest.raises(UserError, match="group-size"):
+        TrainConfig(dataset="d", out="o", group_size=1)
+    with pytest.raises(UserError, match="steps"):
+        TrainConfig(dataset="d", out="o", steps=0)
