@@ -17,10 +17,17 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
 
 from langgraph_parallel.context import PromptStyleOption
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.nodes.faults import (
+    DEFAULT_RETRY_POLICY,
+    clean_text,
+    describe_error,
+    retry_now,
+)
 from langgraph_parallel.nodes.think import constrained_regex, prompt_style
 from langgraph_parallel.prompts import DIRECT_FEW_SHOT, DIRECT_INSTRUCTION
 from langgraph_parallel.protocol import parse_action, restore_stop_sequence
@@ -34,7 +41,16 @@ from langgraph_parallel.state import (
 __all__ = ["DIRECT_OPTIONS", "DirectContext", "DirectNode", "create_direct_graph", "direct_prompt"]
 
 DIRECT_OPTIONS = frozenset(
-    {"prompt_style", "constrain", "instruction", "max_tokens", "checkpointer", "store", "name"}
+    {
+        "prompt_style",
+        "constrain",
+        "instruction",
+        "max_tokens",
+        "retry_policy",
+        "checkpointer",
+        "store",
+        "name",
+    }
 )
 """Keyword options :func:`create_direct_graph` takes (the registry drops search-loop options)."""
 
@@ -96,16 +112,21 @@ class DirectNode:
 
     A reply without a complete ``<answer>`` element ends the run with ``answer=None`` and a
     ``no_answer: ...`` stop reason. A failing model call is reported as ``model_error: ...``
-    (one failed question must not end a benchmark), except :class:`UserError`, a set-up problem.
+    (one failed question must not end a benchmark), except :class:`UserError`, a set-up problem;
+    transient errors first get the attempts of ``retry``.
 
     Args:
         model: Any LangChain chat model.
         defaults: Settings used when the run passes no :class:`DirectContext`.
+        retry: The retry policy the node is added with.
     """
 
-    def __init__(self, model: BaseChatModel, defaults: DirectContext) -> None:
+    def __init__(
+        self, model: BaseChatModel, defaults: DirectContext, retry: RetryPolicy | None = None
+    ) -> None:
         self.model = model
         self.defaults = defaults
+        self.retry = retry
 
     def style(self, context: DirectContext) -> Literal["chat", "raw"]:
         """Resolve ``context.prompt_style`` for the model (``auto`` asks the model)."""
@@ -117,7 +138,8 @@ class DirectNode:
         """Answer the question in one call."""
         context = runtime.context if isinstance(runtime.context, DirectContext) else self.defaults
         style = self.style(context)
-        prompt = HumanMessage(direct_prompt(state["question"], style, context.instruction))
+        question = clean_text(state["question"])
+        prompt = HumanMessage(direct_prompt(question, style, context.instruction))
         options: dict[str, Any] = {"stop": ["</answer>"], "max_tokens": context.max_tokens}
         regex = constrained_regex(self.model, style, context.constrain, _ANSWER_REGEX)
         if regex:
@@ -128,9 +150,12 @@ class DirectNode:
         except UserError:
             raise
         except Exception as exc:  # reported per question; see class docstring
-            reason = f"model_error: {type(exc).__name__}: {exc}"
+            if retry_now(exc, runtime, self.retry):
+                raise
+            reason = f"model_error: {describe_error(exc)}"
             return {**empty, "messages": [prompt], "answer": None, "stop_reason": reason}
-        text = restore_stop_sequence(reply.text, (reply.response_metadata or {}).get("stop_reason"))
+        stop_reason = (reply.response_metadata or {}).get("stop_reason")
+        text = clean_text(restore_stop_sequence(str(reply.text), stop_reason))
         action = parse_action(text)
         counters = {**empty["counters"], "llm_calls": 1, **usage_counters(reply)}
         update = {**empty, "messages": [prompt, AIMessage(content=text)], "counters": counters}
@@ -147,6 +172,7 @@ def create_direct_graph(
     constrain: bool | None = None,
     instruction: str | None = None,
     max_tokens: int = 64,
+    retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
     checkpointer: Any = None,
     store: Any = None,
     name: str = "direct",
@@ -159,6 +185,7 @@ def create_direct_graph(
         constrain: Constrain the reply to one ``<answer>`` element (``None``: automatic).
         instruction: Chat-style template with a ``{question}`` placeholder.
         max_tokens: Token limit of the reply.
+        retry_policy: Retries of transient model errors (``None``: none).
         checkpointer: Passed to ``compile``.
         store: Passed to ``compile``.
         name: Graph name.
@@ -180,7 +207,8 @@ def create_direct_graph(
         input_schema=ParallelSearchInput,
         output_schema=ParallelSearchOutput,
     )
-    builder.add_node("answer", DirectNode(model, defaults))
+    node = DirectNode(model, defaults, retry=retry_policy)
+    builder.add_node("answer", node, retry_policy=retry_policy)
     builder.add_edge(START, "answer")
     builder.add_edge("answer", END)
     return builder.compile(checkpointer=checkpointer, store=store, name=name)

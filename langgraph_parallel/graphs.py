@@ -7,11 +7,13 @@ from typing import Any, cast
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import RetryPolicy
 
 from langgraph_parallel.context import PromptStyleOption, SearchContext, with_defaults
 from langgraph_parallel.nodes.fan_out import FanOutNode, ObserveNode, dispatch
+from langgraph_parallel.nodes.faults import DEFAULT_RETRY_POLICY
 from langgraph_parallel.nodes.search import SearchNode
-from langgraph_parallel.nodes.think import ThinkNode, answer_node
+from langgraph_parallel.nodes.think import ThinkNode, answer_node, recursion_limit_for
 from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES
 from langgraph_parallel.retrieval.search import as_searcher
 from langgraph_parallel.state import (
@@ -29,12 +31,15 @@ def _add_fan_out(
     context: SearchContext,
     *,
     as_message: bool,
+    retry: RetryPolicy | None,
 ) -> None:
     """Add ``fan_out -> search (one Send per sub-query) -> observe`` to ``builder``."""
-    node = SearchNode(as_searcher(search), top_k=context.top_k, timeout=context.search_timeout)
+    node = SearchNode(
+        as_searcher(search), top_k=context.top_k, timeout=context.search_timeout, retry=retry
+    )
     builder.add_node("fan_out", FanOutNode(context.max_parallel_queries))
     # The Send payload (SubQuery) is not the graph state, which the overloads cannot express.
-    builder.add_node("search", cast(Any, node), input_schema=SubQuery)
+    builder.add_node("search", cast(Any, node), input_schema=SubQuery, retry_policy=retry)
     builder.add_node("observe", ObserveNode(context.max_parallel_queries, as_message=as_message))
     builder.add_conditional_edges("fan_out", dispatch, ["search"])
     builder.add_edge("search", "observe")
@@ -52,6 +57,7 @@ def create_parallel_search_graph(
     constrain: bool | None = None,
     max_tokens: int = 256,
     search_timeout: float = 60.0,
+    retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
     checkpointer: Any = None,
     store: Any = None,
     name: str | None = None,
@@ -75,6 +81,8 @@ def create_parallel_search_graph(
             ``raw`` style).
         max_tokens: Token limit of one step.
         search_timeout: Seconds before one sub-query search is reported as failed.
+        retry_policy: LangGraph retry policy of the ``think`` and ``search`` nodes; transient
+            errors only (see :mod:`~langgraph_parallel.nodes.faults`). ``None``: no retries.
         checkpointer: Passed to ``compile``.
         store: Passed to ``compile``.
         name: Graph name (default ``parallel_search`` or ``sequential_search``).
@@ -83,6 +91,12 @@ def create_parallel_search_graph(
         A compiled graph. Input ``{"question": str}``; output ``answer``, ``stop_reason``,
         ``counters``, ``search_results`` and ``messages``. Per-run overrides:
         ``invoke(..., context={"max_turns": 6})`` (unset fields keep these arguments).
+
+        Its ``recursion_limit`` defaults to one that fits ``max_turns`` turns (about four
+        super-steps each). A run given a smaller limit, or a larger ``max_turns`` in its
+        context, or started through ``batch`` or a chain (which pass LangChain's default of 25),
+        ends with ``stop_reason`` ``recursion_limit: ...`` when no step is left for another
+        turn, never with ``GraphRecursionError``.
     """
     defaults = SearchContext(
         max_turns=max_turns,
@@ -100,14 +114,17 @@ def create_parallel_search_graph(
         input_schema=ParallelSearchInput,
         output_schema=ParallelSearchOutput,
     )
-    builder.add_node("think", ThinkNode(model, defaults))
-    _add_fan_out(builder, search, defaults, as_message=True)
+    think = ThinkNode(model, defaults, retry=retry_policy)
+    builder.add_node("think", think, retry_policy=retry_policy)
+    _add_fan_out(builder, search, defaults, as_message=True, retry=retry_policy)
     builder.add_node("answer", answer_node)
     builder.add_edge(START, "think")
     builder.add_edge("observe", "think")
     builder.add_edge("answer", END)
     default_name = "parallel_search" if decompose else "sequential_search"
-    return builder.compile(checkpointer=checkpointer, store=store, name=name or default_name)
+    graph = builder.compile(checkpointer=checkpointer, store=store, name=name or default_name)
+    # A config passed to invoke/stream overrides this limit; it only replaces the default.
+    return graph.with_config(recursion_limit=recursion_limit_for(max_turns))
 
 
 def create_fan_out_search_graph(
@@ -116,18 +133,20 @@ def create_fan_out_search_graph(
     max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
     top_k: int = 3,
     search_timeout: float = 60.0,
+    retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
     name: str = "fan_out_search",
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build the fan-out search step alone: ``{"queries": [...]}`` in, ``observation`` out.
 
     Add it as a node of your own graph (its state keys ``queries``, ``observation`` and
     ``search_results`` are shared with the parent state), or see :func:`add_parallel_search`.
+    ``retry_policy`` retries transient search errors (as in :func:`create_parallel_search_graph`).
     """
     context = SearchContext(
         max_parallel_queries=max_parallel_queries, top_k=top_k, search_timeout=search_timeout
     )
     builder = StateGraph(FanOutState)
-    _add_fan_out(builder, search, context, as_message=False)
+    _add_fan_out(builder, search, context, as_message=False, retry=retry_policy)
     builder.add_edge(START, "fan_out")
     builder.add_edge("observe", END)
     return builder.compile(name=name)
@@ -141,6 +160,7 @@ def add_parallel_search(
     max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
     top_k: int = 3,
     search_timeout: float = 60.0,
+    retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
 ) -> str:
     """Add a fan-out search step to an existing graph builder as one node.
 
@@ -158,6 +178,7 @@ def add_parallel_search(
             max_parallel_queries=max_parallel_queries,
             top_k=top_k,
             search_timeout=search_timeout,
+            retry_policy=retry_policy,
             name=name,
         ),
     )

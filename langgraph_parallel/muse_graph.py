@@ -12,82 +12,38 @@ Budget and rounds: :mod:`~langgraph_parallel.nodes.router`; scores and branch po
 from __future__ import annotations
 
 import dataclasses
-import operator
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, TypeVar, cast
+from collections.abc import Mapping
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from typing_extensions import NotRequired, TypedDict
+from langgraph.types import RetryPolicy
 
 from langgraph_parallel.context import with_defaults
+from langgraph_parallel.nodes.faults import DEFAULT_RETRY_POLICY, RetryingSearcher
+from langgraph_parallel.nodes.muse_state import MuseInput, MuseOutput, MuseState, merge_by_index
 from langgraph_parallel.nodes.reduce import AggregateNode, Report, ReportNode, ReportTask
 from langgraph_parallel.nodes.rollout import Branch, Join, MuseContext, RolloutNode, Trajectory
 from langgraph_parallel.nodes.router import RouterNode
 from langgraph_parallel.nodes.search import SearchNode
+from langgraph_parallel.nodes.think import MIN_RECURSION_LIMIT
 from langgraph_parallel.retrieval.search import as_searcher
-from langgraph_parallel.state import add_counters
-from langgraph_parallel.uncertainty import BranchPoint, Mode, Region
+from langgraph_parallel.uncertainty import Mode, Region
 
 __all__ = ["AggregateNode", "Branch", "MuseContext", "MuseInput", "MuseOutput", "MuseState",
            "Report", "ReportNode", "RolloutNode", "RouterNode", "Trajectory",
-           "create_parallel_muse_graph", "create_rollouts_graph", "merge_by_index"]  # fmt: skip
+           "create_parallel_muse_graph", "create_rollouts_graph", "merge_by_index",
+           "muse_recursion_limit"]  # fmt: skip
 
-_Item = TypeVar("_Item", bound=Mapping[str, Any])
 
+def muse_recursion_limit(rounds: int) -> int:
+    """Return a default ``recursion_limit`` with room for ``rounds`` branching rounds.
 
-def merge_by_index(left: Sequence[_Item] | None, right: Sequence[_Item] | None) -> list[_Item]:
-    """Join items written by parallel branches, ordered by their ``index``.
-
-    A later write for the same index replaces the earlier one, so a retried branch cannot
-    duplicate its trajectory or report.
+    The router and one ``rollout`` step per round, plus the initial rollouts, ``report`` and
+    ``aggregate``: ``2 * rounds + 5`` super-steps, with slack and the same floor as ParallelSearch.
     """
-    merged: dict[int, _Item] = {}
-    for item in [*(left or []), *(right or [])]:
-        merged[int(item["index"])] = item
-    return [merged[key] for key in sorted(merged)]
-
-
-class MuseInput(TypedDict):
-    """Input of the ParallelMuse graphs."""
-
-    question: str
-
-
-class MuseOutput(TypedDict):
-    """What a caller reads.
-
-    ``counters`` sums the agent counters (``llm_calls``, ``turns``, ``sub_queries``, token
-    counts) over all trajectories, plus ``report_*`` / ``aggregate_*`` counters of the reduction
-    calls. ``trajectories`` and ``reports`` are ordered by trajectory index, ``branch_points`` by
-    pick order; ``aggregation`` says how the answer was picked (join, method, votes, excluded,
-    fallback). ``answer`` is ``None`` with ``stop_reason`` ``no_answer: ...`` if none answered.
-    """
-
-    question: str
-    answer: str | None
-    stop_reason: str
-    counters: dict[str, int]
-    trajectories: list[Trajectory]
-    reports: list[Report]
-    branch_points: list[BranchPoint]
-    aggregation: dict[str, Any]
-
-
-class MuseState(TypedDict):
-    """Full graph state; every key parallel branches write has a deterministic reducer."""
-
-    question: str
-    trajectories: NotRequired[Annotated[list[Trajectory], merge_by_index]]
-    reports: NotRequired[Annotated[list[Report], merge_by_index]]
-    counters: NotRequired[Annotated[dict[str, int], add_counters]]
-    branch_points: NotRequired[Annotated[list[BranchPoint], operator.add]]
-    dispatched: NotRequired[int]
-    round: NotRequired[int]
-    answer: NotRequired[str | None]
-    stop_reason: NotRequired[str]
-    aggregation: NotRequired[dict[str, Any]]
+    return max(MIN_RECURSION_LIMIT, 2 * rounds + 5 + 4)
 
 
 def _build(
@@ -95,6 +51,7 @@ def _build(
     search: Any,
     settings: Mapping[str, Any],
     *,
+    retry: RetryPolicy | None,
     checkpointer: Any,
     store: Any,
     name: str,
@@ -107,8 +64,12 @@ def _build(
             f"MuseContext fields: {', '.join(sorted(fields))}."
         )
     defaults = MuseContext(**settings)
+    # Searches and model calls run inside the rollout's own loop, so they are retried call by
+    # call there; report and aggregate are single calls, retried as nodes.
     searcher = SearchNode(
-        as_searcher(search), top_k=defaults.top_k, timeout=defaults.search_timeout
+        RetryingSearcher(as_searcher(search), retry),
+        top_k=defaults.top_k,
+        timeout=defaults.search_timeout,
     )
     builder = StateGraph(
         MuseState,
@@ -118,16 +79,19 @@ def _build(
     )
     # Send payloads (Branch, ReportTask) are not the graph state; the overloads cannot say so.
     router = cast(Any, RouterNode(defaults))
-    builder.add_node("router", router, destinations=("rollout", "report"))
-    rollout = cast(Any, RolloutNode(model, searcher, defaults))
+    builder.add_node("router", router, destinations=("rollout", "report", END))
+    rollout = cast(Any, RolloutNode(model, searcher, defaults, retry=retry))
     builder.add_node("rollout", rollout, input_schema=Branch)
-    builder.add_node("report", cast(Any, ReportNode(model, defaults)), input_schema=ReportTask)
-    builder.add_node("aggregate", cast(Any, AggregateNode(model, defaults)))
+    report = cast(Any, ReportNode(model, defaults, retry=retry))
+    builder.add_node("report", report, input_schema=ReportTask, retry_policy=retry)
+    aggregate = cast(Any, AggregateNode(model, defaults, retry=retry))
+    builder.add_node("aggregate", aggregate, retry_policy=retry)
     builder.add_edge(START, "router")
     builder.add_edge("rollout", "router")
     builder.add_edge("report", "aggregate")
     builder.add_edge("aggregate", END)
-    return builder.compile(checkpointer=checkpointer, store=store, name=name)
+    graph = builder.compile(checkpointer=checkpointer, store=store, name=name)
+    return graph.with_config(recursion_limit=muse_recursion_limit(defaults.rounds))
 
 
 def create_parallel_muse_graph(
@@ -146,6 +110,7 @@ def create_parallel_muse_graph(
     top_k: int = 3,
     temperature: float = 0.6,
     top_p: float = 0.95,
+    retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
     checkpointer: Any = None,
     store: Any = None,
     name: str | None = None,
@@ -171,6 +136,9 @@ def create_parallel_muse_graph(
         top_k: Documents per sub-query.
         temperature: Sampling temperature of agent steps.
         top_p: Nucleus sampling of agent steps.
+        retry_policy: Retries of transient model and search errors (``None``: none); see
+            :mod:`~langgraph_parallel.nodes.faults`. A call that still fails ends its own
+            trajectory (``model_error: ...``) and the others are joined as usual.
         checkpointer: Passed to ``compile``; use one thread per question (trajectories and
             counters accumulate within a thread).
         store: Passed to ``compile``.
@@ -195,7 +163,15 @@ def create_parallel_muse_graph(
                     join=join, max_turns=max_turns, top_k=top_k, temperature=temperature,
                     top_p=top_p)  # fmt: skip
     name = name or "parallel_muse"
-    return _build(model, search, settings, checkpointer=checkpointer, store=store, name=name)
+    return _build(
+        model,
+        search,
+        settings,
+        retry=retry_policy,
+        checkpointer=checkpointer,
+        store=store,
+        name=name,
+    )
 
 
 def create_rollouts_graph(
@@ -204,6 +180,7 @@ def create_rollouts_graph(
     *,
     budget: int = 8,
     join: Join = "majority",
+    retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
     checkpointer: Any = None,
     store: Any = None,
     name: str | None = None,
@@ -219,6 +196,7 @@ def create_rollouts_graph(
         search: A searcher or LangChain retriever.
         budget: Number of rollouts.
         join: ``majority`` (default), ``weighted`` or ``select``.
+        retry_policy: Retries of transient errors, as in :func:`create_parallel_muse_graph`.
         checkpointer: Passed to ``compile``.
         store: Passed to ``compile``.
         name: Graph name (default ``rollouts``).
@@ -231,4 +209,12 @@ def create_rollouts_graph(
     # Without rounds every rollout starts at once (initial_rollouts is not used).
     settings.update(budget=budget, initial_rollouts=1, rounds=0, join=join)
     name = name or "rollouts"
-    return _build(model, search, settings, checkpointer=checkpointer, store=store, name=name)
+    return _build(
+        model,
+        search,
+        settings,
+        retry=retry_policy,
+        checkpointer=checkpointer,
+        store=store,
+        name=name,
+    )

@@ -6,6 +6,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph.errors import GraphRecursionError
+
 from langgraph_parallel.state import COUNTER_KEYS
 
 
@@ -39,9 +41,18 @@ class QuestionRun:
 
 
 def run_question(graph: Any, question: str, **invoke_kwargs: Any) -> QuestionRun:
-    """Invoke ``graph`` on ``{"question": question}`` and collect counters and trace."""
+    """Invoke ``graph`` on ``{"question": question}`` and collect counters and trace.
+
+    The graphs of this package stop with a ``recursion_limit: ...`` reason before LangGraph's
+    recursion limit would raise; for a limit too small for even that (``recursion_limit=1``) or
+    a user's own graph, a ``GraphRecursionError`` becomes that stop reason here too, with no
+    answer and zero counters (the state of an interrupted run is not returned by ``invoke``).
+    """
     start = time.perf_counter()
-    state = graph.invoke({"question": question}, **invoke_kwargs)
+    try:
+        state = graph.invoke({"question": question}, **invoke_kwargs)
+    except GraphRecursionError as exc:
+        state = {"answer": None, "stop_reason": f"recursion_limit: {exc}".splitlines()[0]}
     wall = time.perf_counter() - start
     raw = state.get("counters") or {}
     counters = {key: int(raw.get(key, 0)) for key in COUNTER_KEYS}

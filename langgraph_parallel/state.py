@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
 COUNTER_KEYS = (
@@ -108,9 +109,13 @@ class ParallelSearchState(FanOutState):
         question: The user question.
         messages: The agent transcript: prompt, model steps, observations.
         answer: Final answer, ``None`` until the model answers.
-        stop_reason: Why the run ended (``answered``, ``max_turns``, ``model_error: ...``).
+        stop_reason: Why the run ended (``answered``, ``max_turns: ...``,
+            ``recursion_limit: ...``, ``model_error: ...``).
         steps: Model calls made so far (bounded by ``max_turns``).
         counters: Summed counters (see :data:`COUNTER_KEYS`).
+        remaining_steps: Super-steps left under the run's ``recursion_limit`` (managed by
+            LangGraph, never written), so ``think`` can stop with a reason before the limit
+            would raise.
     """
 
     question: str
@@ -119,3 +124,4 @@ class ParallelSearchState(FanOutState):
     stop_reason: NotRequired[str]
     steps: NotRequired[Annotated[int, operator.add]]
     counters: NotRequired[Annotated[dict[str, int], add_counters]]
+    remaining_steps: NotRequired[RemainingSteps]

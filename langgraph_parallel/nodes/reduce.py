@@ -27,11 +27,13 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.metrics import normalize_answer
 from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.nodes.faults import clean_text, describe_error, retry_now
 from langgraph_parallel.nodes.rollout import MuseContext, Trajectory, muse_settings
 from langgraph_parallel.nodes.think import prompt_style
 from langgraph_parallel.prompts import ANALYST_RAW_PRIMER, REPORT_RAW_PRIMER
@@ -66,22 +68,27 @@ def _ask(
         options["regex"] = regex
     reply = model.invoke([HumanMessage(prompt)], **options)
     usage = {f"{prefix}_{key}": value for key, value in usage_counters(reply).items()}
-    return reply.text, {f"{prefix}_calls": 1, **usage}
+    return clean_text(str(reply.text)), {f"{prefix}_calls": 1, **usage}
 
 
 class ReportNode:
     """Compress one finished trajectory into a Markdown report (one model call).
 
-    A failed call yields a stub report carrying the trajectory's answer and the error.
+    A failed call yields a stub report carrying the trajectory's answer and the error
+    (transient errors first get the attempts of ``retry``).
 
     Args:
         model: Any LangChain chat model.
         defaults: Settings used when the run passes no :class:`MuseContext`.
+        retry: The retry policy the node is added with.
     """
 
-    def __init__(self, model: BaseChatModel, defaults: MuseContext) -> None:
+    def __init__(
+        self, model: BaseChatModel, defaults: MuseContext, retry: RetryPolicy | None = None
+    ) -> None:
         self.model = model
         self.defaults = defaults
+        self.retry = retry
 
     def __call__(self, task: ReportTask, runtime: Runtime[Any]) -> dict[str, Any]:
         """Return ``{"reports": [report], "counters": report_* counters}``."""
@@ -106,7 +113,9 @@ class ReportNode:
         except UserError:
             raise
         except Exception as exc:  # reported in the stub; the other reports still count
-            report["error"] = f"{type(exc).__name__}: {exc}"
+            if retry_now(exc, runtime, self.retry):
+                raise
+            report["error"] = describe_error(exc)
             answer = trajectory["answer"] or "unknown"
             text = f"(report failed: {report['error']})\n\nAnswer: {answer}"
         report["text"] = (REPORT_RAW_PRIMER.lstrip() if raw else "") + text.strip()
@@ -144,14 +153,21 @@ def vote(
 class AggregateNode:
     """Pick the final answer from the trajectories and their reports.
 
+    A failed analyst call falls back to ``majority`` (transient errors first get the attempts
+    of ``retry``).
+
     Args:
         model: The analyst model of the ``select`` join.
         defaults: Settings used when the run passes no :class:`MuseContext`.
+        retry: The retry policy the node is added with.
     """
 
-    def __init__(self, model: BaseChatModel, defaults: MuseContext) -> None:
+    def __init__(
+        self, model: BaseChatModel, defaults: MuseContext, retry: RetryPolicy | None = None
+    ) -> None:
         self.model = model
         self.defaults = defaults
+        self.retry = retry
 
     def __call__(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> dict[str, Any]:
         """Return ``answer``, ``stop_reason``, ``aggregation`` and ``aggregate_*`` counters."""
@@ -189,7 +205,9 @@ class AggregateNode:
             except UserError:
                 raise
             except Exception as exc:  # fall back like unparsable output, and say why
-                text = f"analyst call failed: {type(exc).__name__}: {exc}"
+                if retry_now(exc, runtime, self.retry):
+                    raise
+                text = f"analyst call failed: {describe_error(exc)}"
             record["analyst"] = text
             match = _CHOICE.search(text)
             if match and 1 <= int(match.group(1)) <= len(answered):
@@ -202,8 +220,11 @@ class AggregateNode:
         record["chosen"] = chosen["id"] if chosen else None
         answer = chosen["answer"] if chosen else None
         reason = "answered"
+        limit = state.get("limit")
+        if limit:  # the router stopped early (recursion limit); say so even with an answer
+            record["limit"] = limit
         if chosen is None:
-            reason = f"no_answer: none of the {len(trajectories)} trajectories answered"
+            reason = limit or f"no_answer: none of the {len(trajectories)} trajectories answered"
         return {
             "answer": answer,
             "stop_reason": reason,

@@ -10,20 +10,21 @@ the prefix cache.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from functools import partial
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict
 
-from langgraph_parallel.context import SearchContext
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.nodes.faults import call_with_retry, clean_text, describe_error
+from langgraph_parallel.nodes.muse_context import JOINS, Join, MuseContext, muse_settings
 from langgraph_parallel.nodes.search import SearchNode
-from langgraph_parallel.nodes.think import first_prompt, prompt_style
-from langgraph_parallel.prompts import ANALYST_PROMPT, REPORT_PROMPT
+from langgraph_parallel.nodes.think import constrained_regex, first_prompt, prompt_style
 from langgraph_parallel.protocol import (
     INVALID_ACTION_OBSERVATION,
     STOP_SEQUENCES,
@@ -35,70 +36,11 @@ from langgraph_parallel.protocol import (
     restore_stop_sequence,
 )
 from langgraph_parallel.state import SubQuery, add_counters
-from langgraph_parallel.uncertainty import MODES, REGIONS, Mode, Region, Step
+from langgraph_parallel.uncertainty import Step
 
-Join = Literal["select", "majority", "weighted"]
-JOINS: tuple[str, ...] = ("select", "majority", "weighted")
-
-
-@dataclass(frozen=True, kw_only=True)
-class MuseContext(SearchContext):
-    """Settings of ParallelMuse (``context_schema``), on top of :class:`SearchContext`.
-
-    Attributes:
-        budget: Most trajectories per question, initial, branched and fresh together.
-        initial_rollouts: Full rollouts before the first branching round.
-        top_k_steps: Branch points picked per round.
-        samples_per_step: Branches started from each branch point.
-        rounds: Branching rounds; ``0`` gives ``budget`` independent rollouts (the baseline).
-        region: Region whose uncertainty picks branch points (see :mod:`..uncertainty`).
-        mode: ``entropy`` or ``ppl``.
-        join: How ``aggregate`` picks the answer: ``select``, ``majority`` or ``weighted``.
-        temperature: Sampling temperature of every agent step.
-        top_p: Nucleus sampling of every agent step.
-        seed: Trajectory ``i`` samples with seed ``seed + i``, so branches differ.
-        report_max_tokens: Token limit of one report and of the analyst's reply.
-        report_prompt: Report template (``{question}``, ``{trajectory}``).
-        analyst_prompt: Analyst template (``{question}``, ``{n}``, ``{reports}``).
-    """
-
-    budget: int = 8
-    initial_rollouts: int = 1
-    top_k_steps: int = 2
-    samples_per_step: int = 3
-    rounds: int = 1
-    region: Region = "exploration"
-    mode: Mode = "entropy"
-    join: Join = "select"
-    temperature: float = 0.6
-    top_p: float = 0.95
-    seed: int = 0
-    report_max_tokens: int = 256
-    report_prompt: str = REPORT_PROMPT
-    analyst_prompt: str = ANALYST_PROMPT
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for name in ("budget", "initial_rollouts"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)}).")
-        for name in ("top_k_steps", "samples_per_step", "rounds"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be 0 or more (got {getattr(self, name)}).")
-        if self.initial_rollouts > self.budget:
-            raise ValueError(
-                f"initial_rollouts ({self.initial_rollouts}) exceeds budget ({self.budget}); "
-                "raise the budget or start fewer rollouts."
-            )
-        for name, allowed in (("region", REGIONS), ("mode", MODES), ("join", JOINS)):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}.")
-
-
-def muse_settings(runtime: Runtime[Any] | None, defaults: MuseContext) -> MuseContext:
-    """Return the run's :class:`MuseContext` if it passed one, else the build-time defaults."""
-    context = getattr(runtime, "context", None)
-    return context if isinstance(context, MuseContext) else defaults
+# The settings moved to muse_context; they stay importable from here.
+__all__ = ["JOINS", "Branch", "Join", "MuseContext", "RolloutNode", "Trajectory", "muse_settings",
+           "to_messages"]  # fmt: skip
 
 
 class Branch(TypedDict):
@@ -152,12 +94,21 @@ class RolloutNode:
         search: The search node shared with ParallelSearch (timeouts and failures become
             observations).
         defaults: Settings used when the run passes no :class:`MuseContext`.
+        retry: Retries of transient model errors, call by call (retrying the node would repeat
+            the whole trajectory); a call that still fails ends this trajectory only.
     """
 
-    def __init__(self, model: BaseChatModel, search: SearchNode, defaults: MuseContext) -> None:
+    def __init__(
+        self,
+        model: BaseChatModel,
+        search: SearchNode,
+        defaults: MuseContext,
+        retry: RetryPolicy | None = None,
+    ) -> None:
         self.model = model
         self.search = search
         self.defaults = defaults
+        self.retry = retry
 
     def __call__(self, branch: Branch, runtime: Runtime[Any]) -> dict[str, Any]:
         """Return ``{"trajectories": [trajectory], "counters": its counters}``."""
@@ -165,7 +116,7 @@ class RolloutNode:
         style = prompt_style(self.model, ctx)
         messages = [dict(m) for m in branch["messages"]]
         if not messages:
-            prompt = first_prompt(branch["question"], style, ctx)
+            prompt = first_prompt(clean_text(branch["question"]), style, ctx)
             messages.append({"role": "user", "content": prompt})
         steps, counters = list(branch["steps"]), {"llm_calls": 0}
         answer, reason = None, f"max_turns: {ctx.max_turns} model steps used without an answer"
@@ -176,24 +127,26 @@ class RolloutNode:
             "top_p": ctx.top_p,
             "seed": branch["seed"],
         }
-        constrain = ctx.constrain
-        if constrain is None:
-            constrain = style == "raw" and hasattr(self.model, "regex")
-        if constrain:
-            options["regex"] = action_regex(ctx.decompose)
+        regex = constrained_regex(self.model, style, ctx.constrain, action_regex(ctx.decompose))
+        if regex:
+            options["regex"] = regex
         while len(steps) < ctx.max_turns:
             try:
-                reply = self.model.invoke(to_messages(messages), **options)
+                call = partial(self.model.invoke, to_messages(messages), **options)
+                reply = call_with_retry(call, self.retry)
             except UserError:
                 raise
             except Exception as exc:  # one failed trajectory must not end the other branches
-                reason = f"model_error: {type(exc).__name__}: {exc}"
+                reason = f"model_error: {describe_error(exc)}"
                 break
             metadata = reply.response_metadata or {}
-            text = restore_stop_sequence(reply.text, metadata.get("stop_reason"))
+            text = clean_text(restore_stop_sequence(str(reply.text), metadata.get("stop_reason")))
             action = parse_action(text, getattr(reply, "tool_calls", None) or None)
             usage = usage_counters(reply)
-            counters = add_counters(counters, {"llm_calls": 1, **usage})
+            step_counters = {"llm_calls": 1, **usage}
+            if metadata.get("finish_reason") == "length":
+                step_counters["truncated_steps"] = 1  # the step hit max_tokens
+            counters = add_counters(counters, step_counters)
             regions = {name: [list(s) for s in spans] for name, spans in region_spans(text).items()}
             steps.append(
                 Step(

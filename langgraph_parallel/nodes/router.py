@@ -14,6 +14,12 @@ decodes them in one batch.
 Multiple rounds: round ``r`` ranks the own steps of *all* trajectories so far (best-first search
 over the tree), minus the points already forked, so a branch's new steps compete with the still
 unforked steps of earlier trajectories.
+
+Recursion limit: each round costs two super-steps (``rollout``, ``router``) and the reduction
+two more (``report``, ``aggregate``). When the run's ``remaining_steps`` cannot fit another round,
+the planned rollouts are dropped and the trajectories so far go to ``report``, with the reason in
+``limit`` (``aggregate`` records it); with no room for the reduction either, the router answers by
+majority vote itself and ends the run. Either way no ``GraphRecursionError`` reaches the caller.
 """
 
 from __future__ import annotations
@@ -24,11 +30,17 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
-from langgraph_parallel.nodes.reduce import ReportTask
+from langgraph_parallel.nodes.faults import clean_text
+from langgraph_parallel.nodes.reduce import ReportTask, vote
 from langgraph_parallel.nodes.rollout import Branch, MuseContext, Trajectory, muse_settings
 from langgraph_parallel.uncertainty import BranchPoint, select_branch_points
 
-MuseRoute = Literal["rollout", "report"]
+MuseRoute = Literal["rollout", "report", "__end__"]
+
+# Super-steps a node needs after the router (which runs with ``remaining_steps == r``; the run's
+# last node needs ``r >= 1``): report + aggregate, and a rollout round before them.
+_STEPS_TO_REDUCE = 3
+_STEPS_TO_ROLL = 5
 
 
 def fresh_branch(question: str, index: int, ctx: MuseContext, round_: int) -> Branch:
@@ -118,7 +130,9 @@ class RouterNode:
     """Start rollouts, fork trajectories, then send them all to ``report``.
 
     State keys read: ``question``, ``trajectories``, ``dispatched``, ``round``,
-    ``branch_points``; written: ``dispatched``, ``round``, ``branch_points`` (new points only).
+    ``branch_points``, ``remaining_steps``; written: ``dispatched``, ``round``,
+    ``branch_points`` (new points only), ``limit`` (and ``answer``, ``stop_reason`` and
+    ``aggregation`` when it must end the run itself; see the module docstring).
 
     Args:
         defaults: Settings used when the run passes no :class:`MuseContext`.
@@ -133,19 +147,52 @@ class RouterNode:
         trajectories = list(state.get("trajectories") or [])
         dispatched = int(state.get("dispatched") or 0)
         branches, points, rounds_done = plan_branches(
-            state["question"],
+            clean_text(state["question"]),
             trajectories,
             ctx,
             dispatched=dispatched,
             rounds_done=int(state.get("round") or 0),
             used=state.get("branch_points") or [],
         )
-        update = {
+        update: dict[str, Any] = {
             "dispatched": dispatched + len(branches),
             "round": rounds_done,
             "branch_points": points,
         }
-        if branches:
+        remaining = state.get("remaining_steps")
+        if branches and (remaining is None or remaining >= _STEPS_TO_ROLL):
             return Command(update=update, goto=[Send("rollout", b) for b in branches])
-        tasks = [ReportTask(question=state["question"], trajectory=t) for t in trajectories]
-        return Command(update=update, goto=[Send("report", task) for task in tasks])
+        if branches:  # planned, but the recursion limit has no room for them
+            update = {
+                "limit": f"recursion_limit: {len(branches)} planned rollouts not run; raise "
+                "config['recursion_limit']"
+            }
+        if trajectories and (remaining is None or remaining >= _STEPS_TO_REDUCE):
+            tasks = [
+                ReportTask(question=clean_text(state["question"]), trajectory=t)
+                for t in trajectories
+            ]
+            return Command(update=update, goto=[Send("report", task) for task in tasks])
+        return Command(update=_end_here(trajectories, update.get("limit")), goto="__end__")
+
+
+def _end_here(trajectories: Sequence[Trajectory], limit: str | None) -> dict[str, Any]:
+    """Return the final update when no step is left for ``report`` and ``aggregate``."""
+    limit = limit or "recursion_limit: no graph steps left for reports and aggregation"
+    chosen, votes = vote(trajectories, weighted=False)
+    record = {
+        "join": "majority",
+        "method": "majority",
+        "votes": votes,
+        "excluded": [t["id"] for t in trajectories if not t["answer"]],
+        "fallback": limit,
+        "chosen": chosen["id"] if chosen else None,
+        "limit": limit,
+    }
+    return {
+        "answer": chosen["answer"] if chosen else None,
+        "stop_reason": "answered" if chosen else limit,
+        "aggregation": record,
+        "limit": limit,
+        "counters": {},
+    }

@@ -6,8 +6,10 @@ import concurrent.futures
 from typing import Any
 
 from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
 
 from langgraph_parallel.nodes.fan_out import setting
+from langgraph_parallel.nodes.faults import clean_text, describe_error, retry_now
 from langgraph_parallel.retrieval.documents import format_passages
 from langgraph_parallel.retrieval.search import Searcher
 from langgraph_parallel.state import SearchResult, SubQuery
@@ -19,16 +21,29 @@ _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix
 class SearchNode:
     """Run one sub-query; failures and timeouts become an observation, never an exception.
 
+    A transient error (connection, HTTP 429/5xx) is re-raised while ``retry`` has attempts left,
+    so LangGraph re-runs this branch alone; the last attempt reports it. A timeout is reported at
+    once: ``timeout`` is the caller's bound on the wait, and retrying would multiply it.
+
     Args:
         searcher: Any :class:`~langgraph_parallel.retrieval.search.Searcher`.
         top_k: Documents per sub-query.
         timeout: Seconds before the search is reported as timed out.
+        retry: The retry policy the node is added with (``None``: report every error at once).
     """
 
-    def __init__(self, searcher: Searcher, *, top_k: int = 3, timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        searcher: Searcher,
+        *,
+        top_k: int = 3,
+        timeout: float = 60.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
         self.searcher = searcher
         self.top_k = top_k
         self.timeout = timeout
+        self.retry = retry
 
     def __call__(self, payload: SubQuery, runtime: Runtime[Any]) -> dict[str, Any]:
         """Search ``payload["query"]`` and return its keyed result."""
@@ -40,14 +55,17 @@ class SearchNode:
         future = _POOL.submit(self.searcher.batch_search, [payload["query"]], top_k)
         try:
             passages = future.result(timeout=timeout)[0]
+            # Formatting is inside the try: a searcher returning the wrong shape is a failing tool.
+            result["text"] = clean_text(format_passages(passages))
+            result["titles"] = [clean_text(str(p.title)) for p in passages]
         except concurrent.futures.TimeoutError:
             future.cancel()
             result["error"] = f"search timed out after {timeout:g} s"
         except Exception as exc:  # a failing tool is reported to the model, and the run goes on
-            result["error"] = f"search failed: {type(exc).__name__}: {exc}"
-        else:
-            result["text"] = format_passages(passages)
-            result["titles"] = [p.title for p in passages]
+            if retry_now(exc, runtime, self.retry):
+                raise
+            result["error"] = f"search failed: {describe_error(exc)}"
         if result.get("error"):
+            result["titles"] = []
             result["text"] = f"Search error ({result['error']}); no documents."
         return {"search_results": [result]}

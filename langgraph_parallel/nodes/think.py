@@ -7,11 +7,12 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
-from langgraph.types import Command
+from langgraph.types import Command, RetryPolicy
 
 from langgraph_parallel.context import SearchContext
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.nodes.faults import clean_text, describe_error, retry_now
 from langgraph_parallel.prompts import few_shot_prompt, parallel_search_instruction
 from langgraph_parallel.protocol import (
     INVALID_ACTION_OBSERVATION,
@@ -23,7 +24,32 @@ from langgraph_parallel.protocol import (
 )
 from langgraph_parallel.state import ParallelSearchState
 
-ThinkRoute = Literal["fan_out", "think", "answer"]
+ThinkRoute = Literal["fan_out", "think", "answer", "__end__"]
+
+STEPS_PER_TURN = 4
+"""Super-steps of one search turn: ``think``, ``fan_out``, ``search``, ``observe``."""
+
+# A node running with ``remaining_steps == r`` may hand over to a node that then runs with
+# ``r - 1``; the run's last node needs ``remaining_steps >= 1`` or LangGraph raises
+# GraphRecursionError. So ``answer`` after this step needs 2, and a search turn needs its four
+# steps plus a last ``think`` and ``answer``.
+_STEPS_TO_ANSWER = 2
+_STEPS_TO_SEARCH = STEPS_PER_TURN + _STEPS_TO_ANSWER
+
+
+MIN_RECURSION_LIMIT = 100
+"""Floor of the default ``recursion_limit``: per-run ``max_turns`` up to 25 still fit."""
+
+
+def recursion_limit_for(max_turns: int) -> int:
+    """Return a default ``recursion_limit`` with room for ``max_turns`` turns and the answer.
+
+    ``think`` bounds the loop by ``max_turns`` itself, so the limit is only a safety net and is
+    generous: at least :data:`MIN_RECURSION_LIMIT`, so a per-run ``max_turns`` a little over the
+    build-time one still fits.
+    """
+    needed = STEPS_PER_TURN * max_turns + _STEPS_TO_ANSWER + 4  # a few steps of slack
+    return max(MIN_RECURSION_LIMIT, needed)
 
 
 def prompt_style(model: BaseChatModel, context: SearchContext) -> Literal["chat", "raw"]:
@@ -73,16 +99,26 @@ class ThinkNode:
     was the last allowed step; an invalid step gets the Search-R1 invalid-action observation and
     another ``think`` if steps remain. A failing model call ends the run with the error as
     ``stop_reason`` (one-question failures must not kill a batch), except :class:`UserError`,
-    which is a set-up problem the caller has to see.
+    which is a set-up problem the caller has to see; transient errors are first retried under
+    ``retry`` (see :mod:`~langgraph_parallel.nodes.faults`).
+
+    Limits: a step is the last one when ``max_turns`` steps are used or when the run's
+    ``recursion_limit`` leaves too few super-steps for another search turn (the state's
+    ``remaining_steps``); the run then ends with ``stop_reason`` ``max_turns: ...`` or
+    ``recursion_limit: ...`` instead of a ``GraphRecursionError``.
 
     Args:
         model: Any LangChain chat model; ``ChatVLLM`` adds constrained decoding and logprobs.
         defaults: Settings used when the run passes no context.
+        retry: The node's retry policy (so the last attempt reports instead of raising).
     """
 
-    def __init__(self, model: BaseChatModel, defaults: SearchContext) -> None:
+    def __init__(
+        self, model: BaseChatModel, defaults: SearchContext, retry: RetryPolicy | None = None
+    ) -> None:
         self.model = model
         self.defaults = defaults
+        self.retry = retry
 
     def __call__(
         self, state: ParallelSearchState, runtime: Runtime[SearchContext]
@@ -93,27 +129,46 @@ class ThinkNode:
         new: list[BaseMessage] = []
         if not history:
             style = prompt_style(self.model, context)
-            new.append(HumanMessage(first_prompt(state["question"], style, context)))
+            question = clean_text(state["question"])
+            new.append(HumanMessage(first_prompt(question, style, context)))
         steps = int(state.get("steps") or 0) + 1
+        remaining = state.get("remaining_steps")
+        if remaining is not None and remaining < _STEPS_TO_ANSWER:
+            # Not even the answer node fits: end here, before spending a model call.
+            reason = _recursion_reason(steps - 1)
+            ended: dict[str, Any] = {
+                "messages": new,
+                "answer": None,
+                "stop_reason": reason,
+                "counters": {},
+            }
+            return Command(update=ended, goto="__end__")
         try:
             reply = self.model.invoke(history + new, **self._call_options(context))
         except UserError:
             raise
         except Exception as exc:  # reported per question; see class docstring
-            reason = f"model_error: {type(exc).__name__}: {exc}"
+            if retry_now(exc, runtime, self.retry):
+                raise
+            reason = f"model_error: {describe_error(exc)}"
             failed = {"messages": new, "steps": 1, "answer": None, "stop_reason": reason}
             return Command(update=failed, goto="answer")
-        text = restore_stop_sequence(reply.text, (reply.response_metadata or {}).get("stop_reason"))
-        action = parse_action(text, getattr(reply, "tool_calls", None) or None)
+        metadata = reply.response_metadata or {}
+        text = clean_text(restore_stop_sequence(str(reply.text), metadata.get("stop_reason")))
+        tool_calls = getattr(reply, "tool_calls", None) or []
+        action = parse_action(text, tool_calls or None)
         # Keep the transcript light: logprobs stay out of the graph state (ParallelMuse keeps
         # them in its own trajectories).
-        step = AIMessage(content=text, tool_calls=getattr(reply, "tool_calls", None) or [])
+        counters: dict[str, int] = {"llm_calls": 1, **usage_counters(reply)}
+        if metadata.get("finish_reason") == "length":
+            counters["truncated_steps"] = 1  # the step hit max_tokens
         update: dict[str, Any] = {
-            "messages": [*new, step],
+            "messages": [*new, AIMessage(content=text, tool_calls=tool_calls)],
             "steps": 1,
-            "counters": {"llm_calls": 1, **usage_counters(reply)},
+            "counters": counters,
         }
-        return self._route(action, update, steps, context)
+        out_of_steps = remaining is not None and remaining < _STEPS_TO_SEARCH
+        return self._route(action, update, steps, context, out_of_steps)
 
     def _call_options(self, context: SearchContext) -> dict[str, Any]:
         options: dict[str, Any] = {"stop": list(STOP_SEQUENCES), "max_tokens": context.max_tokens}
@@ -127,9 +182,13 @@ class ThinkNode:
 
     @staticmethod
     def _route(
-        action: Action, update: dict[str, Any], steps: int, context: SearchContext
+        action: Action,
+        update: dict[str, Any],
+        steps: int,
+        context: SearchContext,
+        out_of_steps: bool = False,
     ) -> Command[ThinkRoute]:
-        last_step = steps >= context.max_turns
+        last_step = steps >= context.max_turns or out_of_steps
         if action.kind == "answer":
             update.update(answer=action.answer, stop_reason="answered")
             return Command(update=update, goto="answer")
@@ -144,11 +203,20 @@ class ThinkNode:
             if action.kind == "invalid":
                 update["counters"]["invalid_steps"] = 1
             reason = f"max_turns: {context.max_turns} model steps used without an answer"
+            if steps < context.max_turns:
+                reason = _recursion_reason(steps)
             update.update(answer=None, stop_reason=reason)
             return Command(update=update, goto="answer")
         update["messages"].append(HumanMessage(INVALID_ACTION_OBSERVATION))
         update["counters"]["invalid_steps"] = 1
         return Command(update=update, goto="think")
+
+
+def _recursion_reason(steps: int) -> str:
+    return (
+        f"recursion_limit: too few graph steps left for another turn after {steps} model "
+        "steps; raise config['recursion_limit'] (or lower max_turns)"
+    )
 
 
 def answer_node(state: ParallelSearchState) -> dict[str, Any]:

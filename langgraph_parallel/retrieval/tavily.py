@@ -4,9 +4,10 @@ Parallel ``Send`` branches would otherwise hit the API all at once, so calls pas
 semaphore (``max_concurrency`` requests in flight per searcher), and rate limits (HTTP 429) and
 server or gateway failures (5xx, dropped connections, non-JSON error pages) are retried with
 exponential backoff, a bounded number of times. Other errors (401 bad key, 400 bad request) are
-not retried: repeating them cannot help. langchain-tavily's sync client sets no request timeout;
-the graph's ``search_timeout`` abandons a hung branch, but its request keeps its slot until the
-connection ends.
+not retried: repeating them cannot help. Error messages have the API key removed (a server may
+echo it back), so a :class:`TavilyError` is safe to log and to show the model.
+langchain-tavily's sync client sets no request timeout; the graph's ``search_timeout`` abandons a
+hung branch, but its request keeps its slot until the connection ends.
 
 Happy path::
 
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.nodes.faults import redact
 from langgraph_parallel.retrieval.documents import Passage
 
 __all__ = ["RetryPolicy", "TavilyError", "TavilySearcher"]
@@ -135,6 +137,8 @@ class TavilySearcher:
         if max_concurrency < 1:
             raise UserError(f"max_concurrency must be at least 1 (got {max_concurrency}).")
         self.tool = tool or _build_tool(api_key, api_base_url, max_results, tool_options)
+        # Kept only to scrub it from error messages; never part of repr or an error.
+        self._key = api_key or _tool_key(self.tool) or os.environ.get("TAVILY_API_KEY")
         self.max_concurrency = max_concurrency
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
@@ -175,11 +179,17 @@ class TavilySearcher:
             status, retryable = _classify(error)
             if not retryable or attempt == self.retry.max_attempts:
                 tries = f" after {attempt} attempts" if attempt > 1 else ""
-                raise TavilyError(
-                    f"Tavily search failed{tries}: {error}", status=status, attempts=attempt
-                )
+                message = redact(f"Tavily search failed{tries}: {error}", [self._key])
+                raise TavilyError(message, status=status, attempts=attempt)
             self._sleep(self.retry.delay(attempt - 1))  # outside the semaphore: others go on
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _tool_key(tool: Any) -> str | None:
+    """Return the key inside a ``TavilySearch`` tool, if it has one where we expect it."""
+    secret: Any = getattr(getattr(tool, "api_wrapper", None), "tavily_api_key", None)
+    value = secret.get_secret_value() if hasattr(secret, "get_secret_value") else None
+    return value if isinstance(value, str) else None
 
 
 def _build_tool(

@@ -1,0 +1,173 @@
+"""How nodes survive faults: bounded retries of transient errors, and safe error text.
+
+Every node reports a failure instead of raising it (a failing tool becomes an observation, a
+failing model call a ``stop_reason``), so one bad question never ends a batch. Transient errors
+(dropped connections, timeouts, HTTP 429 and 5xx) get a few more attempts first, through
+LangGraph's own :class:`~langgraph.types.RetryPolicy` on the node: the node re-raises such an
+error while attempts remain (:func:`retry_now`) and reports it on the last one. Errors that
+retrying cannot fix (a prompt longer than the context, a bad request) are reported at once.
+
+Error text that reaches state, observations, logs or results files goes through
+:func:`describe_error`, which removes the values of known secret environment variables, and
+model and tool text goes through :func:`clean_text`, so a stray lone surrogate cannot break a
+checkpointer or a UTF-8 results file later.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from langgraph.types import RetryPolicy
+
+if TYPE_CHECKING:
+    from langgraph_parallel.retrieval.documents import Passage
+    from langgraph_parallel.retrieval.search import Searcher
+
+__all__ = [
+    "DEFAULT_RETRY_POLICY",
+    "SECRET_ENV_VARS",
+    "RetryingSearcher",
+    "call_with_retry",
+    "clean_text",
+    "describe_error",
+    "is_transient",
+    "redact",
+    "retry_now",
+]
+
+_T = TypeVar("_T")
+
+# Transport failures named by class, so the clients (httpx, openai) stay optional imports.
+_TRANSIENT_NAMES = frozenset({"APIConnectionError", "APITimeoutError", "TransportError"})
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+SECRET_ENV_VARS: tuple[str, ...] = (
+    "TAVILY_API_KEY",
+    "OPENAI_API_KEY",
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+    "LANGSMITH_API_KEY",
+    "LANGCHAIN_API_KEY",
+)
+"""Environment variables whose values :func:`redact` removes from error text."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Return whether another attempt may succeed where ``exc`` failed.
+
+    True for connection errors and timeouts (builtin, httpx or openai) and for HTTP 429 and 5xx
+    answers; false for everything else, e.g. ``ValueError`` for a prompt over the context length
+    or a 400/401 answer, which fail the same way every time.
+    """
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return True
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(status, int):
+        return status == 429 or status >= 500
+    return any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__)
+
+
+DEFAULT_RETRY_POLICY = RetryPolicy(
+    initial_interval=0.5,
+    backoff_factor=2.0,
+    max_interval=8.0,
+    max_attempts=3,
+    retry_on=is_transient,
+)
+"""Retries of the model and search nodes: 3 attempts, 0.5 s then 1 s apart (+ up to 1 s jitter).
+
+Short on purpose: the searcher may retry on its own (``TavilySearcher`` does), and a question
+waiting longer than a few seconds for a flaky service is better reported and moved past.
+"""
+
+
+def retry_now(exc: BaseException, runtime: Any, policy: RetryPolicy | None) -> bool:
+    """Return whether a node should re-raise ``exc`` so LangGraph retries it under ``policy``.
+
+    True only for a transient error with attempts left. The attempt number comes from
+    ``runtime.execution_info`` (LangGraph 1.1+); without it the node reports the error at once
+    rather than risk raising on the last attempt.
+    """
+    if policy is None or not is_transient(exc):
+        return False
+    info = getattr(runtime, "execution_info", None)
+    attempt = getattr(info, "node_attempt", None)
+    return isinstance(attempt, int) and attempt < policy.max_attempts
+
+
+def call_with_retry(
+    call: Callable[[], _T],
+    policy: RetryPolicy | None,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+) -> _T:
+    """Run ``call``, retrying transient errors the way ``policy`` retries a node.
+
+    For calls inside a node that loops on its own (a ParallelMuse rollout), where retrying the
+    whole node would repeat every step before the failure. Jitter is left out: retries of
+    concurrent branches are already spread by their different start times.
+    """
+    attempts = policy.max_attempts if policy else 1
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except Exception as exc:
+            if policy is None or attempt == attempts or not is_transient(exc):
+                raise
+            delay = policy.initial_interval * policy.backoff_factor ** (attempt - 1)
+            sleep(min(policy.max_interval, delay))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class RetryingSearcher:
+    """A :class:`~langgraph_parallel.retrieval.search.Searcher` retrying transient errors.
+
+    For searches made inside a node's own loop (a ParallelMuse rollout), like
+    :func:`call_with_retry` for model calls.
+
+    Args:
+        searcher: The searcher to wrap.
+        policy: Attempts and backoff (``None``: one attempt).
+    """
+
+    def __init__(self, searcher: Searcher, policy: RetryPolicy | None) -> None:
+        self.searcher = searcher
+        self.policy = policy
+
+    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+        """Search like the wrapped searcher, retrying transient errors."""
+        return call_with_retry(lambda: self.searcher.batch_search(queries, k), self.policy)
+
+
+def _secrets(extra: Iterable[str | None] = ()) -> list[str]:
+    values = [os.environ.get(name) for name in SECRET_ENV_VARS]
+    # Short values ("EMPTY", "x") would blank out ordinary words; real keys are long.
+    found = {v for v in [*values, *extra] if v and len(v) >= 8}
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(text: str, extra: Iterable[str | None] = ()) -> str:
+    """Replace secret values (:data:`SECRET_ENV_VARS` and ``extra``) in ``text`` with ``***``."""
+    for secret in _secrets(extra):
+        text = text.replace(secret, "***")
+    return text
+
+
+def describe_error(exc: BaseException, extra_secrets: Iterable[str | None] = ()) -> str:
+    """Return ``"{type}: {message}"`` for reports, with secrets removed and text cleaned."""
+    return clean_text(redact(f"{type(exc).__name__}: {exc}", extra_secrets))
+
+
+def clean_text(text: str) -> str:
+    r"""Replace lone surrogates (invalid in UTF-8) with U+FFFD; other characters are kept.
+
+    A client decoding JSON ``"\\ud800"`` escapes hands such strings on; they would make the
+    checkpointer's serializer or a UTF-8 results file raise far from the cause.
+    """
+    return _LONE_SURROGATE.sub("\ufffd", text)

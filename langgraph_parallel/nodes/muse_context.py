@@ -1,0 +1,77 @@
+"""Settings of ParallelMuse: the graphs' ``context_schema`` and how nodes read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+
+from langgraph_parallel.context import SearchContext
+from langgraph_parallel.prompts import ANALYST_PROMPT, REPORT_PROMPT
+from langgraph_parallel.uncertainty import MODES, REGIONS, Mode, Region
+
+__all__ = ["JOINS", "Join", "MuseContext", "muse_settings"]
+
+Join = Literal["select", "majority", "weighted"]
+JOINS: tuple[str, ...] = ("select", "majority", "weighted")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MuseContext(SearchContext):
+    """Settings of ParallelMuse (``context_schema``), on top of :class:`SearchContext`.
+
+    Attributes:
+        budget: Most trajectories per question, initial, branched and fresh together.
+        initial_rollouts: Full rollouts before the first branching round.
+        top_k_steps: Branch points picked per round.
+        samples_per_step: Branches started from each branch point.
+        rounds: Branching rounds; ``0`` gives ``budget`` independent rollouts (the baseline).
+        region: Region whose uncertainty picks branch points (see :mod:`..uncertainty`).
+        mode: ``entropy`` or ``ppl``.
+        join: How ``aggregate`` picks the answer: ``select``, ``majority`` or ``weighted``.
+        temperature: Sampling temperature of every agent step.
+        top_p: Nucleus sampling of every agent step.
+        seed: Trajectory ``i`` samples with seed ``seed + i``, so branches differ.
+        report_max_tokens: Token limit of one report and of the analyst's reply.
+        report_prompt: Report template (``{question}``, ``{trajectory}``).
+        analyst_prompt: Analyst template (``{question}``, ``{n}``, ``{reports}``).
+    """
+
+    budget: int = 8
+    initial_rollouts: int = 1
+    top_k_steps: int = 2
+    samples_per_step: int = 3
+    rounds: int = 1
+    region: Region = "exploration"
+    mode: Mode = "entropy"
+    join: Join = "select"
+    temperature: float = 0.6
+    top_p: float = 0.95
+    seed: int = 0
+    report_max_tokens: int = 256
+    report_prompt: str = REPORT_PROMPT
+    analyst_prompt: str = ANALYST_PROMPT
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("budget", "initial_rollouts"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)}).")
+        for name in ("top_k_steps", "samples_per_step", "rounds"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be 0 or more (got {getattr(self, name)}).")
+        if self.initial_rollouts > self.budget:
+            raise ValueError(
+                f"initial_rollouts ({self.initial_rollouts}) exceeds budget ({self.budget}); "
+                "raise the budget or start fewer rollouts."
+            )
+        for name, allowed in (("region", REGIONS), ("mode", MODES), ("join", JOINS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}.")
+
+
+def muse_settings(runtime: Runtime[Any] | None, defaults: MuseContext) -> MuseContext:
+    """Return the run's :class:`MuseContext` if it passed one, else the build-time defaults."""
+    context = getattr(runtime, "context", None)
+    return context if isinstance(context, MuseContext) else defaults

@@ -1,0 +1,81 @@
+"""ParallelMuse graph state: input, output, full state, and the reducer of branch results.
+
+Every key that parallel branches write has a deterministic reducer; ``remaining_steps`` is
+managed by LangGraph and lets the router stop before the recursion limit would raise.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, TypeVar
+
+from langgraph.managed import RemainingSteps
+from typing_extensions import NotRequired, TypedDict
+
+from langgraph_parallel.nodes.reduce import Report
+from langgraph_parallel.nodes.rollout import Trajectory
+from langgraph_parallel.state import add_counters
+from langgraph_parallel.uncertainty import BranchPoint
+
+__all__ = ["MuseInput", "MuseOutput", "MuseState", "merge_by_index"]
+
+_Item = TypeVar("_Item", bound=Mapping[str, Any])
+
+
+def merge_by_index(left: Sequence[_Item] | None, right: Sequence[_Item] | None) -> list[_Item]:
+    """Join items written by parallel branches, ordered by their ``index``.
+
+    A later write for the same index replaces the earlier one, so a retried branch cannot
+    duplicate its trajectory or report.
+    """
+    merged: dict[int, _Item] = {}
+    for item in [*(left or []), *(right or [])]:
+        merged[int(item["index"])] = item
+    return [merged[key] for key in sorted(merged)]
+
+
+class MuseInput(TypedDict):
+    """Input of the ParallelMuse graphs."""
+
+    question: str
+
+
+class MuseOutput(TypedDict):
+    """What a caller reads.
+
+    ``counters`` sums the agent counters (``llm_calls``, ``turns``, ``sub_queries``, token
+    counts) over all trajectories, plus ``report_*`` / ``aggregate_*`` counters of the reduction
+    calls. ``trajectories`` and ``reports`` are ordered by trajectory index, ``branch_points`` by
+    pick order; ``aggregation`` says how the answer was picked (join, method, votes, excluded,
+    fallback, and ``limit`` when the recursion limit cut the run short). ``answer`` is ``None``
+    with ``stop_reason`` ``no_answer: ...`` (or ``recursion_limit: ...``) if none answered.
+    A trajectory whose model call failed keeps ``stop_reason`` ``model_error: ...``; the others
+    are still reported and joined.
+    """
+
+    question: str
+    answer: str | None
+    stop_reason: str
+    counters: dict[str, int]
+    trajectories: list[Trajectory]
+    reports: list[Report]
+    branch_points: list[BranchPoint]
+    aggregation: dict[str, Any]
+
+
+class MuseState(TypedDict):
+    """Full graph state; every key parallel branches write has a deterministic reducer."""
+
+    question: str
+    trajectories: NotRequired[Annotated[list[Trajectory], merge_by_index]]
+    reports: NotRequired[Annotated[list[Report], merge_by_index]]
+    counters: NotRequired[Annotated[dict[str, int], add_counters]]
+    branch_points: NotRequired[Annotated[list[BranchPoint], operator.add]]
+    dispatched: NotRequired[int]
+    round: NotRequired[int]
+    answer: NotRequired[str | None]
+    stop_reason: NotRequired[str]
+    aggregation: NotRequired[dict[str, Any]]
+    limit: NotRequired[str]
+    remaining_steps: NotRequired[RemainingSteps]

@@ -1,0 +1,277 @@
+"""Tool and engine faults: reported per question or per trajectory, retried when transient."""
+
+from __future__ import annotations
+
+import threading
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.types import RetryPolicy
+
+from langgraph_parallel import create_parallel_search_graph
+from langgraph_parallel.muse_graph import create_parallel_muse_graph, create_rollouts_graph
+from langgraph_parallel.nodes.faults import (
+    DEFAULT_RETRY_POLICY,
+    RetryingSearcher,
+    call_with_retry,
+    is_transient,
+    retry_now,
+)
+from tests.fakes import CountingSearcher, FlakySearcher, FuzzChatModel, ScriptedChatModel
+
+FAST = RetryPolicy(initial_interval=0.001, max_attempts=3, jitter=False, retry_on=is_transient)
+TOO_LONG = ValueError("This model's maximum context length is 2048 tokens")
+
+
+def observation(state: dict[str, Any]) -> str:
+    return [m.content for m in state["messages"] if isinstance(m, HumanMessage)][1]
+
+
+def ask(model: Any, searcher: Any, **options: Any) -> dict[str, Any]:
+    options.setdefault("retry_policy", FAST)
+    graph = create_parallel_search_graph(model, searcher, **options)
+    return graph.invoke({"question": "Q?"})
+
+
+def response(status: int) -> httpx.Response:
+    return httpx.Response(status, request=httpx.Request("POST", "http://test/v1/chat"))
+
+
+@pytest.mark.parametrize(
+    ("exc", "transient"),
+    [
+        (ConnectionError("reset"), True),
+        (TimeoutError(), True),
+        (httpx.ConnectError("refused"), True),
+        (httpx.HTTPStatusError("503", request=response(503).request, response=response(503)), True),
+        (openai.RateLimitError("slow down", response=response(429), body=None), True),
+        (openai.InternalServerError("oops", response=response(500), body=None), True),
+        (openai.APIConnectionError(request=response(200).request), True),
+        (openai.BadRequestError("context length", response=response(400), body=None), False),
+        (openai.AuthenticationError("bad key", response=response(401), body=None), False),
+        (TOO_LONG, False),
+        (RuntimeError("bug"), False),
+    ],
+)
+def test_only_transient_errors_are_retried(exc: Exception, transient: bool) -> None:
+    assert is_transient(exc) is transient
+
+
+def test_retry_now_needs_attempts_left_and_a_known_attempt_number() -> None:
+    def runtime(attempt: int | None) -> Any:
+        return SimpleNamespace(execution_info=SimpleNamespace(node_attempt=attempt))
+
+    error = ConnectionError("x")
+    assert retry_now(error, runtime(1), FAST) and retry_now(error, runtime(2), FAST)
+    assert not retry_now(error, runtime(3), FAST)  # the last attempt reports
+    assert not retry_now(error, runtime(None), FAST)  # older LangGraph: report at once
+    assert not retry_now(error, runtime(1), None)
+    assert not retry_now(TOO_LONG, runtime(1), FAST)
+    assert DEFAULT_RETRY_POLICY.max_attempts == 3
+
+
+def test_call_with_retry_backs_off_then_gives_up() -> None:
+    sleeps: list[float] = []
+    calls = iter([ConnectionError("a"), ConnectionError("b"), "ok"])
+
+    def call() -> str:
+        item = next(calls)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    policy = RetryPolicy(initial_interval=0.5, backoff_factor=2.0, max_attempts=3)
+    assert call_with_retry(call, policy, sleep=sleeps.append) == "ok"
+    assert sleeps == [0.5, 1.0]
+    with pytest.raises(ConnectionError):
+        call_with_retry(
+            lambda: (_ for _ in ()).throw(ConnectionError("c")), policy, sleep=sleeps.append
+        )
+    with pytest.raises(ValueError):  # not transient: one attempt
+        call_with_retry(lambda: (_ for _ in ()).throw(TOO_LONG), policy, sleep=sleeps.append)
+    assert len(sleeps) == 4
+
+
+@pytest.mark.parametrize(
+    ("mode", "says"),
+    [
+        ("fatal", "search failed: RuntimeError: injected search bug"),
+        ("transient", "search failed: ConnectionError: injected search fault"),
+        ("garbage", "search failed: TypeError"),
+        ("empty", "No results."),
+        ("slow", "search timed out after 0.05 s"),
+    ],
+)
+def test_a_failing_tool_is_an_observation_and_the_run_goes_on(mode: str, says: str) -> None:
+    searcher = FlakySearcher(1.0, modes=[mode], delay=0.3)
+    model = ScriptedChatModel(script=["<search> a </search>", "<answer> b </answer>"])
+    state = ask(model, searcher, search_timeout=0.05)
+    assert says in observation(state)
+    assert state["answer"] == "b" and state["stop_reason"] == "answered"
+    expected_calls = FAST.max_attempts if mode == "transient" else 1
+    assert searcher.calls == expected_calls
+
+
+def test_a_transient_search_fault_is_retried_by_the_node_retry_policy() -> None:
+    failures = iter([ConnectionError("blip")])
+    searcher = CountingSearcher(fail=lambda q: next(failures, None))
+    model = ScriptedChatModel(script=["<search> a ## b </search>", "<answer> c </answer>"])
+    state = ask(model, searcher)
+    assert "error" not in " ".join(r.get("error") or "" for r in state["search_results"])
+    assert sorted(searcher.queries) == ["a", "a", "b"] or sorted(searcher.queries) == [
+        "a",
+        "b",
+        "b",
+    ]
+    assert state["counters"]["sub_queries"] == 2  # the retried branch is not counted twice
+
+
+def test_a_transient_model_fault_is_retried_then_answered() -> None:
+    model = ScriptedChatModel(script=[ConnectionError("reset"), "<answer> x </answer>"])
+    state = ask(model, CountingSearcher())
+    assert state["answer"] == "x" and len(model.calls) == 2
+    assert state["counters"]["llm_calls"] == 1
+
+
+def test_context_too_long_is_reported_at_once_not_retried() -> None:
+    model = ScriptedChatModel(script=["<search> a </search>", TOO_LONG])
+    state = ask(model, CountingSearcher())
+    assert state["answer"] is None and len(model.calls) == 2
+    assert state["stop_reason"] == f"model_error: ValueError: {TOO_LONG}"
+
+
+def test_a_transient_fault_on_every_attempt_is_reported() -> None:
+    model = ScriptedChatModel(script=[ConnectionError("down")])
+    state = ask(model, CountingSearcher())
+    assert state["stop_reason"] == "model_error: ConnectionError: down"
+    assert len(model.calls) == FAST.max_attempts
+
+
+@pytest.mark.parametrize("decompose", [True, False])
+def test_thirty_percent_injected_faults_every_run_still_finishes(decompose: bool) -> None:
+    model = FuzzChatModel(
+        outputs=["<search> a ## b </search>", "<search> c </search>", "<answer> d </answer>"],
+        fail_rate=0.3,
+        seed=1,
+    )
+    searcher = FlakySearcher(0.3, modes=["transient", "fatal", "empty"], seed=2)
+    graph = create_parallel_search_graph(model, searcher, decompose=decompose, retry_policy=FAST)
+    states = []
+    for _ in range(60):
+        model.reset(model.outputs)
+        states.append(graph.invoke({"question": "Q?"}))
+    assert model.failures > 20 and sum(searcher.failures.values()) > 20
+    reasons = [s["stop_reason"] for s in states]
+    assert all(r == "answered" or r.startswith("model_error: ConnectionError") for r in reasons)
+    # three attempts turn a 30% fault rate into about 3% failed calls
+    assert reasons.count("answered") >= 50
+
+
+def fails_on_seed(bad_seeds: set[int], error: Exception = TOO_LONG) -> Any:
+    class Model(FuzzChatModel):
+        def _generate(self, messages: Any, stop: Any = None, **kwargs: Any) -> Any:
+            if kwargs.get("seed") in bad_seeds:
+                raise error
+            return super()._generate(messages, stop, **kwargs)
+
+    return Model(outputs=["<search> q </search>", "<answer> x </answer>"])
+
+
+def test_a_failing_muse_branch_is_reported_and_the_others_still_aggregate() -> None:
+    graph = create_rollouts_graph(fails_on_seed({1}), CountingSearcher(), budget=3)
+    state = graph.invoke({"question": "Q?"})
+    by_id = {t["id"]: t for t in state["trajectories"]}
+    assert by_id["t1"]["stop_reason"] == f"model_error: ValueError: {TOO_LONG}"
+    assert by_id["t1"]["answer"] is None
+    assert state["answer"] == "x" and state["stop_reason"] == "answered"
+    assert state["aggregation"]["excluded"] == ["t1"]
+    assert len(state["reports"]) == 3
+
+
+def test_every_muse_branch_failing_is_a_stated_no_answer() -> None:
+    graph = create_parallel_muse_graph(fails_on_seed({0, 1, 2}), CountingSearcher(), budget=3)
+    state = graph.invoke({"question": "Q?"})
+    assert state["answer"] is None and state["stop_reason"].startswith("no_answer: ")
+    assert all(t["stop_reason"].startswith("model_error: ") for t in state["trajectories"])
+
+
+def test_transient_muse_faults_are_retried_call_by_call() -> None:
+    model = FuzzChatModel(
+        outputs=["<search> q </search>", "<answer> x </answer>"], fail_rate=0.3, seed=3
+    )
+    searcher = RetryingSearcher(FlakySearcher(0.3, seed=4), FAST)
+    graph = create_rollouts_graph(model, searcher, budget=4, retry_policy=FAST)
+    for _ in range(10):
+        model.reset(model.outputs)
+        state = graph.invoke({"question": "Q?"})
+        assert state["stop_reason"] == "answered"
+    assert model.failures > 5
+
+
+def test_failed_report_and_analyst_calls_fall_back() -> None:
+    class Model(FuzzChatModel):
+        def _generate(self, messages: Any, stop: Any = None, **kwargs: Any) -> Any:
+            prompt = str(messages[0].content)
+            if "Compress the" in prompt or "numbered reports" in prompt:
+                raise TOO_LONG
+            seed = kwargs.get("seed", 0)
+            self.outputs = [f"<answer> a{seed % 2} </answer>"]
+            return super()._generate(messages, stop, **kwargs)
+
+    graph = create_rollouts_graph(Model(), CountingSearcher(), budget=3, join="select")
+    state = graph.invoke({"question": "Q?"})
+    assert all(r["error"] == f"ValueError: {TOO_LONG}" for r in state["reports"])
+    assert state["aggregation"]["method"] == "majority"
+    assert state["aggregation"]["analyst"].startswith("analyst call failed: ValueError")
+    assert state["answer"] == "a0"
+
+
+class Killed(BaseException):
+    """Stands in for the process dying: no node catches a BaseException."""
+
+
+def test_a_run_killed_inside_the_fan_out_resumes_without_repeating_finished_branches() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    a_done = threading.Event()
+
+    def dies_on_b(query: str) -> BaseException | None:
+        if query != "b":
+            return None
+        # Die once branch "a" has finished and its write is saved (LangGraph saves each
+        # finished branch's writes at once); a branch still running when the process dies
+        # would simply run again.
+        a_done.wait(5)
+        time.sleep(0.2)
+        return Killed()
+
+    class Searcher(CountingSearcher):
+        def batch_search(self, queries: Any, k: int = 3) -> Any:
+            if self.fail and (error := self.fail(queries[0])):
+                raise error  # a BaseException passes the node's `except Exception`
+            try:
+                return super().batch_search(queries, k)
+            finally:
+                a_done.set()
+
+    saver, config = InMemorySaver(), {"configurable": {"thread_id": "fan-out"}}
+    script = ["<search> a ## b </search>", "<answer> c </answer>"]
+    first = Searcher(fail=dies_on_b)  # type: ignore[arg-type]
+    graph = create_parallel_search_graph(
+        ScriptedChatModel(script=script), first, checkpointer=saver
+    )
+    with pytest.raises(Killed):
+        graph.invoke({"question": "Q?"}, config, durability="sync")
+    assert first.queries == ["a"]
+    second = CountingSearcher()
+    model = ScriptedChatModel(script=script[1:])
+    graph = create_parallel_search_graph(model, second, checkpointer=saver)
+    final = graph.invoke(None, config)
+    assert second.queries == ["b"]  # only the branch that died runs again
+    assert [r["query"] for r in final["search_results"]] == ["a", "b"]
+    assert final["counters"]["sub_queries"] == 2 and final["answer"] == "c"
