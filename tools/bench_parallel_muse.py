@@ -62,6 +62,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--max-turns", type=int, default=4)
     parser.add_argument("--top-k", type=int, default=3)
     parser.add_argument("--warm-cache", action="store_true", help="keep the prefix cache")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the rows already in --out and run the rest"
+    )
     return parser.parse_args()
 
 
@@ -150,6 +153,19 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def previous_rows(path: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Rows of an earlier run with the same settings, so a stopped benchmark can go on."""
+    if not path.exists():
+        return []
+    earlier = json.loads(path.read_text())
+    keys = ("budget", "dataset", "corpus", "model", "seed", "region", "mode", "max_turns", "top_k")
+    changed = [k for k in keys if earlier["settings"].get(k) != getattr(args, k)]
+    if changed:
+        sys.exit(f"error: {path} was made with other settings ({', '.join(changed)}); "
+                 "use another --out or drop --resume")  # fmt: skip
+    return list(earlier["rows"])
+
+
 def main() -> None:
     args = parse_args()
     _quiet_engines()
@@ -165,12 +181,16 @@ def main() -> None:
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows: list[dict[str, Any]] = []
-    command = " ".join([".venv/bin/python", *sys.argv])
+    rows = previous_rows(out / "parallel_muse.json", args) if args.resume else []
+    done = {(row["id"], row["system"]) for row in rows}
+    # A resumed run is the same measurement as the one it continues; record that command.
+    command = " ".join([".venv/bin/python", *(a for a in sys.argv if a != "--resume")])
     for i, question in enumerate(questions, start=1):
         # Alternate which system goes first, so neither always finds the other's cached prefix.
         order = SYSTEMS if i % 2 else SYSTEMS[::-1]
         for system in order:
+            if (question.id, system) in done:
+                continue
             if not args.warm_cache:
                 reset_prefix_cache(model)
             row = {"id": question.id, "system": system, **measure(graphs[system], question)}
@@ -178,7 +198,8 @@ def main() -> None:
             tokens, wall = row["prefill_plus_generated"], row["wall_s"]
             print(f"[{i}/{len(questions)}] {system}: em_select={row['em_select']:.0f} "
                   f"tokens={tokens} wall={wall:.1f}s", flush=True)  # fmt: skip
-        result = {"command": command, "settings": vars(args), "summary": summarise(rows),
+        settings = {k: v for k, v in vars(args).items() if k != "resume"}
+        result = {"command": command, "settings": settings, "summary": summarise(rows),
                   "rows": rows}  # fmt: skip
         (out / "parallel_muse.json").write_text(json.dumps(result, indent=2) + "\n")
         (out / "parallel_muse.md").write_text(markdown(result))
