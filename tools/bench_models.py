@@ -1,7 +1,10 @@
-"""Embedded models compared: SmolLM2-135M-Instruct vs Gemma-3-270M on the same questions.
+"""Models compared on the same questions: by default SmolLM2-135M-Instruct vs Gemma-3-270M.
 
 Usage:
     .venv/bin/python tools/bench_models.py --limit 60 --out benchmarks/models
+    # before/after GRPO training, on questions held out from training:
+    .venv/bin/python tools/bench_models.py --models smollm2,runs/rl/model \
+        --graphs parallel-search --limit 100 --out benchmarks/rl/eval
 
 Runs ``langgraph-parallel bench`` with the sequential and ParallelSearch graphs once per model
 (each in OUT/<model>, resumable) on the same seeded HotpotQA sample, then writes
@@ -30,15 +33,19 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=60)
     parser.add_argument("--concurrency", type=int, default=6)
     parser.add_argument("--out", default="benchmarks/models")
+    parser.add_argument("--models", default=",".join(MODELS), help="names or model folders")
+    parser.add_argument("--graphs", default="sequential,parallel-search")
+    parser.add_argument("--seed", default="0", help="question sample seed")
     args = parser.parse_args()
     command = " ".join([".venv/bin/python", *sys.argv])
     results = {}
-    sections = [f"# Embedded models on ParallelSearch\n\nCommand: `{command}`\n"]
-    for model in MODELS:
-        out = Path(args.out) / model
-        code = cli_main(["bench", "--dataset", DATASET, "--limit", str(args.limit), "--seed", "0",
-                         "--model", model, "--concurrency", str(args.concurrency), "--graphs",
-                         "sequential,parallel-search", "--out", str(out)])  # fmt: skip
+    sections = [f"# Models on ParallelSearch\n\nCommand: `{command}`\n"]
+    for model in args.models.split(","):
+        out = Path(args.out) / Path(model).name
+        code = cli_main(["bench", "--dataset", DATASET, "--limit", str(args.limit),
+                         "--seed", args.seed, "--model", model,
+                         "--concurrency", str(args.concurrency), "--graphs", args.graphs,
+                         "--out", str(out)])  # fmt: skip
         if code:
             sys.exit(code)
         results[model] = analyse(load_results(out / RESULTS_FILE))

@@ -22,6 +22,7 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.datasets import Question
 from langgraph_parallel.eval.metrics import cover_exact_match, exact_match, f1_score
 from langgraph_parallel.eval.summary import summarize, write_summary
+from langgraph_parallel.nodes.faults import describe_error
 from langgraph_parallel.run import run_question
 from langgraph_parallel.state import COUNTER_KEYS
 
@@ -69,7 +70,7 @@ def evaluate(graph: Any, name: str, question: Question) -> dict[str, Any]:
     except UserError:
         raise
     except Exception as exc:  # recorded per question; see docstring
-        error = f"{type(exc).__name__}: {exc}"
+        error = describe_error(exc)  # results files are shared: no keys in them
         answer, stop_reason, counters = None, "error", dict.fromkeys(COUNTER_KEYS, 0)
     return {
         "graph": name,

@@ -56,7 +56,7 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--learning-rate", type=float, default=5e-6)
     p.add_argument("--lora", action="store_true", help="train LoRA adapters, merged on save")
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient (0: no reference)")
-    p.add_argument("--temperature", type=float, default=1.0, help="rollout sampling temperature")
+    p.add_argument("--temperature", type=float, default=0.7, help="rollout sampling temperature")
     p.add_argument("--max-turns", type=int, default=3, help="model steps per rollout")
     p.add_argument("--max-tokens", type=int, default=96, help="tokens per model step")
     p.add_argument("--top-k", type=int, default=2, help="documents per sub-query")

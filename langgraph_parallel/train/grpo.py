@@ -61,7 +61,8 @@ class TrainConfig:
     learning_rate: float = 5e-6
     lora: bool = False
     beta: float = 0.0
-    temperature: float = 1.0
+    # At 1.0 SmolLM2's steps were all malformed in a smoke run: every reward 0, no gradient.
+    temperature: float = 0.7
     max_turns: int = 3
     max_tokens: int = 96
     top_k: int = 2
@@ -182,6 +183,9 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         seed=config.seed,
         use_cpu=not torch.cuda.is_available(),
         bf16=False,
+        # TRL turns it on by default; a 135M model does not need the memory, and the recompute
+        # costs time on a CPU. Rollouts switch it off anyway (see policy.generation_mode).
+        gradient_checkpointing=False,
     )
     run = {"command": command, "config": asdict(config), "questions": len(questions)}
     (out / "run.json").write_text(json.dumps(run, indent=2, default=str) + "\n")

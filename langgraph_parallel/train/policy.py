@@ -9,7 +9,9 @@ decodes together, the way the vLLM engine batches concurrent branches.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -26,6 +28,30 @@ def cut_at_stop(text: str, stop: list[str]) -> str:
     """Keep ``text`` up to and including its first stop sequence (as vLLM does)."""
     ends = [text.find(s) + len(s) for s in stop if s in text]
     return text[: min(ends)] if ends else text
+
+
+@contextmanager
+def generation_mode(
+    model: Any, checkpointing_kwargs: dict[str, Any] | None = None
+) -> Iterator[None]:
+    """Put a model in eval mode without gradient checkpointing while it generates.
+
+    Generating in train mode with gradient checkpointing on (TRL's default) decodes without a
+    KV cache and, with transformers 5, produces garbage: SmolLM2 wrote ``<-----...`` instead of
+    ``<think> ...``. Both settings are restored afterwards.
+    """
+    was_training = bool(getattr(model, "training", False))
+    checkpointing = bool(getattr(model, "is_gradient_checkpointing", False))
+    if checkpointing:
+        model.gradient_checkpointing_disable()
+    model.eval()
+    try:
+        yield
+    finally:
+        if checkpointing:
+            model.gradient_checkpointing_enable(checkpointing_kwargs)
+        if was_training:
+            model.train()
 
 
 class _Batcher:
@@ -100,6 +126,8 @@ class PolicyChatModel(BaseChatModel):
     temperature: float = 1.0
     top_p: float = 1.0
     max_tokens: int = 128
+    checkpointing_kwargs: dict[str, Any] | None = None
+    """Passed back to ``gradient_checkpointing_enable`` after generating."""
     style: str = "raw"
     _batcher: _Batcher = PrivateAttr()
 
@@ -146,7 +174,7 @@ class PolicyChatModel(BaseChatModel):
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         batch = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         stop = list(options["stop"])
-        with torch.no_grad():
+        with torch.no_grad(), generation_mode(self.policy, self.checkpointing_kwargs):
             out = self.policy.generate(
                 **batch,
                 do_sample=self.temperature > 0,

