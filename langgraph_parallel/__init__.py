@@ -26,6 +26,7 @@ from langgraph_parallel.muse_graph import (
     create_rollouts_graph,
 )
 from langgraph_parallel.nodes.fan_out import FanOutNode, ObserveNode, dispatch
+from langgraph_parallel.nodes.faults import DEFAULT_RETRY_POLICY
 from langgraph_parallel.nodes.search import SearchNode
 from langgraph_parallel.nodes.think import ThinkNode
 from langgraph_parallel.protocol import Action, format_observation, parse_action
@@ -37,6 +38,7 @@ from langgraph_parallel.retrieval import (
     Searcher,
     default_index,
 )
+from langgraph_parallel.rewards import Reward, RewardConfig, score_response, score_steps
 from langgraph_parallel.run import QuestionRun, run_question
 from langgraph_parallel.state import (
     FanOutState,
@@ -46,6 +48,7 @@ from langgraph_parallel.state import (
 )
 
 __all__ = [
+    "DEFAULT_RETRY_POLICY",
     "EMBEDDED_MODELS",
     "Action",
     "ChatVLLM",
@@ -59,6 +62,8 @@ __all__ = [
     "Passage",
     "QuestionRun",
     "RetrieverSearcher",
+    "Reward",
+    "RewardConfig",
     "SearchContext",
     "SearchNode",
     "SearchResult",
@@ -78,6 +83,8 @@ __all__ = [
     "format_observation",
     "parse_action",
     "run_question",
+    "score_response",
+    "score_steps",
     "server_command",
     "start_server",
     "stop_server",

@@ -126,6 +126,9 @@ class PolicyChatModel(BaseChatModel):
     temperature: float = 1.0
     top_p: float = 1.0
     max_tokens: int = 128
+    extra_stop: tuple[str, ...] = ("\nQuestion:",)
+    """Also stop here: a step that starts the few-shot prompt's next demo question has given no
+    action, and decoding the rest of it only burns rollout time."""
     checkpointing_kwargs: dict[str, Any] | None = None
     """Passed back to ``gradient_checkpointing_enable`` after generating."""
     style: str = "raw"
@@ -152,7 +155,7 @@ class PolicyChatModel(BaseChatModel):
     ) -> ChatResult:
         prompt = "".join(str(m.content) for m in messages)
         options = {
-            "stop": tuple(stop or STOP_SEQUENCES),
+            "stop": (*(stop or STOP_SEQUENCES), *self.extra_stop),
             "max_tokens": int(kwargs.get("max_tokens", self.max_tokens)),
         }
         text, prompt_tokens, new_tokens = self._batcher.submit(prompt, options)
