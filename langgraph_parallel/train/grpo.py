@@ -168,7 +168,11 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
     )
     path = model_folder(config.model)
     tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    gpu = torch.cuda.is_available()
+    bf16 = gpu and torch.cuda.is_bf16_supported()
+    model = AutoModelForCausalLM.from_pretrained(
+        path, dtype=torch.bfloat16 if bf16 else torch.float32
+    )
     args = GRPOConfig(
         output_dir=str(out / "trainer"),
         max_steps=config.steps,
@@ -181,11 +185,11 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         save_strategy="no",
         report_to=[],
         seed=config.seed,
-        use_cpu=not torch.cuda.is_available(),
-        bf16=False,
-        # TRL turns it on by default; a 135M model does not need the memory, and the recompute
-        # costs time on a CPU. Rollouts switch it off anyway (see policy.generation_mode).
-        gradient_checkpointing=False,
+        use_cpu=not gpu,
+        bf16=bf16,
+        # Saves memory for a large model on a GPU; on a CPU the recompute only costs time.
+        # Rollouts switch it off while they generate either way (policy.generation_mode).
+        gradient_checkpointing=gpu,
     )
     run = {"command": command, "config": asdict(config), "questions": len(questions)}
     (out / "run.json").write_text(json.dumps(run, indent=2, default=str) + "\n")
