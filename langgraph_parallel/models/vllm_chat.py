@@ -68,7 +68,8 @@ def folder_prompt_style(folder: Path) -> Literal["chat", "raw"]:
     return "raw" if style == "raw" else "chat"
 
 
-def _text(message: BaseMessage) -> str:
+def message_text(message: BaseMessage) -> str:
+    """Return a message's text: string content, or the text parts of a content list."""
     content = message.content
     if isinstance(content, str):
         return content
@@ -138,11 +139,11 @@ class ChatVLLM(BaseChatModel):
         """Return the prompt token ids the engine sees for ``messages``."""
         tokenizer = self.worker.tokenizer
         if self.style == "raw":
-            return list(tokenizer.encode("".join(_text(m) for m in messages)))
+            return list(tokenizer.encode("".join(message_text(m) for m in messages)))
         turns = [
             {
                 "role": "user" if isinstance(m, ToolMessage) else _ROLES.get(type(m), "user"),
-                "content": _text(m),
+                "content": message_text(m),
             }
             for m in messages
         ]

@@ -21,6 +21,7 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
+from langgraph_parallel.models.vllm_chat import message_text
 from langgraph_parallel.protocol import STOP_SEQUENCES
 
 
@@ -153,7 +154,7 @@ class PolicyChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        prompt = "".join(str(m.content) for m in messages)
+        prompt = "".join(message_text(m) for m in messages)  # the raw-style rule of ChatVLLM
         options = {
             "stop": (*(stop or STOP_SEQUENCES), *self.extra_stop),
             "max_tokens": int(kwargs.get("max_tokens", self.max_tokens)),

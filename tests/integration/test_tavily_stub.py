@@ -11,13 +11,14 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.retrieval.tavily import RetryPolicy, TavilyError, TavilySearcher
+from tests.local_http import local_server
 
 pytestmark = pytest.mark.integration
 
@@ -63,8 +64,6 @@ class Stub:
 
 @pytest.fixture
 def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stub, str]]:
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")  # a CI proxy must not see the stub
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
     state = Stub()
 
     class Handler(BaseHTTPRequestHandler):
@@ -74,14 +73,8 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stub, str]]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with local_server(Handler, monkeypatch) as url:
+        yield state, url
 
 
 def searcher(url: str, sleeps: list[float], **kwargs: Any) -> TavilySearcher:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from langgraph_parallel.retrieval.tavily import RetryPolicy, TavilySearcher
 from langgraph_parallel.run import run_question
 from langgraph_parallel.studio import model_from_env, search_from_env
 from tests.fakes import CountingSearcher, ScriptedChatModel
+from tests.local_http import local_server
 
 TAVILY_KEY = "tvly-SENTINEL-7c1e9a2b4d"
 OPENAI_KEY = "sk-SENTINEL-5f3a8e0c6b"
@@ -34,8 +34,6 @@ SENTINELS = (TAVILY_KEY, OPENAI_KEY, "SENTINEL")
 @pytest.fixture
 def echo_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """Answer any POST with a 401 (Tavily) or 500 (chat) whose message repeats the key."""
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -55,14 +53,8 @@ def echo_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with local_server(Handler, monkeypatch) as url:
+        yield url
 
 
 @pytest.fixture
