@@ -24,7 +24,12 @@ from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.nodes.faults import call_with_retry, clean_text, describe_error
 from langgraph_parallel.nodes.muse_context import JOINS, Join, MuseContext, muse_settings
 from langgraph_parallel.nodes.search import SearchNode
-from langgraph_parallel.nodes.think import constrained_regex, first_prompt, prompt_style
+from langgraph_parallel.nodes.think import (
+    constrained_regex,
+    first_prompt,
+    prompt_style,
+    raw_prompt_kind,
+)
 from langgraph_parallel.protocol import (
     INVALID_ACTION_OBSERVATION,
     STOP_SEQUENCES,
@@ -116,7 +121,8 @@ class RolloutNode:
         style = prompt_style(self.model, ctx)
         messages = [dict(m) for m in branch["messages"]]
         if not messages:
-            prompt = first_prompt(clean_text(branch["question"]), style, ctx)
+            question = clean_text(branch["question"])
+            prompt = first_prompt(question, style, ctx, raw_prompt_kind(self.model))
             messages.append({"role": "user", "content": prompt})
         steps, counters = list(branch["steps"]), {"llm_calls": 0}
         answer, reason = None, f"max_turns: {ctx.max_turns} model steps used without an answer"

@@ -13,7 +13,7 @@ from langgraph_parallel.context import SearchContext
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.nodes.faults import clean_text, describe_error, retry_now
-from langgraph_parallel.prompts import few_shot_prompt, parallel_search_instruction
+from langgraph_parallel.prompts import RawPrompt, parallel_search_instruction, raw_prompt
 from langgraph_parallel.protocol import (
     INVALID_ACTION_OBSERVATION,
     STOP_SEQUENCES,
@@ -84,10 +84,26 @@ def constrained_regex(
     return regex
 
 
-def first_prompt(question: str, style: Literal["chat", "raw"], context: SearchContext) -> str:
-    """Build the opening prompt of the agent for ``question``."""
+def raw_prompt_kind(model: BaseChatModel) -> RawPrompt:
+    """Return the raw prompt a model wants: ``rules`` for trained policies, else ``few_shot``.
+
+    ``ChatVLLM`` reads it from the model card of a trained folder (``"raw_prompt": "rules"``)
+    and reports it as ``prompt_kind``; other models may set a ``raw_prompt`` attribute; any
+    other model gets the few-shot demos.
+    """
+    kind = getattr(model, "prompt_kind", None) or getattr(model, "raw_prompt", None)
+    return "rules" if kind == "rules" else "few_shot"
+
+
+def first_prompt(
+    question: str,
+    style: Literal["chat", "raw"],
+    context: SearchContext,
+    kind: RawPrompt = "few_shot",
+) -> str:
+    """Build the opening prompt of the agent for ``question`` (``kind``: see :func:`raw_prompt`)."""
     if style == "raw":
-        return few_shot_prompt(question, context.decompose)
+        return raw_prompt(question, context.decompose, kind)
     template = context.instruction or parallel_search_instruction(context.decompose)
     return template.replace("{question}", question)
 
@@ -130,7 +146,8 @@ class ThinkNode:
         if not history:
             style = prompt_style(self.model, context)
             question = clean_text(state["question"])
-            new.append(HumanMessage(first_prompt(question, style, context)))
+            prompt = first_prompt(question, style, context, raw_prompt_kind(self.model))
+            new.append(HumanMessage(prompt))
         steps = int(state.get("steps") or 0) + 1
         remaining = state.get("remaining_steps")
         if remaining is not None and remaining < _STEPS_TO_ANSWER:
