@@ -46,10 +46,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise UserError(
             'The question is empty: pass one, e.g. langgraph-parallel ask "Who wrote Hamlet?".'
         )
-    from langgraph_parallel.registry import build_graph
+    from langgraph_parallel.registry import build_graph, default_model
     from langgraph_parallel.run import run_question
 
-    model = _model(args.model)  # fail fast on a bad model before the index loads
+    model = _model(args.model or default_model(args.graph))  # fail fast before the index loads
     graph = build_graph(
         args.graph, model, _searcher(args.corpus), max_turns=args.max_turns, top_k=args.top_k
     )
@@ -95,7 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
     ask = sub.add_parser("ask", help="answer a question with a search agent")
     ask.add_argument("question", nargs="+", help="the question")
     ask.add_argument("--graph", choices=GRAPH_NAMES, default="parallel-search")
-    ask.add_argument("--model", default="smollm2", help="smollm2, gemma3, or a model folder")
+    ask.add_argument(
+        "--model",
+        default=None,
+        help="smollm2-parallel (default of parallel-search/parallel-muse), smollm2-sequential "
+        "(default of sequential), smollm2 (untrained base, default of direct), gemma3, or a "
+        "model or adapter folder",
+    )
     ask.add_argument("--corpus", default=None, help="corpus .jsonl(.gz); default: bundled HotpotQA")
     ask.add_argument("--max-turns", type=int, default=4)
     ask.add_argument("--top-k", type=int, default=3)
@@ -103,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.set_defaults(func=cmd_ask)
 
     serve = sub.add_parser("serve", help="serve a model with vLLM's OpenAI-compatible server")
-    serve.add_argument("--model", default="smollm2")
+    serve.add_argument("--model", default="smollm2-parallel")
     serve.add_argument("--port", type=int, default=8000)
     serve.set_defaults(func=cmd_serve)
 

@@ -30,3 +30,14 @@ def repo_data_dir() -> Path:
     if override:
         return Path(override).expanduser()
     return _PACKAGE_ROOT.parent / "data"
+
+
+def shared_data_dir() -> Path:
+    """Return the team's benchmark files, ``../shared/data`` beside a source checkout.
+
+    ``LANGGRAPH_PARALLEL_SHARED_DATA`` overrides it.
+    """
+    override = os.environ.get("LANGGRAPH_PARALLEL_SHARED_DATA")
+    if override:
+        return Path(override).expanduser()
+    return _PACKAGE_ROOT.parent.parent / "shared" / "data"

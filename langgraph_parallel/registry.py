@@ -17,6 +17,24 @@ GraphName = Literal[
 ]
 GRAPH_NAMES: tuple[str, ...] = get_args(GraphName)
 
+DEFAULT_MODELS: dict[str, str] = {
+    "parallel-search": "smollm2-parallel",
+    "parallel-search-unconstrained": "smollm2-parallel",
+    "parallel-muse": "smollm2-parallel",
+    "rollouts-majority": "smollm2-parallel",
+    # Search-R1: the policy trained on the same questions to search one query per turn.
+    "sequential": "smollm2-sequential",
+    # Closed book: the untrained base answers from its own knowledge (the trained policies
+    # only ever answered after searching).
+    "direct": "smollm2",
+}
+"""The embedded model each named graph runs when no model is given."""
+
+
+def default_model(graph: str) -> str:
+    """Return the embedded model ``graph`` runs by default (see :data:`DEFAULT_MODELS`)."""
+    return DEFAULT_MODELS.get(graph, "smollm2-parallel")
+
 
 def build_graph(name: str, model: Any, search: Any, **options: Any) -> Any:
     """Build a named graph over ``model`` and ``search``.

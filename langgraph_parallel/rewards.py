@@ -22,6 +22,10 @@ Components (coefficients live in :class:`RewardConfig`; defaults in brackets):
 - **format** [0.1] — the whole response is well-formed: at least one step, every step a valid
   action (search or answer) with a non-empty ``<think>``, and the last step an answer.
 
+With ``require_answer`` (off by default, as in the paper; on for ``train grpo``) the
+decomposition and search-count terms pay only when the response is well-formed, so a policy
+cannot farm them by searching and never answering (what our first GRPO run learned).
+
 Both search syntaxes count the same: :func:`~langgraph_parallel.protocol.parse_action` turns
 ``<search> a ## b </search>`` and a ``search`` tool call with ``query_list`` into the same
 :class:`~langgraph_parallel.protocol.Action`.
@@ -59,6 +63,8 @@ class RewardConfig:
         alpha: How many times smaller the sequential question's "did not decompose" bonus is.
         search_count: ``lambda_s``, the search-count reward at its best round count.
         format: The format reward of a well-formed response.
+        require_answer: Pay the decomposition and search-count terms only to a well-formed
+            response (one that ends in an answer).
     """
 
     format_penalty: float = 0.1
@@ -66,6 +72,7 @@ class RewardConfig:
     alpha: float = 3.0
     search_count: float = 0.35
     format: float = 0.1
+    require_answer: bool = False
 
     def __post_init__(self) -> None:
         if self.alpha <= 0:
@@ -166,10 +173,11 @@ def score_steps(
     correct = bool(answers) and exact_match(answers[-1].answer, golds) == 1.0
     valid = is_valid_format(actions)
     decomposed = len(searches[0].queries) >= 2 if searches else None
+    pays = valid or not config.require_answer
     return Reward(
         outcome=outcome_reward(correct, valid, config),
-        decomposition=decomposition_reward(decomposed, question_class, config),
-        search_count=search_count_reward(len(searches), question_class, config),
+        decomposition=decomposition_reward(decomposed, question_class, config) if pays else 0.0,
+        search_count=search_count_reward(len(searches), question_class, config) if pays else 0.0,
         format=config.format if valid else 0.0,
         correct=correct,
         valid_format=valid,

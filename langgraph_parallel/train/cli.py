@@ -1,4 +1,4 @@
-"""``langgraph-parallel train``: GRPO on ParallelSearch rollouts (see :mod:`.grpo`)."""
+"""``langgraph-parallel train sft|grpo``: cold-start SFT (:mod:`.sft`), then GRPO (:mod:`.grpo`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import shlex
 import sys
 from typing import Any
 
-from langgraph_parallel.paths import repo_data_dir
+from langgraph_parallel.paths import repo_data_dir, shared_data_dir
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -15,7 +15,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     from langgraph_parallel.rewards import RewardConfig
     from langgraph_parallel.train.grpo import TrainConfig, train
 
-    reward = RewardConfig(decomposition=args.lambda_d, alpha=args.alpha, search_count=args.lambda_s)
+    reward = RewardConfig(
+        decomposition=args.lambda_d,
+        alpha=args.alpha,
+        search_count=args.lambda_s,
+        require_answer=not args.no_gate,
+    )
     config = TrainConfig(
         dataset=args.dataset,
         out=args.out,
@@ -31,6 +36,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         top_k=args.top_k,
         limit=args.limit,
+        balanced=not args.unbalanced,
         exclude=None if args.exclude == "none" else args.exclude,
         corpus=args.corpus,
         seed=args.seed,
@@ -44,13 +50,86 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sft(args: argparse.Namespace) -> int:
+    """Synthesise trajectories and train one LoRA adapter per policy."""
+    from langgraph_parallel.train.sft import SFTRunConfig, sft
+
+    config = SFTRunConfig(
+        datasets=tuple(args.dataset or args.dataset_default),
+        out=args.out,
+        policies=tuple(args.policies.split(",")),
+        model=args.model,
+        per_class=args.per_class or None,
+        exclude=() if args.exclude == ["none"] else tuple(args.exclude or args.exclude_default),
+        corpus=args.corpus,
+        epochs=args.epochs,
+        learning_rate=args.learning_rate,
+        batch_size=args.batch_size,
+        micro_batch=args.micro_batch,
+        lora_rank=args.lora_rank,
+        max_turns=args.max_turns,
+        top_k=args.top_k,
+        seed=args.seed,
+    )
+    command = shlex.join(["langgraph-parallel", *sys.argv[1:]])
+    for policy, folder in sft(config, command=command).items():
+        print(f"{policy}: {folder}")
+        print(f'  try it: langgraph-parallel ask --model {folder} "<question>"')
+    return 0
+
+
 def add_train_parser(sub: Any) -> None:
-    """Add the ``train`` subcommand to the CLI's subparsers."""
-    p = sub.add_parser("train", help="GRPO-train the ParallelSearch behaviour (train extra)")
+    """Add ``train sft`` and ``train grpo`` to the CLI's subparsers."""
+    train = sub.add_parser("train", help="train the embedded model's behaviour (train extra)")
+    kinds = train.add_subparsers(dest="train_command", required=True)
+    _add_sft_parser(kinds)
+    _add_grpo_parser(kinds)
+
+
+def _add_sft_parser(kinds: Any) -> None:
+    from langgraph_parallel.train.sft import DEFAULT_DATASETS
+
+    held_out = str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
+    default_data = str(shared_data_dir() / DEFAULT_DATASETS[0])
+    p = kinds.add_parser("sft", help="LoRA SFT on synthetic trajectories of the real graph")
+    p.add_argument(
+        "--dataset",
+        action="append",
+        help=f"question file with supporting facts (repeatable; default {default_data})",
+    )
+    p.add_argument("--out", required=True, help="output folder: data.jsonl, <policy>/ adapters")
+    p.add_argument("--policies", default="parallel,sequential", help="comma-separated")
+    p.add_argument("--model", default="smollm2", help="base: smollm2, gemma3, or a model folder")
+    p.add_argument("--per-class", type=int, default=150, help="questions per class (0: all)")
+    p.add_argument(
+        "--exclude",
+        action="append",
+        help=f"question file held out (repeatable; default {held_out}; 'none' for nothing)",
+    )
+    p.add_argument("--corpus", default=None, help="corpus to search (default: see train/sft.py)")
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--learning-rate", type=float, default=5e-4)
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--micro-batch", type=int, default=2, help="sequences per forward on a CPU")
+    p.add_argument("--lora-rank", type=int, default=16)
+    p.add_argument("--max-turns", type=int, default=4)
+    p.add_argument("--top-k", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_sft, dataset_default=[default_data], exclude_default=[held_out])
+
+
+def _add_grpo_parser(kinds: Any) -> None:
+    p = kinds.add_parser("grpo", help="GRPO on ParallelSearch rollouts")
     p.add_argument("--dataset", required=True, help="training questions, normalised .jsonl(.gz)")
     p.add_argument("--out", required=True, help="output folder (model/, metrics.jsonl, ...)")
     p.add_argument("--steps", type=int, default=50, help="optimizer steps")
-    p.add_argument("--model", default="smollm2", help="smollm2, gemma3, or a model folder")
+    p.add_argument(
+        "--model",
+        "--init",
+        default="smollm2-parallel",
+        help="policy to start from: an SFT policy (smollm2-parallel, an adapter folder from "
+        "train sft), smollm2, gemma3, or a model folder",
+    )
     p.add_argument("--group-size", type=int, default=4, help="rollouts per question")
     p.add_argument("--questions-per-step", type=int, default=1)
     p.add_argument("--learning-rate", type=float, default=5e-6)
@@ -69,6 +148,10 @@ def add_train_parser(sub: Any) -> None:
     )
     p.add_argument("--corpus", default=None, help="corpus .jsonl(.gz); default: bundled HotpotQA")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--unbalanced", action="store_true", help="do not balance question classes")
+    p.add_argument(
+        "--no-gate", action="store_true", help="pay decomposition/search terms without an answer"
+    )
     p.add_argument("--lambda-d", type=float, default=0.15, help="decomposition reward")
     p.add_argument("--alpha", type=float, default=3.0, help="sequential bonus = lambda_d/alpha")
     p.add_argument("--lambda-s", type=float, default=0.35, help="search-count reward")

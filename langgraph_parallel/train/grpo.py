@@ -8,6 +8,12 @@ policy-gradient step with group-normalised advantages. Retrieved tokens are mask
 loss (``env_mask``). The result is a model folder that ``ask --model DIR`` and ``bench --model
 DIR`` load, plus ``metrics.jsonl`` and ``reward_curve.png``.
 
+The usual start is an SFT policy (``--model smollm2-parallel`` or an adapter folder from ``train
+sft``): from the untrained base no rollout ever decomposed, so the decomposition term never
+fired. The rollouts then use the prompt the policy's card names (the short ``rules`` prompt).
+Questions are balanced between parallelizable and sequential by default, and the
+decomposition and search-count terms pay only with a valid answer (``require_answer``).
+
 The same command trains a larger model on a GPU: pass its folder as ``--model``.
 """
 
@@ -21,8 +27,8 @@ from typing import Any
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.datasets import Question, load_questions
-from langgraph_parallel.models.embedded import MODEL_CARD
-from langgraph_parallel.prompts import few_shot_prompt
+from langgraph_parallel.models.adapters import MODEL_CARD
+from langgraph_parallel.prompts import RawPrompt, raw_prompt
 from langgraph_parallel.rewards import COMPONENTS, RewardConfig, score_steps
 from langgraph_parallel.train.log import MetricsLog, plot_rewards
 
@@ -34,7 +40,8 @@ class TrainConfig:
     Attributes:
         dataset: Training questions (normalised ``.jsonl(.gz)``).
         out: Output folder: ``model/``, ``metrics.jsonl``, ``reward_curve.png``, ``run.json``.
-        model: ``smollm2``/``gemma3`` (embedded) or a model folder.
+        model: Starting policy: an embedded name (``smollm2-parallel`` by default), a model
+            folder or an adapter folder from ``train sft``.
         steps: Optimizer steps.
         questions_per_step: Distinct questions per step.
         group_size: Rollouts per question (GRPO group; at least 2, 4+ recommended).
@@ -46,6 +53,8 @@ class TrainConfig:
         max_tokens: Token limit of one step.
         top_k: Documents per sub-query.
         limit: Use this many questions of ``dataset`` (after shuffling with ``seed``).
+        balanced: Keep as many sequential as parallelizable questions (the first run drew 43
+            bridge questions of 50 and learned to search more instead of to decompose).
         exclude: A question file whose ids are held out (e.g. the evaluation sample).
         corpus: Corpus for the closed-corpus search (default: the bundled HotpotQA index).
         seed: Question shuffle and trainer seed.
@@ -54,7 +63,7 @@ class TrainConfig:
 
     dataset: str
     out: str
-    model: str = "smollm2"
+    model: str = "smollm2-parallel"
     steps: int = 50
     questions_per_step: int = 1
     group_size: int = 4
@@ -67,6 +76,7 @@ class TrainConfig:
     max_tokens: int = 96
     top_k: int = 2
     limit: int | None = None
+    balanced: bool = True
     exclude: str | None = None
     corpus: str | None = None
     seed: int = 0
@@ -85,10 +95,19 @@ def training_questions(config: TrainConfig) -> list[Question]:
     questions = [
         q for q in load_questions(config.dataset, seed=config.seed) if q.id not in held_out
     ]
+    if config.balanced:
+        questions = _balanced(questions)
     questions = questions[: config.limit] if config.limit else questions
     if not questions:
         raise UserError(f"no training questions left in {config.dataset} after --exclude.")
     return questions
+
+
+def _balanced(questions: list[Question]) -> list[Question]:
+    """Alternate parallelizable and sequential questions, as many of each as the rarer has."""
+    parallel = [q for q in questions if q.question_class == "parallelizable"]
+    sequential = [q for q in questions if q.question_class == "sequential"]
+    return [q for pair in zip(parallel, sequential, strict=False) for q in pair]
 
 
 def reward_functions(config: RewardConfig) -> list[Callable[..., list[float]]]:
@@ -155,18 +174,19 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     questions = training_questions(config)
-    prompts = {few_shot_prompt(q.question, True): q.question for q in questions}
+    path = model_folder(config.model)
+    kind = folder_raw_prompt(path)
+    prompts = {raw_prompt(q.question, True, kind): q.question for q in questions}
     dataset = Dataset.from_list(
         [
             {
-                "prompt": few_shot_prompt(q.question, True),
+                "prompt": raw_prompt(q.question, True, kind),
                 "answers": list(q.answers),
                 "question_class": q.question_class,
             }
             for q in questions
         ]
     )
-    path = model_folder(config.model)
     tokenizer = AutoTokenizer.from_pretrained(path)
     gpu = torch.cuda.is_available()
     bf16 = gpu and torch.cuda.is_bf16_supported()
@@ -205,36 +225,50 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
             max_turns=config.max_turns,
             max_tokens=config.max_tokens,
             top_k=config.top_k,
+            raw_prompt=kind,
         ),
         peft_config=_lora() if config.lora else None,
         callbacks=[MetricsLog(out / "metrics.jsonl")],
     )
     trainer.train()
-    saved = save_model(trainer.model, tokenizer, out / "model", base=config.model)
+    saved = save_model(trainer.model, tokenizer, out / "model", base=config.model, kind=kind)
     plot_rewards(out / "metrics.jsonl", out / "reward_curve.png")
     return saved
 
 
 def model_folder(model: str) -> Path:
-    """Folder of an embedded model (converted on first use) or a given model folder."""
-    from langgraph_parallel.models.embedded import (
-        EMBEDDED_MODELS,
-        embedded_model_dir,
-        validate_model_dir,
-    )
+    """Local folder of an embedded model, a model folder or an adapter folder (merged)."""
+    from langgraph_parallel.models.embedded import EMBEDDED_MODELS, validate_model_dir
+    from langgraph_parallel.models.vllm_chat import resolve_model
 
-    if model in EMBEDDED_MODELS:
-        return embedded_model_dir(model)
-    return validate_model_dir(Path(model).expanduser())
+    if model not in EMBEDDED_MODELS:
+        validate = Path(model).expanduser()
+        if not (validate / "adapter_config.json").is_file():
+            validate_model_dir(validate)
+    return Path(resolve_model(model)[0])
 
 
-def save_model(model: Any, tokenizer: Any, folder: Path, *, base: str) -> Path:
+def folder_raw_prompt(folder: Path) -> RawPrompt:
+    """Return the raw prompt recorded in a model folder's card (``few_shot`` without one)."""
+    from langgraph_parallel.models.vllm_chat import folder_raw_prompt as read
+
+    return read(folder)
+
+
+def save_model(
+    model: Any, tokenizer: Any, folder: Path, *, base: str, kind: RawPrompt = "few_shot"
+) -> Path:
     """Save weights (LoRA merged in) and tokenizer, plus the card recording the prompt style."""
     if hasattr(model, "merge_and_unload"):
         model = model.merge_and_unload()
     model.save_pretrained(str(folder), safe_serialization=True)
     tokenizer.save_pretrained(str(folder))
-    card = {"prompt_style": "raw", "trained_from": base, "method": "GRPO (ParallelSearch reward)"}
+    card = {
+        "prompt_style": "raw",
+        "raw_prompt": kind,
+        "trained_from": base,
+        "method": "GRPO (ParallelSearch reward)",
+    }
     (folder / MODEL_CARD).write_text(json.dumps(card, indent=2) + "\n")
     return folder
 

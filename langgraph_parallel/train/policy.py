@@ -133,6 +133,8 @@ class PolicyChatModel(BaseChatModel):
     checkpointing_kwargs: dict[str, Any] | None = None
     """Passed back to ``gradient_checkpointing_enable`` after generating."""
     style: str = "raw"
+    raw_prompt: str = "few_shot"
+    """The prompt the graph builds for this policy (``rules`` after ``train sft``)."""
     _batcher: _Batcher = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:

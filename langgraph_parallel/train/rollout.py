@@ -52,6 +52,7 @@ class GraphRollout:
         max_turns: Model steps per rollout.
         max_tokens: Token limit of one step.
         top_k: Documents per sub-query.
+        raw_prompt: The policy's prompt (``rules`` for a policy trained by ``train sft``).
     """
 
     def __init__(
@@ -62,8 +63,10 @@ class GraphRollout:
         max_turns: int = 3,
         max_tokens: int = 96,
         top_k: int = 2,
+        raw_prompt: str = "few_shot",
     ) -> None:
         self.questions = questions
+        self.raw_prompt = raw_prompt
         self.search = search
         self.max_turns = max_turns
         self.max_tokens = max_tokens
@@ -82,6 +85,7 @@ class GraphRollout:
             top_p=float(trainer.args.top_p),
             max_tokens=self.max_tokens,
             checkpointing_kwargs=getattr(trainer.args, "gradient_checkpointing_kwargs", None),
+            raw_prompt=self.raw_prompt,
         )
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:

@@ -1,0 +1,137 @@
+"""SFT against the real things: the SmolLM2 tokenizer, TRL's SFTTrainer, PEFT, the engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from langgraph_parallel.models.adapters import (
+    ADAPTER_CARD_KEYS,
+    merged_model_dir,
+    read_card,
+)
+from langgraph_parallel.models.embedded import ADAPTERS_DIR, EMBEDDED_MODELS, embedded_model_dir
+from langgraph_parallel.paths import repo_data_dir
+from tests.conftest import SHARED_DATA
+
+needs_shared = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="needs ../shared/data")
+
+
+@needs_shared
+def test_transcript_ids_are_the_engine_ids_and_the_mask_covers_exactly_the_steps(
+    hotpot_index: object,
+) -> None:
+    from transformers import AutoTokenizer
+
+    from langgraph_parallel.train.gold import gold_questions
+    from langgraph_parallel.train.synth import encode_transcript, synthesize
+
+    golds = list(gold_questions(SHARED_DATA / "hotpotqa_dev_distractor_subset.jsonl.gz"))
+    comparisons = [g for g in golds if g.question_class == "parallelizable"][:8]
+    # Some are dropped (a gold paragraph not retrieved); most are kept.
+    record = synthesize(comparisons, "parallel", hotpot_index)[0]
+    tokenizer = AutoTokenizer.from_pretrained(embedded_model_dir("smollm2"))
+    ids, mask = encode_transcript(record["messages"], tokenizer)
+    text = "".join(m["content"] for m in record["messages"])
+    # ChatVLLM in raw style sends tokenizer.encode(text): the trained ids are the served ids.
+    assert ids == tokenizer.encode(text, add_special_tokens=False)
+    steps = [m["content"] for m in record["messages"] if m["role"] == "assistant"]
+    learned = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m])
+    assert learned.replace(" ", "") == "".join(steps).replace(" ", "")
+    assert "##" in steps[0]
+
+
+@needs_shared
+def test_sft_writes_an_adapter_that_merges_into_the_model_it_trained(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from langgraph_parallel.train.sft import SFTRunConfig, sft
+
+    config = SFTRunConfig(
+        out=str(tmp_path / "run"),
+        policies=("parallel",),
+        per_class=1,
+        batch_size=2,
+        micro_batch=2,
+        max_turns=3,
+    )
+    folders = sft(config, command="test")
+    adapter = folders["parallel"]
+    card = read_card(adapter)
+    assert set(ADAPTER_CARD_KEYS) <= set(card)
+    assert card["raw_prompt"] == "rules" and card["policy"] == "parallel"
+    held_out = _sample_ids()
+    assert set(card["excluded"]["ids"]) == held_out
+    trained = [json.loads(line)["id"] for line in (tmp_path / "run" / "data.jsonl").open()]
+    assert trained and not held_out & set(trained)
+    assert card["train"]["optimizer_steps"] >= 1
+
+    base = embedded_model_dir("smollm2")
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path / "cache"))
+    merged = merged_model_dir(adapter, base, "t")
+    assert merged.is_relative_to(tmp_path / "cache")
+    assert merged_model_dir(adapter, base, "t") == merged  # cached by the adapter's hash
+    assert read_card(merged)["raw_prompt"] == "rules"
+
+    tokenizer = AutoTokenizer.from_pretrained(merged)
+    batch = tokenizer("Question: who directed Ed Wood?\n", return_tensors="pt")
+    with torch.no_grad():
+        plain = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+        peft = PeftModel.from_pretrained(plain, str(adapter)).eval()
+        want = peft(**batch).logits
+        got = AutoModelForCausalLM.from_pretrained(merged, dtype=torch.float32)(**batch).logits
+        with peft.disable_adapter():
+            before = peft(**batch).logits
+    assert torch.allclose(got, want, atol=1e-3)
+    assert not torch.allclose(got, before, atol=1e-3)  # the adapter changed the model
+
+
+def test_shipped_policies_have_complete_cards() -> None:
+    for name in ("smollm2-parallel", "smollm2-sequential"):
+        spec = EMBEDDED_MODELS[name]
+        assert spec.adapter is not None
+        folder = ADAPTERS_DIR / spec.adapter
+        card = read_card(folder)
+        assert set(ADAPTER_CARD_KEYS) <= set(card)
+        assert card["base_model"] == "smollm2" and card["raw_prompt"] == "rules"
+        # Never trained on the evaluation sample that the benchmarks and README figures use.
+        assert _sample_ids() <= set(card["excluded"]["ids"])
+
+
+def test_the_engine_serves_the_merged_policy_and_prompts_it_with_the_rules() -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from langgraph_parallel.models.vllm_chat import ChatVLLM
+    from langgraph_parallel.prompts import rules_prompt
+
+    model = ChatVLLM(model="smollm2-parallel", max_tokens=24)
+    assert model.prompt_kind == "rules" and model.style == "raw"
+    prompt = rules_prompt("Were Scott Derrickson and Ed Wood of the same nationality?", True)
+    served = model.invoke(prompt)
+    assert served.usage_metadata is not None
+    folder = embedded_model_dir("smollm2-parallel")
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    ids = tokenizer(prompt, return_tensors="pt").input_ids
+    assert served.usage_metadata["input_tokens"] == ids.shape[1]
+    with torch.no_grad():
+        merged = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+        out = merged.generate(ids, max_new_tokens=24, do_sample=False)
+    # Greedy decoding of the engine and of transformers on the merged folder agree: the engine
+    # runs the merged weights, not the base.
+    expected = tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
+    assert str(served.content).strip() == expected.strip()
+
+
+def _sample_ids() -> set[str]:
+    from langgraph_parallel.train.gold import read_rows
+
+    return {
+        str(row["id"]) for row in read_rows(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
+    }
