@@ -10,8 +10,9 @@ Environment:
         ``langgraph-parallel serve`` starts: ``http://127.0.0.1:8000/v1``) instead of the
         in-process engine.
     LANGGRAPH_PARALLEL_MODEL: Model name: the embedded ``smollm2-parallel`` (default: SmolLM2
-        with the ParallelSearch adapter), ``smollm2-sequential``, ``smollm2`` or ``gemma3``, a
-        model folder, or the served model name when ``OPENAI_BASE_URL`` is set.
+        with the ParallelSearch adapter; ``smollm2-sequential`` for ``sequential_search``),
+        ``smollm2`` or ``gemma3``, a model folder, or the served model name when
+        ``OPENAI_BASE_URL`` is set.
     LANGGRAPH_PARALLEL_ENGINE: JSON object of ``vllm.LLM`` settings for the in-process engine,
         over the defaults, e.g. ``{"kv_cache_memory_bytes": 536870912}`` on a small machine.
     LANGGRAPH_PARALLEL_SEARCH: ``faiss`` (default: the bundled HotpotQA corpus) or ``tavily``
@@ -43,12 +44,19 @@ __all__ = [
 ]
 
 
-def model_from_env(env: Mapping[str, str] | None = None) -> BaseChatModel:
-    """Return the chat model the environment asks for (see the module docstring)."""
+def model_from_env(
+    env: Mapping[str, str] | None = None, default: str | None = None
+) -> BaseChatModel:
+    """Return the chat model the environment asks for (see the module docstring).
+
+    Args:
+        env: Environment variables; ``os.environ`` when ``None``.
+        default: Model when ``LANGGRAPH_PARALLEL_MODEL`` is unset; ``None``: ``smollm2-parallel``.
+    """
     env = os.environ if env is None else env
     from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
 
-    name = env.get("LANGGRAPH_PARALLEL_MODEL") or DEFAULT_EMBEDDED
+    name = env.get("LANGGRAPH_PARALLEL_MODEL") or default or DEFAULT_EMBEDDED
     base_url = env.get("OPENAI_BASE_URL")
     if base_url:
         from langgraph_parallel.models.server import chat_openai_for_server
@@ -177,6 +185,12 @@ STUDIO_GRAPHS: dict[str, Callable[..., Any]] = {
 }
 """Graph id (the key in ``langgraph.json``) -> builder ``(model, search, **options)``."""
 
+_REGISTRY_NAMES = {
+    "parallel_search": "parallel-search",
+    "sequential_search": "sequential",
+    "parallel_muse": "parallel-muse",
+}
+
 
 def studio_graph(
     graph_id: str,
@@ -201,5 +215,9 @@ def studio_graph(
             f"Unknown graph id {graph_id!r}; choose one of: {', '.join(STUDIO_GRAPHS)}."
         )
     search = search_from_env() if search is None else search  # fails fast, before the model
-    model = model_from_env() if model is None else model
+    if model is None:
+        from langgraph_parallel.registry import default_model
+
+        # The baseline graph runs the baseline policy unless the environment names a model.
+        model = model_from_env(default=default_model(_REGISTRY_NAMES[graph_id]))
     return STUDIO_GRAPHS[graph_id](model, search, name=graph_id, **options)

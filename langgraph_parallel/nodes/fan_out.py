@@ -86,10 +86,12 @@ class ObserveNode:
         return {
             "observation": text,
             "messages": [HumanMessage(text)],
-            # parallel_turns: rounds that really fanned out (the decomposition rate's numerator)
+            # parallel_turns: rounds that really fanned out; first_turn_parallel: whether the
+            # first search did (the paper's decomposition rate of the first search)
             "counters": {
                 "turns": 1,
                 "sub_queries": len(results),
                 "parallel_turns": int(len(results) > 1),
+                "first_turn_parallel": int(len(results) > 1 and state.get("turn") == 1),
             },
         }

@@ -57,7 +57,7 @@ def cmd_sft(args: argparse.Namespace) -> int:
     config = SFTRunConfig(
         datasets=tuple(args.dataset or args.dataset_default),
         out=args.out,
-        policies=tuple(args.policies.split(",")),
+        policies=tuple(p.strip() for p in args.policies.split(",") if p.strip()),
         model=args.model,
         per_class=args.per_class or None,
         exclude=() if args.exclude == ["none"] else tuple(args.exclude or args.exclude_default),

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from langgraph_parallel.paths import cache_dir
-from langgraph_parallel.train.gold import GoldQuestion
 
 
-def context_corpus(golds: Iterable[GoldQuestion], directory: Path | None = None) -> Path:
-    """Write the paragraphs of ``golds`` (de-duplicated by title) as a corpus ``.jsonl``.
+def context_corpus(contexts: Iterable[Mapping[str, str]], directory: Path | None = None) -> Path:
+    """Write the paragraphs of ``contexts`` (title -> text; de-duplicated by title) as a corpus.
 
     The file name carries a hash of its content, so the embedding cache of
     :class:`~langgraph_parallel.retrieval.faiss_index.CorpusIndex` is reused for the same set.
     """
     paragraphs: dict[str, str] = {}
-    for gold in golds:
-        for title, text in gold.context.items():
+    for context in contexts:
+        for title, text in context.items():
             if text:
                 paragraphs.setdefault(title, text)
     lines = [

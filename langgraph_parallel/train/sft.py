@@ -122,7 +122,7 @@ def searcher_for(config: SFTRunConfig, golds: list[GoldQuestion]) -> Any:
         return corpus_index(config.corpus)
     from langgraph_parallel.train.contexts import context_corpus
 
-    return corpus_index(str(context_corpus(golds)))
+    return corpus_index(str(context_corpus(g.context for g in golds)))
 
 
 def sft(config: SFTRunConfig, *, command: str = "") -> dict[str, Path]:

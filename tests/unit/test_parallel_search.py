@@ -162,8 +162,17 @@ def test_extra_counters_record_invalid_steps_and_parallel_turns():
     )
     graph = create_parallel_search_graph(model, CountingSearcher(), max_turns=5)
     run = run_question(graph, "Q?")
-    assert run.extra_counters == {"invalid_steps": 1, "parallel_turns": 1}
+    assert run.extra_counters == {
+        "invalid_steps": 1,
+        "parallel_turns": 1,
+        "first_turn_parallel": 1,
+    }
     assert run.counters["turns"] == 2 and run.counters["sub_queries"] == 3
+    later = ScriptedChatModel(
+        script=["<search> c </search>", "<search> a ## b </search>", "<answer> d </answer>"]
+    )
+    run = run_question(create_parallel_search_graph(later, CountingSearcher()), "Q?")
+    assert run.extra_counters == {"parallel_turns": 1, "first_turn_parallel": 0}
     assert set(run.summary()) == {*run.counters, "wall_s", "answer"}
 
 

@@ -306,3 +306,62 @@ def test_every_graph_has_a_default_model() -> None:
     assert default_model("parallel-search") == "smollm2-parallel"
     assert default_model("sequential") == "smollm2-sequential"
     assert default_model("direct") == "smollm2"
+
+
+def test_context_corpus_dedupes_titles_and_is_named_by_content(tmp_path: Path) -> None:
+    from langgraph_parallel.retrieval.corpus import load_corpus
+    from langgraph_parallel.train.contexts import context_corpus
+
+    first = context_corpus([{"A": "a text", "B": "b text"}, {"A": "other", "C": ""}], tmp_path)
+    again = context_corpus([{"B": "b text"}, {"A": "a text"}], tmp_path)
+    assert first == again  # same paragraphs, same file (and the same embedding cache)
+    assert [(p.title, p.text) for p in load_corpus(first)] == [("A", "a text"), ("B", "b text")]
+    assert context_corpus([{"A": "changed"}], tmp_path) != first
+
+
+def test_train_sft_command_builds_the_run_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    import langgraph_parallel.train.sft as sft_module
+    from langgraph_parallel.cli import main
+
+    seen: list[SFTRunConfig] = []
+    monkeypatch.setattr(sft_module, "sft", lambda config, command: seen.append(config) or {})
+    argv = ["train", "sft", "--out", "o", "--policies", "parallel, sequential", "--per-class", "0"]
+    assert main(argv) == 0
+    (config,) = seen
+    assert config.policies == ("parallel", "sequential") and config.per_class is None
+    assert config.datasets[0].endswith("hotpotqa_dev_distractor_subset.jsonl.gz")
+    assert config.exclude[0].endswith("hotpotqa_dev_sample300.jsonl.gz")
+    assert main([*argv, "--exclude", "none", "--dataset", "x.jsonl"]) == 0
+    assert seen[1].exclude == () and seen[1].datasets == ("x.jsonl",)
+    assert main(["train", "sft", "--out", "o", "--policies", "both"]) == 2  # a clear error
+
+
+def test_train_grpo_starts_from_the_parallel_policy_with_gated_balanced_rewards(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import langgraph_parallel.train.grpo as grpo
+    from langgraph_parallel.cli import main
+
+    seen: list[Any] = []
+    monkeypatch.setattr(grpo, "train", lambda config, command: seen.append(config) or tmp_path)
+    assert main(["train", "grpo", "--dataset", "d.jsonl", "--out", "o"]) == 0
+    assert main(["train", "grpo", "--dataset", "d", "--out", "o", "--no-gate", "--unbalanced"]) == 0
+    gated, loose = seen
+    assert gated.model == "smollm2-parallel" and gated.balanced and gated.reward.require_answer
+    assert not loose.balanced and not loose.reward.require_answer
+
+
+def test_grpo_questions_alternate_classes_and_skip_held_out(tmp_path: Path) -> None:
+    from langgraph_parallel.train.grpo import TrainConfig, training_questions
+
+    rows = [{**COMPARISON, "id": f"c{i}"} for i in range(2)]
+    rows += [{**BRIDGE, "id": f"b{i}"} for i in range(5)]
+    data = tmp_path / "hotpotqa_train.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    held = tmp_path / "held.jsonl"
+    held.write_text(json.dumps({**BRIDGE, "id": "b4"}) + "\n")
+    config = TrainConfig(dataset=str(data), out=str(tmp_path), exclude=str(held))
+    classes = [q.question_class for q in training_questions(config)]
+    assert classes == ["parallelizable", "sequential"] * 2
+    loose = TrainConfig(dataset=str(data), out=str(tmp_path), exclude=str(held), balanced=False)
+    assert len(training_questions(loose)) == 6

@@ -139,3 +139,23 @@ def test_served_sequential_graph_keeps_its_settings_under_an_empty_context() -> 
     graph = studio_graph("sequential_search", model=model, search=searcher)
     graph.invoke({"question": "q?"}, context={})  # what the LangGraph API server passes
     assert searcher.queries == ["a ## b"]  # one query per turn, as without a context
+
+
+def test_each_studio_graph_runs_its_own_default_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    import langgraph_parallel.studio as studio
+
+    built: dict[str, str] = {}
+    monkeypatch.delenv("LANGGRAPH_PARALLEL_MODEL", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    for graph_id in studio.STUDIO_GRAPHS:
+        monkeypatch.setitem(
+            studio.STUDIO_GRAPHS, graph_id, lambda model, search, name, **_: model.model
+        )
+        built[graph_id] = studio_graph(graph_id, search=object())
+    assert built == {
+        "parallel_search": "smollm2-parallel",
+        "sequential_search": "smollm2-sequential",
+        "parallel_muse": "smollm2-parallel",
+    }
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_MODEL", "gemma3")
+    assert studio_graph("sequential_search", search=object()) == "gemma3"
