@@ -165,14 +165,22 @@ class FlakySearcher:
         self.calls = 0
         self.failures: dict[str, int] = {}
         self._rng = random.Random(seed)
+        self._modes = 0
         self._lock = threading.Lock()
+
+    def reseed(self, seed: int = 0) -> None:
+        """Restart the fault sequence, so a case behaves the same whatever ran before it."""
+        with self._lock:
+            self._rng = random.Random(seed)
+            self._modes = 0
 
     def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
         with self._lock:
             self.calls += 1
             mode = None
             if self._rng.random() < self.fail_rate:
-                mode = self.modes[sum(self.failures.values()) % len(self.modes)]
+                mode = self.modes[self._modes % len(self.modes)]
+                self._modes += 1
                 self.failures[mode] = self.failures.get(mode, 0) + 1
         if mode == "transient":
             raise ConnectionError("injected search fault")

@@ -164,6 +164,30 @@ def describe_error(exc: BaseException, extra_secrets: Iterable[str | None] = ())
     return clean_text(redact(f"{type(exc).__name__}: {exc}", extra_secrets))
 
 
+_INT_RANGE = (-(2**63), 2**64 - 1)
+"""Integers msgpack (the checkpointers' serializer) can store."""
+
+
+def storable(value: Any) -> Any:
+    """Return parsed model output (e.g. tool-call args) in a form every checkpointer can store.
+
+    A model can write anything: an integer beyond 64 bits made msgpack raise and killed the run.
+    Such integers become their decimal string, strings are cleaned (:func:`clean_text`), mapping
+    keys become strings, tuples lists, and any other object its ``repr``.
+    """
+    if value is None or isinstance(value, (bool, float)):
+        return value
+    if isinstance(value, int):
+        return value if _INT_RANGE[0] <= value <= _INT_RANGE[1] else str(value)
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(str(k)): storable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [storable(v) for v in value]
+    return clean_text(repr(value))
+
+
 def clean_text(text: str) -> str:
     r"""Replace lone surrogates (invalid in UTF-8) with U+FFFD; other characters are kept.
 

@@ -12,7 +12,7 @@ from langgraph.types import Command, RetryPolicy
 from langgraph_parallel.context import SearchContext
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.nodes.faults import clean_text, describe_error, retry_now
+from langgraph_parallel.nodes.faults import clean_text, describe_error, retry_now, storable
 from langgraph_parallel.prompts import RawPrompt, parallel_search_instruction, raw_prompt
 from langgraph_parallel.protocol import (
     INVALID_ACTION_OBSERVATION,
@@ -179,8 +179,9 @@ class ThinkNode:
         counters: dict[str, int] = {"llm_calls": 1, **usage_counters(reply)}
         if metadata.get("finish_reason") == "length":
             counters["truncated_steps"] = 1  # the step hit max_tokens
+        stored = [storable(dict(call)) for call in tool_calls]
         update: dict[str, Any] = {
-            "messages": [*new, AIMessage(content=text, tool_calls=tool_calls)],
+            "messages": [*new, AIMessage(content=text, tool_calls=stored)],
             "steps": 1,
             "counters": counters,
         }

@@ -111,3 +111,31 @@ def test_process_killed_mid_run_resumes_without_redoing_steps(
     assert final["answer"] == expected["answer"] == "yes"
     assert final["counters"] == expected["counters"]
     assert len(final["search_results"]) == 2
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_any_tool_call_a_model_writes_is_checkpointed(tmp_path: Path, store: str) -> None:
+    """Integers beyond 64 bits (msgpack's limit) and lone surrogates once killed the run."""
+    from langchain_core.messages import AIMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    call = {
+        "name": "search",
+        "args": {"query": -(2**63) - 1, "query_list": [2**64, "ok", {"\ud800": (1, 2**70)}]},
+        "id": "c1",
+        "type": "tool_call",
+    }
+    script = [AIMessage(content="", tool_calls=[call]), "<answer> done </answer>"]
+    config = {"configurable": {"thread_id": "t"}}
+    with SqliteSaver.from_conn_string(str(tmp_path / "c.sqlite")) as sqlite:
+        saver = InMemorySaver() if store == "memory" else sqlite
+        graph = create_parallel_search_graph(
+            ScriptedChatModel(script=script), CountingSearcher(), checkpointer=saver
+        )
+        state = graph.invoke(QUESTION, config)
+        stored = graph.get_state(config).values["messages"][1].tool_calls[0]["args"]
+    assert state["answer"] == "done"
+    assert stored == {
+        "query": str(-(2**63) - 1),
+        "query_list": [str(2**64), "ok", {"\ufffd": [1, str(2**70)]}],
+    }

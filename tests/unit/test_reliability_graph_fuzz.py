@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections import Counter
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -118,6 +119,9 @@ EXAMPLES = {"parallel": 450, "sequential": 350, "direct": 100, "muse": 100}
 
 def run(graph: Any, steps: list[Any], question: str, text: str) -> dict[str, Any]:
     MODEL.reset(steps)
+    # Each case starts the searcher's fault sequence afresh: the outcome of a case must not
+    # depend on which tests (or cases) ran before it.
+    SEARCHER.reseed(0)
     SEARCHER.text = lambda q: text
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
     state = graph.invoke({"question": question}, config)
@@ -153,7 +157,10 @@ def test_sequential_with_checkpointer_survives_any_model_output(
     steps: list[Any], q: str, text: str
 ) -> None:
     state = run(SEQUENTIAL, steps, q, text)
-    assert all(len(r["query"].split(" ## ")) >= 1 for r in state["search_results"])
+    # Search-R1: whatever the model wrote, every turn runs exactly one search.
+    per_turn = Counter(r["turn"] for r in state.get("search_results") or [])
+    assert all(n == 1 for n in per_turn.values())
+    assert len(per_turn) == state["counters"].get("turns", 0)
 
 
 @given(script, tagged)
@@ -169,7 +176,3 @@ def test_parallel_muse_survives_any_model_output(steps: list[Any], q: str, text:
     assert len(state["trajectories"]) == 3
     assert all(t["stop_reason"] for t in state["trajectories"])
     assert len(state["reports"]) == 3
-
-
-def test_fuzz_cases_add_up_to_a_thousand() -> None:
-    assert sum(EXAMPLES.values()) >= 1000
