@@ -47,14 +47,27 @@ def test_concurrent_calls_give_the_same_greedy_outputs_as_sequential_ones(chat_m
     assert concurrent == sequential
 
 
-def test_async_calls_are_batched_and_complete(chat_model):
+def test_async_calls_are_decoded_in_the_same_engine_steps(chat_model, monkeypatch):
+    engine = chat_model.worker.llm.llm_engine
+    in_flight: list[int] = []
+    real_step = engine.step
+
+    def step():
+        in_flight.append(engine.get_num_unfinished_requests())
+        return real_step()
+
+    monkeypatch.setattr(engine, "step", step)
+
     async def main():
         return await asyncio.gather(
-            *(chat_model.ainvoke(f"Say {i}:", max_tokens=6) for i in range(3))
+            *(chat_model.ainvoke(f"Say {i}:", max_tokens=16, ignore_eos=True) for i in range(3))
         )
 
     replies = asyncio.run(main())
-    assert all(r.usage_metadata["output_tokens"] > 0 for r in replies)
+    assert [r.usage_metadata["output_tokens"] for r in replies] == [16, 16, 16]
+    # Continuous batching: all three requests were in the engine together (called one after
+    # another, each would have had the engine to itself).
+    assert max(in_flight) == 3
 
 
 def test_n_samples_charge_the_prompt_once(chat_model):
@@ -66,11 +79,15 @@ def test_n_samples_charge_the_prompt_once(chat_model):
 
 
 def test_stop_sequence_is_kept_in_the_output(chat_model):
+    # The regex makes the model write the stop sequence, then more: generation must end at it.
     reply = chat_model.invoke(
-        "Write: <search> cats </search> done.\nWrite: <search> dogs </search", stop=["</search>"]
+        "Write: <search> cats </search>\nWrite:",
+        regex=r" <search> [a-z]{1,8} </search> and then more text",
+        stop=["</search>"],
+        max_tokens=40,
     )
-    if "</search>" in reply.content:
-        assert reply.content.endswith("</search>")
+    assert re.fullmatch(r" <search> [a-z]{1,8} </search>", reply.content), reply.content
+    assert reply.response_metadata["stop_reason"] == "</search>"
 
 
 def test_regex_constrained_step_matches_the_action_grammar(chat_model):

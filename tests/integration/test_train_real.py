@@ -50,9 +50,9 @@ def test_one_grpo_step_masks_retrieved_tokens_and_saves_a_loadable_model(
 
     # Every environment token TRL trains on has loss weight 0 (tool_mask = our env_mask).
     (out,) = rollouts
-    assert any(0 in mask for mask in out["env_mask"]) or all(
-        len(steps) <= 1 for steps in out["steps"]
-    )
+    # The default start, the SFT policy, opens every question with a search, so rollouts carry
+    # retrieved tokens and the check below is never vacuous.
+    assert any(0 in mask for mask in out["env_mask"])
     tool_mask = losses[0]["tool_mask"]
     completion_mask = losses[0]["completion_mask"]
     for row, mask in enumerate(out["env_mask"]):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import threading
 
 from langchain_core.messages import AIMessage, HumanMessage
 
@@ -50,14 +50,23 @@ def test_ten_sub_queries_run_four_and_name_the_six_skipped():
     assert state["search_results"][3]["query"] == "q3"
 
 
-def test_results_join_in_sub_query_order_whatever_finishes_first():
+def test_sub_queries_run_concurrently_and_join_in_order_whatever_finishes_first():
+    fast_done = threading.Event()
+    overlapped: list[bool] = []
+
     class SlowFirst(CountingSearcher):
         def batch_search(self, queries, k=3):
             if queries[0] == "slow":
-                time.sleep(0.3)
-            return super().batch_search(queries, k)
+                # Run one after another, "fast" would only start after this returns: the wait
+                # would time out. Concurrent branches let "fast" finish while "slow" is in flight.
+                overlapped.append(fast_done.wait(10))
+            out = super().batch_search(queries, k)
+            if queries[0] == "fast":
+                fast_done.set()
+            return out
 
     state, _, _ = run(["<search> slow ## fast </search>", "<answer> a </answer>"], SlowFirst())
+    assert overlapped == [True]
     assert [r["query"] for r in state["search_results"]] == ["slow", "fast"]
     obs = observations(state)[0]
     assert obs.index("[slow]") < obs.index("[fast]")

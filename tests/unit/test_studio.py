@@ -88,13 +88,17 @@ def test_tavily_without_key_fails_the_graph_build(monkeypatch: pytest.MonkeyPatc
         ({"LANGGRAPH_PARALLEL_SEARCH": "bing"}, "'faiss' or 'tavily'"),
         ({"LANGGRAPH_PARALLEL_INDEX_LIMIT": "lots"}, "positive integer"),
         ({"LANGGRAPH_PARALLEL_INDEX_LIMIT": "0"}, "positive integer"),
-        ({"LANGGRAPH_PARALLEL_ENGINE": "[1]"}, "LANGGRAPH_PARALLEL_ENGINE must be a JSON object"),
     ],
 )
-def test_bad_settings_name_the_variable(env: dict[str, str], message: str) -> None:
+def test_bad_search_settings_name_the_variable(env: dict[str, str], message: str) -> None:
     with pytest.raises(UserError, match=message):
         search_from_env(env)
-        model_from_env(env)
+
+
+@pytest.mark.parametrize("raw", ["[1]", "not json", '"text"'])
+def test_bad_engine_settings_name_the_variable(raw: str) -> None:
+    with pytest.raises(UserError, match="LANGGRAPH_PARALLEL_ENGINE must be a JSON object"):
+        model_from_env({"LANGGRAPH_PARALLEL_ENGINE": raw})
 
 
 def test_corpus_setting_is_indexed_lazily() -> None:

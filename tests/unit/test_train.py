@@ -146,11 +146,29 @@ def test_batcher_runs_concurrent_calls_as_one_batch() -> None:
 
 
 def test_batcher_reports_a_failure_to_every_caller() -> None:
+    batches: list[list[str]] = []
+
     def run(prompts: list[str], options: dict[str, Any]) -> list[str]:
+        batches.append(prompts)
         raise RuntimeError("context too long")
 
-    with pytest.raises(RuntimeError, match="context too long"):
-        _Batcher(run, window=0.0).submit("a", {})
+    batcher = _Batcher(run, window=5.0)
+    batcher.expected = 3
+    errors: dict[str, str] = {}
+
+    def call(prompt: str) -> None:
+        try:
+            batcher.submit(prompt, {})
+        except RuntimeError as exc:
+            errors[prompt] = str(exc)
+
+    threads = [threading.Thread(target=call, args=(p,)) for p in "abc"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert len(batches) == 1 and sorted(batches[0]) == ["a", "b", "c"]  # one failing batch
+    assert errors == {p: "context too long" for p in "abc"}
 
 
 def test_cut_at_stop_keeps_the_first_stop_sequence() -> None:
