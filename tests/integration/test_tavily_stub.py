@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -37,7 +36,7 @@ class Stub:
     def __init__(self) -> None:
         self.script: list[tuple[int, Any]] = []
         self.requests: list[dict[str, Any]] = []
-        self.delay = 0.0
+        self.barrier: threading.Barrier | None = None
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -51,7 +50,9 @@ class Stub:
             status, reply = self.script.pop(0) if self.script else (200, OK_BODY)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        time.sleep(self.delay)
+        if self.barrier is not None:
+            # Requests leave in pairs: one alone (no concurrency) times out and breaks it.
+            self.barrier.wait(timeout=10)
         with self.lock:
             self.in_flight -= 1
         data = reply.encode() if isinstance(reply, str) else json.dumps(reply).encode()
@@ -135,7 +136,7 @@ def test_no_results_is_an_empty_list_and_blank_queries_send_nothing(
 
 def test_concurrency_limit_holds_across_threads(stub: tuple[Stub, str]) -> None:
     state, url = stub
-    state.delay = 0.2
+    state.barrier = threading.Barrier(2)
     search = searcher(url, [], max_concurrency=2)
     queries = [f"q{i}" for i in range(6)]
     threads = [
@@ -146,7 +147,8 @@ def test_concurrency_limit_holds_across_threads(stub: tuple[Stub, str]) -> None:
     for t in threads:
         t.join()
     assert len(state.requests) == 12
-    assert state.max_in_flight == 2
+    assert not state.barrier.broken  # pairs were in flight together
+    assert state.max_in_flight == 2  # and never more than the limit
 
 
 def test_missing_key_fails_fast_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -38,6 +38,7 @@ class FakeGraph:
         self.kill_after = kill_after
         self.fail_ids = fail_ids
         self.delay = delay
+        self.barrier: threading.Barrier | None = None
         self.asked: list[str] = []
         self.active = 0
         self.max_active = 0
@@ -52,6 +53,8 @@ class FakeGraph:
             self.active += 1
             self.max_active = max(self.max_active, self.active)
         time.sleep(self.delay)
+        if self.barrier is not None:
+            self.barrier.wait(timeout=10)  # breaks unless enough questions run at once
         with self._lock:
             self.active -= 1
         number = int(question.split()[-1].rstrip("?"))
@@ -179,9 +182,10 @@ def test_user_error_is_fatal(tmp_path: Path) -> None:
 
 
 def test_concurrency_runs_questions_at_once(tmp_path: Path) -> None:
-    graph = FakeGraph(delay=0.05)
+    graph = FakeGraph()
+    graph.barrier = threading.Barrier(3)
     summary = run(tmp_path / "c3", {"a": graph}, concurrency=3)
-    assert graph.max_active > 1
+    assert not graph.barrier.broken and graph.max_active == 3
     serial = run(tmp_path / "c1", {"a": FakeGraph()})
     assert without_wall(summary) == without_wall(serial)
 
