@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -96,6 +97,8 @@ class FuzzChatModel(BaseChatModel):
 
     outputs: list[Any] = ["<answer> x </answer>"]
     fail_rate: float = 0.0
+    logprobs: bool = False
+    """Attach OpenAI-style token logprobs (seeded by the text), so ParallelMuse can fork."""
     error: Callable[[], Exception] = lambda: ConnectionError("injected model fault")
     seed: int = 0
     _index: int = PrivateAttr(default=0)
@@ -138,7 +141,27 @@ class FuzzChatModel(BaseChatModel):
                 self._failures += 1
             raise item
         message = item if isinstance(item, AIMessage) else AIMessage(content=str(item))
+        if self.logprobs:
+            content = fake_logprobs(str(message.content))
+            metadata = {**message.response_metadata, "logprobs": {"content": content}}
+            message = message.model_copy(update={"response_metadata": metadata})
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def fake_logprobs(text: str, width: int = 4) -> list[dict[str, Any]]:
+    """Token logprobs for ``text`` cut into ``width``-character tokens, seeded by the text."""
+    rng = random.Random(zlib.crc32(text.encode("utf-8", "surrogatepass")))
+    out = []
+    for start in range(0, len(text), width):
+        top = sorted((-rng.uniform(0.01, 4.0) for _ in range(4)), reverse=True)
+        out.append(
+            {
+                "token": text[start : start + width],
+                "logprob": top[0],
+                "top_logprobs": [{"token": f"t{i}", "logprob": lp} for i, lp in enumerate(top)],
+            }
+        )
+    return out
 
 
 class FlakySearcher:

@@ -21,7 +21,7 @@ from typing_extensions import TypedDict
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.nodes.faults import call_with_retry, clean_text, describe_error
+from langgraph_parallel.nodes.faults import call_with_retry, clean_text, describe_error, storable
 from langgraph_parallel.nodes.muse_context import JOINS, Join, MuseContext, muse_settings
 from langgraph_parallel.nodes.search import SearchNode
 from langgraph_parallel.nodes.think import (
@@ -157,7 +157,9 @@ class RolloutNode:
             steps.append(
                 Step(
                     text=text,
-                    logprobs=list((metadata.get("logprobs") or {}).get("content") or []),
+                    # Token strings can carry lone surrogates, as the text can: cleaned alike
+                    # (one character for one), so token widths still match the text.
+                    logprobs=storable(list((metadata.get("logprobs") or {}).get("content") or [])),
                     regions=regions,
                     usage=usage,
                     action=action.kind,

@@ -107,7 +107,10 @@ SEQUENTIAL = create_parallel_search_graph(
     MODEL, SEARCHER, decompose=False, search_timeout=0.02, checkpointer=InMemorySaver(), **COMMON
 )
 DIRECT = create_direct_graph(MODEL, retry_policy=FAST_RETRY)
-MUSE = create_parallel_muse_graph(MODEL, SEARCHER, budget=3, search_timeout=0.02, **COMMON)
+# ParallelMuse forks at uncertain steps: its model emits token logprobs, so the fuzz covers the
+# fork paths, not only independent rollouts.
+MUSE_MODEL = FuzzChatModel(logprobs=True)
+MUSE = create_parallel_muse_graph(MUSE_MODEL, SEARCHER, budget=3, search_timeout=0.02, **COMMON)
 FUZZ = settings(
     deadline=None,
     derandomize=True,
@@ -119,6 +122,7 @@ EXAMPLES = {"parallel": 450, "sequential": 350, "direct": 100, "muse": 100}
 
 def run(graph: Any, steps: list[Any], question: str, text: str) -> dict[str, Any]:
     MODEL.reset(steps)
+    MUSE_MODEL.reset(steps)
     # Each case starts the searcher's fault sequence afresh: the outcome of a case must not
     # depend on which tests (or cases) ran before it.
     SEARCHER.reseed(0)
@@ -174,5 +178,16 @@ def test_direct_survives_any_model_output(steps: list[Any], q: str) -> None:
 def test_parallel_muse_survives_any_model_output(steps: list[Any], q: str, text: str) -> None:
     state = run(MUSE, steps, q, text)
     assert len(state["trajectories"]) == 3
+    forked = {t["id"] for t in state["trajectories"]} & {
+        p["trajectory"] for p in state.get("branch_points") or []
+    }
+    assert forked == {p["trajectory"] for p in state.get("branch_points") or []}
     assert all(t["stop_reason"] for t in state["trajectories"])
     assert len(state["reports"]) == 3
+
+
+def test_fuzz_model_logprobs_make_parallel_muse_fork() -> None:
+    steps = ["<think> which one </think>\n<search> a ## b </search>", "<answer> x </answer>"]
+    state = run(MUSE, steps, "Q?", "plain text")
+    assert state["branch_points"], "no fork: the fuzz would only cover independent rollouts"
+    assert len(state["trajectories"]) == 3
