@@ -41,3 +41,16 @@ def shared_data_dir() -> Path:
     if override:
         return Path(override).expanduser()
     return _PACKAGE_ROOT.parent.parent / "shared" / "data"
+
+
+def portable_path(path: str | os.PathLike[str]) -> str:
+    """Return ``path`` relative to the source checkout when it is beside or inside it.
+
+    Records that ship (adapter cards) then name ``data/...`` and ``../shared/data/...`` instead
+    of one machine's absolute paths; anything else stays absolute.
+    """
+    resolved = Path(path).expanduser().resolve()
+    root = _PACKAGE_ROOT.parent
+    if resolved.is_relative_to(root.parent):
+        return os.path.relpath(resolved, root)
+    return str(resolved)

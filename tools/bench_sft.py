@@ -94,6 +94,35 @@ def prompt_saving() -> dict[str, float]:
     return {"few_shot": few, "rules": rules, "saved": few - rules}
 
 
+def update_cards(result: dict[str, Any], out: Path) -> None:
+    """Record each shipped policy's figures in its adapter card (``benchmarks`` key)."""
+    from langgraph_parallel.models.adapters import MODEL_CARD, read_card
+    from langgraph_parallel.models.embedded import ADAPTERS_DIR
+    from langgraph_parallel.paths import portable_path
+
+    keys = ("n", "llm_calls", "turns", "first_search_decomposed", "answered", "em", "f1")
+    for name, graph in (
+        ("smollm2-parallel", "parallel-search"),
+        ("smollm2-sequential", "sequential"),
+    ):
+        folder = ADAPTERS_DIR / name
+        card = read_card(folder)
+        card["benchmarks"] = {
+            "command": result["command"],
+            "file": portable_path(out / "sft.json"),
+            "graph": graph,
+            "figures": {
+                dataset: {
+                    cls: {k: round(graphs[graph][k], 4) for k in keys}
+                    for cls, graphs in part["by_class"].items()
+                    if graph in graphs
+                }
+                for dataset, part in result["datasets"].items()
+            },
+        }
+        (folder / MODEL_CARD).write_text(json.dumps(card, indent=2) + "\n")
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The tables of ``sft.md``."""
     cols = ["n", "llm_calls", "turns", "searched", "first_search_decomposed", "answered", "em",
@@ -130,6 +159,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--seed", default="0")
     parser.add_argument("--out", default="benchmarks/sft")
+    parser.add_argument(
+        "--update-cards", action="store_true", help="write the figures into the shipped cards"
+    )
     args = parser.parse_args()
     out = Path(args.out)
     runs = {"hotpotqa": (HOTPOT, args.limit, None)}
@@ -148,6 +180,8 @@ def main() -> None:
     result["prompt_tokens"] = prompt_saving()
     (out / "sft.json").write_text(json.dumps(result, indent=2) + "\n")
     (out / "sft.md").write_text(markdown(result))
+    if args.update_cards:
+        update_cards(result, out)
     print(markdown(result))
 
 

@@ -51,6 +51,13 @@ def write_adapter(model: Any, folder: Path, card: dict[str, Any]) -> Path:
     from safetensors.torch import load_file, save_file
 
     model.save_pretrained(str(folder), safe_serialization=True)
+    # PEFT records the local path of the base and writes a template README; the card says both
+    # properly, and a shipped adapter must not carry one machine's paths.
+    config_file = folder / "adapter_config.json"
+    config = json.loads(config_file.read_text())
+    config["base_model_name_or_path"] = card["base_model"]
+    config_file.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    (folder / "README.md").unlink(missing_ok=True)
     weights = folder / "adapter_model.safetensors"
     tensors = {k: v.half().contiguous() for k, v in load_file(str(weights)).items()}
     save_file(tensors, str(weights), metadata={"format": "pt"})

@@ -24,7 +24,7 @@ from typing import Any
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.adapters import ADAPTER_CARD_KEYS, write_adapter
-from langgraph_parallel.paths import repo_data_dir, shared_data_dir
+from langgraph_parallel.paths import portable_path, repo_data_dir, shared_data_dir
 from langgraph_parallel.train.gold import POLICIES, GoldQuestion, Policy, gold_questions, read_rows
 
 DEFAULT_DATASETS = ("hotpotqa_dev_distractor_subset.jsonl.gz",)
@@ -224,14 +224,19 @@ def train_policy(
         "method": "LoRA SFT on synthetic trajectories of the real graph (scripted gold teacher)",
         "command": command,
         "data": {
-            "files": list(config.datasets),
+            "files": [portable_path(f) for f in config.datasets],
             "trajectories": len(records),
             "by_class": classes,
             "tokens": sum(len(r["input_ids"]) for r in rows),
             "loss_tokens": sum(sum(r["completion_mask"]) for r in rows),
         },
-        "excluded": {"files": list(config.exclude), "ids": excluded_ids(config.exclude)},
-        "config": {k: v for k, v in asdict(config).items() if k not in ("out", "exclude")},
+        "excluded": {
+            "files": [portable_path(f) for f in config.exclude],
+            "ids": excluded_ids(config.exclude),
+        },
+        "config": {
+            k: v for k, v in asdict(config).items() if k not in ("out", "exclude", "datasets")
+        },
         "train": {
             "device": "cuda" if gpu else "cpu",
             "synthesis_s": round(synth_s, 1),

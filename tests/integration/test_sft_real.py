@@ -71,6 +71,12 @@ def test_sft_writes_an_adapter_that_merges_into_the_model_it_trained(
     trained = [json.loads(line)["id"] for line in (tmp_path / "run" / "data.jsonl").open()]
     assert trained and not held_out & set(trained)
     assert card["train"]["optimizer_steps"] >= 1
+    # Nothing of this machine's layout ships: paths relative to the checkout, the base by name.
+    assert card["excluded"]["files"] == ["data/hotpotqa_dev_sample300.jsonl.gz"]
+    assert card["data"]["files"] == ["../shared/data/hotpotqa_dev_distractor_subset.jsonl.gz"]
+    adapter_config = json.loads((adapter / "adapter_config.json").read_text())
+    assert adapter_config["base_model_name_or_path"] == "smollm2"
+    assert not (adapter / "README.md").exists()
 
     base = embedded_model_dir("smollm2")
     monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path / "cache"))

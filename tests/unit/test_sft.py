@@ -365,3 +365,12 @@ def test_grpo_questions_alternate_classes_and_skip_held_out(tmp_path: Path) -> N
     assert classes == ["parallelizable", "sequential"] * 2
     loose = TrainConfig(dataset=str(data), out=str(tmp_path), exclude=str(held), balanced=False)
     assert len(training_questions(loose)) == 6
+
+
+def test_portable_path_names_checkout_files_relative_and_keeps_others(tmp_path: Path) -> None:
+    from langgraph_parallel.paths import portable_path, repo_data_dir
+
+    assert portable_path(repo_data_dir() / "x.jsonl") == "data/x.jsonl"
+    assert portable_path(repo_data_dir().parent.parent / "shared" / "d") == "../shared/d"
+    outside = Path("/") / "opt-nowhere" / "f.jsonl"
+    assert portable_path(outside) == str(outside)
