@@ -57,9 +57,31 @@ def bench_command(args: argparse.Namespace) -> str:
     return shlex.join(parts)
 
 
+def source_commit() -> str:
+    """Return the checkout's commit (``-dirty`` if tracked files differ; ``unknown`` outside).
+
+    Recorded in ``run.json`` so a benchmark says which code made its rows.
+    """
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=root).returncode != 0
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")
+
+
 def _check_settings(out: Path, settings: dict[str, Any]) -> None:
-    """Refuse to resume into a folder whose rows were made with other settings."""
+    """Refuse to resume into a folder whose rows were made with other settings.
+
+    ``run.json`` also lists the commits whose code wrote rows into the folder (``commits``).
+    """
     path = out / RUN_FILE
+    commits: list[str] = []
     if path.exists():
         try:
             previous = json.loads(path.read_text(encoding="utf-8"))
@@ -71,8 +93,10 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
             raise UserError(
                 f"{out} holds results made with {was}; use another --out to change them."
             )
+        commits = list(previous.get("commits") or [])
+    commits = list(dict.fromkeys([*commits, source_commit()]))
     out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps({**settings, "commits": commits}, indent=2) + "\n", encoding="utf-8")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

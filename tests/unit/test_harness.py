@@ -315,3 +315,24 @@ def test_warmup_runs_each_pending_graph_once_unrecorded(tmp_path: Path) -> None:
     assert graph_a.asked == []  # nothing left to run, so no warm-up either
     assert graph_b.asked == [WARMUP_QUESTION, "Question number 0?", "Question number 1?"]
     assert WARMUP_QUESTION not in {r["question"] for r in load_results(tmp_path / "results.jsonl")}
+
+
+def test_run_json_records_the_commits_that_wrote_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    import langgraph_parallel.eval.bench_cli as bench_cli
+
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parents[2], capture_output=True, text=True
+    ).stdout.strip()
+    assert bench_cli.source_commit().removesuffix("-dirty") == head
+    out = tmp_path / "out"
+    settings = {"model": "m"}
+    monkeypatch.setattr(bench_cli, "source_commit", lambda: "aaa")
+    bench_cli._check_settings(out, settings)
+    bench_cli._check_settings(out, settings)  # a resume at the same commit
+    monkeypatch.setattr(bench_cli, "source_commit", lambda: "bbb")
+    bench_cli._check_settings(out, settings)
+    assert json.loads((out / "run.json").read_text()) == {"model": "m", "commits": ["aaa", "bbb"]}
