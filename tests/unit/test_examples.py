@@ -6,8 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -39,8 +37,3 @@ def test_runnables() -> None:
         line.startswith("tool -> parallel_search") and line.endswith(" no") for line in lines
     )
     assert lines[-1] == "chain -> no"
-
-
-@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("[0-9]*.py")))
-def test_every_example_has_a_real_mode(name: str) -> None:
-    assert "--real" in (EXAMPLES / name).read_text()

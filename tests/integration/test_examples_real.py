@@ -1,0 +1,52 @@
+"""The examples' ``--real`` mode: the embedded engine and the bundled corpus, as users run it."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# A small KV cache: the test session runs other engines in this machine's memory.
+ENV = {**os.environ, "LANGGRAPH_PARALLEL_ENGINE": '{"kv_cache_memory_bytes": 536870912}'}
+
+
+def run_real(name: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), "--real"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=ENV,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.splitlines()
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("[0-9]*.py")))
+def test_every_example_has_a_real_mode(name: str) -> None:
+    assert 'add_argument("--real"' in (EXAMPLES / name).read_text()
+
+
+def test_fan_out_example_searches_the_real_corpus() -> None:
+    lines = run_real("01_add_fan_out_to_your_graph.py")
+    queries = ast.literal_eval(next(x for x in lines if x.startswith("queries:"))[8:].strip())
+    hits = [x for x in lines if x.startswith("  [")]
+    assert len(hits) == len(queries) >= 1
+    assert all(" -> " in x and x.split(" -> ", 1)[1].strip() for x in hits)  # titles found
+    assert lines[-1].startswith("answer:")
+
+
+def test_runnables_example_runs_every_way_on_the_engine() -> None:
+    lines = run_real("02_runnables.py")
+    assert lines[0].startswith("invoke -> ")
+    streamed = [x.split(":")[0] for x in lines if x.startswith("stream ->")]
+    assert streamed[0] == "stream -> think" and streamed[-1] == "stream -> answer"
+    batch = next(x for x in lines if x.startswith("batch -> "))
+    assert len(ast.literal_eval(batch[len("batch -> ") :])) == 2
+    assert any(x.startswith("tool -> parallel_search") for x in lines)
+    assert lines[-1].startswith("chain -> ")

@@ -1,0 +1,42 @@
+"""README result blocks are rendered from the committed benchmark files; stale ones fail here."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _tool():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location(
+        "readme_results", REPO / "tools/readme_results.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["readme_results"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", list(_tool().BLOCKS))
+def test_readme_block_matches_its_benchmark_file(name: str) -> None:
+    tool = _tool()
+    current = tool.block((REPO / "README.md").read_text(), name)
+    assert current is not None, f"README.md lost its {name} block"
+    assert current == tool.BLOCKS[name](), "run: .venv/bin/python tools/readme_results.py"
+
+
+def test_a_changed_figure_makes_the_block_stale(tmp_path: Path) -> None:
+    tool = _tool()
+    result = json.loads((REPO / "benchmarks/sft/sft.json").read_text())
+    part = result["datasets"]["hotpotqa"]["by_class"]["parallelizable"]["parallel-search"]
+    part["em"] += 0.5
+    changed = tmp_path / "sft.json"
+    changed.write_text(json.dumps(result))
+    assert tool.render_sft(changed) != tool.render_sft()
+    assert f"{part['em']:.3f}" in tool.render_sft(changed)
