@@ -66,3 +66,18 @@ def test_user_errors_are_one_line_without_traceback(args, message):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert lines and lines[-1].startswith("error: ") and message in lines[-1]
     assert "Traceback" not in result.stderr
+
+
+def test_index_command_embeds_a_new_corpus_once(tmp_path, monkeypatch, capsys):
+    corpus = tmp_path / "mine.jsonl"
+    rows = [
+        {"id": f"d{i}", "title": f"T{i}", "text": f"Paragraph {i} about rivers."} for i in range(5)
+    ]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path / "cache"))
+    assert main(["index", "--corpus", str(corpus)]) == 0
+    assert capsys.readouterr().out.strip() == "indexed 5 passages"
+    cached = list((tmp_path / "cache").rglob("*.npy"))
+    assert len(cached) == 1  # the embeddings, reused by the next run
+    assert main(["index", "--corpus", str(corpus)]) == 0
+    assert list((tmp_path / "cache").rglob("*.npy")) == cached

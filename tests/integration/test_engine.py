@@ -104,3 +104,21 @@ def test_a_prompt_over_the_context_limit_fails_that_call_only(chat_model):
     with pytest.raises(Exception, match="(?i)longer than|too long|maximum"):
         chat_model.invoke("word " * 5000, max_tokens=4)
     assert chat_model.invoke("Hello", max_tokens=3).usage_metadata["output_tokens"] > 0
+
+
+def test_chat_template_style_runs_the_graph_on_the_engine(chat_model):
+    from langgraph_parallel.graphs import create_parallel_search_graph
+    from langgraph_parallel.models.vllm_chat import ChatVLLM
+    from tests.fakes import CountingSearcher
+
+    chat = ChatVLLM(model="smollm2", prompt_style="chat", max_tokens=48)
+    assert chat.worker is chat_model.worker  # the same engine, another prompt style
+    ids = chat.render([HumanMessage("Who wrote Hamlet?")])
+    text = chat.worker.tokenizer.decode(ids)
+    assert text.startswith("<|im_start|>") and text.rstrip().endswith("assistant")
+    assert ids != chat_model.render([HumanMessage("Who wrote Hamlet?")])
+    graph = create_parallel_search_graph(chat, CountingSearcher(), max_turns=2, max_tokens=48)
+    state = graph.invoke({"question": "Who wrote Hamlet?"})
+    assert state["counters"]["llm_calls"] >= 1 and state["counters"]["prompt_tokens"] > 0
+    assert not state["stop_reason"].startswith("model_error"), state["stop_reason"]
+    assert "<|im_start|>" not in state["messages"][0].content  # the template is the engine's job
