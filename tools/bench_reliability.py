@@ -62,7 +62,7 @@ def scenario(
     faults: Callable[[], int],
 ) -> dict[str, Any]:
     """Run ``cases`` (graph, invoke kwargs) and count completions, crashes and stop reasons."""
-    tried = completed = crashes = 0
+    tried = completed = crashes = forked = 0
     reasons: Counter[str] = Counter()
     crash_types: Counter[str] = Counter()
     start = time.perf_counter()
@@ -75,6 +75,7 @@ def scenario(
             crash_types[type(exc).__name__] += 1
             continue
         completed += final_state_ok(state)
+        forked += bool(state.get("branch_points"))  # ParallelMuse forked at least once
         reasons[str(state["stop_reason"]).split(":")[0]] += 1
     row = {
         "scenario": name,
@@ -83,6 +84,7 @@ def scenario(
         "faults_injected": faults(),
         "completed": completed,
         "crashes": crashes,
+        "forked": forked if graph_name == "parallel-muse" else None,
         "stop_reasons": dict(reasons.most_common()),
         "crash_types": dict(crash_types),
         "wall_s": round(time.perf_counter() - start, 1),
@@ -178,6 +180,8 @@ def run_all(scale: float) -> list[dict[str, Any]]:
     )  # fmt: skip
 
     # 5. ParallelMuse: branches failing for good (context too long) or transiently, fuzzed output.
+    # The fork graph's model emits token logprobs, so it forks at uncertain steps and the
+    # failing calls include forked branches, not only independent rollouts.
     for label, error in (
         ("30% failing branches (context too long)", lambda: ValueError("prompt too long")),
         ("30% transient branch faults (retried)", lambda: ConnectionError("reset")),
@@ -188,7 +192,16 @@ def run_all(scale: float) -> list[dict[str, Any]]:
             scenario(label, "rollouts-majority", repeat(graph, model, n(100), good[1:]),
                      fault_count(model))
         )  # fmt: skip
-    model, searcher = FuzzChatModel(), FlakySearcher(0.3, modes=ALL_SEARCH_FAULTS, seed=4)
+        model = FuzzChatModel(fail_rate=0.3, seed=5, error=error, logprobs=True)
+        graph = muse.create_parallel_muse_graph(
+            model, FlakySearcher(0.0), budget=4, max_turns=3, retry_policy=RETRY
+        )
+        rows.append(
+            scenario(label, "parallel-muse", repeat(graph, model, n(100), good),
+                     fault_count(model))
+        )  # fmt: skip
+    model = FuzzChatModel(logprobs=True)
+    searcher = FlakySearcher(0.3, modes=ALL_SEARCH_FAULTS, seed=4)
     graph = muse.create_parallel_muse_graph(
         model, searcher, budget=3, max_turns=3, search_timeout=0.02, retry_policy=RETRY
     )
@@ -214,18 +227,19 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         "outputs) and searches that raised, timed out, returned nothing or returned garbage.",
         "",
         "| scenario | graph | cases tried | faults injected | runs completed | crashes "
-        "| stop reasons |",
-        "|---|---|---:|---:|---:|---:|---|",
+        "| runs that forked | stop reasons |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         reasons = ", ".join(f"{k} {v}" for k, v in r["stop_reasons"].items())
         lines.append(
             f"| {r['scenario']} | {r['graph']} | {r['cases']} | {r['faults_injected']} | "
-            f"{r['completed']} | {r['crashes']} | {reasons} |"
+            f"{r['completed']} | {r['crashes']} | "
+            f"{'-' if r['forked'] is None else r['forked']} | {reasons} |"
         )
     lines.append(
         f"| **total** | | **{total['cases']}** | **{total['faults_injected']}** | "
-        f"**{total['completed']}** | **{total['crashes']}** | |"
+        f"**{total['completed']}** | **{total['crashes']}** | | |"
     )
     return "\n".join(lines) + "\n"
 

@@ -121,7 +121,29 @@ def render_parallel_muse(
     return "\n".join(lines)
 
 
+def render_reliability(path: Path = REPO / "benchmarks" / "reliability.json") -> str:
+    """The fault-injection totals (``tools/bench_reliability.py``)."""
+    result: dict[str, Any] = json.loads(path.read_text())
+    rows = result["rows"]
+    total = {k: sum(r[k] for r in rows) for k in ("cases", "faults_injected", "completed")}
+    crashes = sum(r["crashes"] for r in rows)
+    muse = [r for r in rows if r["graph"] == "parallel-muse"]
+    forked = sum(r["forked"] or 0 for r in muse)
+    return (
+        f"**Reliability** (`benchmarks/reliability.md`, `{result['command']}`, fake model and "
+        f"flaky searcher): {total['cases']:,} runs with fuzzed model output (unclosed/nested "
+        "tags, hundreds of `##`, huge and non-UTF-8-safe text, broken JSON tool calls), 30% "
+        "search faults (raise, time out, return nothing or garbage), 30% model faults "
+        "(transient ones retried by the nodes' `RetryPolicy`, context-too-long ones reported), "
+        "recursion limits from 2 to 60, and failing ParallelMuse branches (independent rollouts "
+        f"and the fork graph, which forked in {forked} of its {sum(r['cases'] for r in muse)} "
+        f"runs): {total['faults_injected']:,} faults injected, {total['completed']:,} runs "
+        f"completed with an answer or a stated `stop_reason`, **{crashes} crashes**."
+    )
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
+    "reliability-results": render_reliability,
     "sft-results": render_sft,
     "muse-results": render_parallel_muse,
 }
