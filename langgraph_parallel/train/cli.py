@@ -64,6 +64,7 @@ def cmd_sft(args: argparse.Namespace) -> int:
         corpus=args.corpus,
         epochs=args.epochs,
         learning_rate=args.learning_rate,
+        warmup_steps=args.warmup_steps,
         batch_size=args.batch_size,
         micro_batch=args.micro_batch,
         lora_rank=args.lora_rank,
@@ -109,6 +110,7 @@ def _add_sft_parser(kinds: Any) -> None:
     p.add_argument("--corpus", default=None, help="corpus to search (default: see train/sft.py)")
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--learning-rate", type=float, default=5e-4)
+    p.add_argument("--warmup-steps", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--micro-batch", type=int, default=2, help="sequences per forward on a CPU")
     p.add_argument("--lora-rank", type=int, default=16)

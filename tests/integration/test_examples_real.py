@@ -24,7 +24,9 @@ def run_real(name: str) -> list[str]:
         env=ENV,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.splitlines()
+    # vLLM logs some lines to stdout ("(MainProcess pid=...) INFO ..."); keep the example's own.
+    logs = ("(", "INFO", "WARNING", "DEBUG")
+    return [x for x in done.stdout.splitlines() if not x.startswith(logs)]
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("[0-9]*.py")))

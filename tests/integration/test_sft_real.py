@@ -60,6 +60,7 @@ def test_sft_writes_an_adapter_that_merges_into_the_model_it_trained(
         batch_size=2,
         micro_batch=2,
         max_turns=3,
+        warmup_steps=0,  # one step: with a warm-up its learning rate would be 0
     )
     folders = sft(config, command="test")
     adapter = folders["parallel"]
