@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 _PACKAGE_ROOT = Path(__file__).resolve().parent
@@ -54,3 +57,27 @@ def portable_path(path: str | os.PathLike[str]) -> str:
     if resolved.is_relative_to(root.parent):
         return os.path.relpath(resolved, root)
     return str(resolved)
+
+
+def build_model_dir(target: Path, write: Callable[[Path], None]) -> Path:
+    """Build a model folder at ``target`` once: ``write`` fills a temporary sibling, renamed.
+
+    An interrupted run never leaves a half-written model behind, and concurrent first runs
+    cannot corrupt each other: the first rename wins and the others reuse its folder. A folder
+    with ``config.json`` already there is returned as is.
+    """
+    if (target / "config.json").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        write(tmp)
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            # Another process finished first; its folder is as good as ours.
+            if not (target / "config.json").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target

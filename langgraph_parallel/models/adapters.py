@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.paths import cache_dir
+from langgraph_parallel.paths import build_model_dir, cache_dir
 
 MODEL_CARD = "langgraph_parallel.json"
 """File in a model or adapter folder that records how to prompt it and where it came from."""
@@ -94,19 +92,12 @@ def merged_model_dir(adapter: Path, base_dir: Path, name: str) -> Path:
             f"Merging a trained adapter needs peft and transformers: "
             f"pip install 'langgraph-parallel[train]' ({exc})"
         ) from exc
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
-    try:
+
+    def write(tmp: Path) -> None:
         model = AutoModelForCausalLM.from_pretrained(str(base_dir), dtype=torch.float32)
         merged = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
         merged.save_pretrained(str(tmp), safe_serialization=True)
         AutoTokenizer.from_pretrained(str(base_dir)).save_pretrained(str(tmp))
         shutil.copy(adapter / MODEL_CARD, tmp / MODEL_CARD)
-        try:
-            os.replace(tmp, target)
-        except OSError:
-            if not (target / "config.json").is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
+
+    return build_model_dir(target, write)

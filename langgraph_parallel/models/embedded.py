@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.paths import cache_dir
+from langgraph_parallel.paths import build_model_dir, cache_dir
 
 PromptStyle = Literal["chat", "raw"]
 
@@ -160,19 +158,7 @@ def embedded_model_dir(name: str = DEFAULT_EMBEDDED) -> Path:
     if (target / "config.json").is_file():
         return target
     gguf = locate_gguf(name)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
-    try:
-        _convert(gguf, tmp)
-        try:
-            os.replace(tmp, target)
-        except OSError:
-            # Another process finished first; its folder is as good as ours.
-            if not (target / "config.json").is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
+    return build_model_dir(target, lambda tmp: _convert(gguf, tmp))
 
 
 def _convert(gguf: Path, out: Path) -> None:
