@@ -6,7 +6,7 @@ parts you can add to your own graphs.
 """
 
 from langgraph_parallel.context import SearchContext
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, UserError
 from langgraph_parallel.graphs import (
     add_parallel_search,
     create_fan_out_search_graph,
@@ -26,7 +26,6 @@ from langgraph_parallel.muse_graph import (
     create_rollouts_graph,
 )
 from langgraph_parallel.nodes.fan_out import FanOutNode, ObserveNode, dispatch
-from langgraph_parallel.nodes.faults import DEFAULT_RETRY_POLICY
 from langgraph_parallel.nodes.search import SearchNode
 from langgraph_parallel.nodes.think import ThinkNode
 from langgraph_parallel.protocol import Action, format_observation, parse_action

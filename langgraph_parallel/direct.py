@@ -20,14 +20,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.context import PromptStyleOption
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, clean_text, reported_error
 from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.nodes.faults import (
-    DEFAULT_RETRY_POLICY,
-    clean_text,
-    describe_error,
-    retry_now,
-)
 from langgraph_parallel.nodes.think import constrained_regex, prompt_style
 from langgraph_parallel.prompts import DIRECT_FEW_SHOT, DIRECT_INSTRUCTION
 from langgraph_parallel.protocol import parse_action, restore_stop_sequence
@@ -147,12 +141,8 @@ class DirectNode:
         empty: dict[str, Any] = {"search_results": [], "counters": dict.fromkeys(COUNTER_KEYS, 0)}
         try:
             reply = self.model.invoke([prompt], **options)
-        except UserError:
-            raise
         except Exception as exc:  # reported per question; see class docstring
-            if retry_now(exc, runtime, self.retry):
-                raise
-            reason = f"model_error: {describe_error(exc)}"
+            reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
             return {**empty, "messages": [prompt], "answer": None, "stop_reason": reason}
         stop_reason = (reply.response_metadata or {}).get("stop_reason")
         text = clean_text(restore_stop_sequence(str(reply.text), stop_reason))

@@ -10,8 +10,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.context import PromptStyleOption, SearchContext, with_defaults
+from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.nodes.fan_out import FanOutNode, ObserveNode, dispatch
-from langgraph_parallel.nodes.faults import DEFAULT_RETRY_POLICY
 from langgraph_parallel.nodes.search import SearchNode
 from langgraph_parallel.nodes.think import ThinkNode, answer_node, recursion_limit_for
 from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES
@@ -82,7 +82,7 @@ def create_parallel_search_graph(
         max_tokens: Token limit of one step.
         search_timeout: Seconds before one sub-query search is reported as failed.
         retry_policy: LangGraph retry policy of the ``think`` and ``search`` nodes; transient
-            errors only (see :mod:`~langgraph_parallel.nodes.faults`). ``None``: no retries.
+            errors only (see :mod:`~langgraph_parallel.errors`). ``None``: no retries.
         checkpointer: Passed to ``compile``.
         store: Passed to ``compile``.
         name: Graph name (default ``parallel_search`` or ``sequential_search``).

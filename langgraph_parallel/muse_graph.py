@@ -21,7 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.context import with_defaults
-from langgraph_parallel.nodes.faults import DEFAULT_RETRY_POLICY, RetryingSearcher
+from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, RetryingSearcher
 from langgraph_parallel.nodes.muse_state import MuseInput, MuseOutput, MuseState, merge_by_index
 from langgraph_parallel.nodes.reduce import AggregateNode, Report, ReportNode, ReportTask
 from langgraph_parallel.nodes.rollout import Branch, Join, MuseContext, RolloutNode, Trajectory
@@ -137,7 +137,7 @@ def create_parallel_muse_graph(
         temperature: Sampling temperature of agent steps.
         top_p: Nucleus sampling of agent steps.
         retry_policy: Retries of transient model and search errors (``None``: none); see
-            :mod:`~langgraph_parallel.nodes.faults`. A call that still fails ends its own
+            :mod:`~langgraph_parallel.errors`. A call that still fails ends its own
             trajectory (``model_error: ...``) and the others are joined as usual.
         checkpointer: Passed to ``compile``; use one thread per question (trajectories and
             counters accumulate within a thread).

@@ -29,7 +29,7 @@ from langgraph.types import RetryPolicy  # noqa: E402
 import langgraph_parallel.muse_graph as muse  # noqa: E402
 from langgraph_parallel import create_parallel_search_graph  # noqa: E402
 from langgraph_parallel.direct import create_direct_graph  # noqa: E402
-from langgraph_parallel.nodes.faults import is_transient  # noqa: E402
+from langgraph_parallel.errors import is_transient  # noqa: E402
 from tests.fakes import FRAGMENTS, FlakySearcher, FuzzChatModel, fuzz_step  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "benchmarks"

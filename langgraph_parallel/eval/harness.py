@@ -18,11 +18,10 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import IO, Any
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import reported_error
 from langgraph_parallel.eval.datasets import Question
 from langgraph_parallel.eval.metrics import cover_exact_match, exact_match, f1_score
 from langgraph_parallel.eval.summary import summarize, write_summary
-from langgraph_parallel.nodes.faults import describe_error
 from langgraph_parallel.run import run_question
 from langgraph_parallel.state import COUNTER_KEYS
 
@@ -67,10 +66,8 @@ def evaluate(graph: Any, name: str, question: Question) -> dict[str, Any]:
         answer, stop_reason = run.answer, run.stop_reason
         # Graph-specific counters (invalid_steps, parallel_turns, ...) ride along in the row.
         counters = {**run.extra_counters, **run.counters}
-    except UserError:
-        raise
     except Exception as exc:  # recorded per question; see docstring
-        error = describe_error(exc)  # results files are shared: no keys in them
+        error = reported_error(exc)  # results files are shared: the text has no keys in it
         answer, stop_reason, counters = None, "error", dict.fromkeys(COUNTER_KEYS, 0)
     return {
         "graph": name,
@@ -130,10 +127,8 @@ def load_results(path: str | Path) -> list[dict[str, Any]]:
 def _warm_up(graph: Any) -> None:
     try:
         graph.invoke({"question": WARMUP_QUESTION})
-    except UserError:
-        raise
-    except Exception:  # a real failure shows up again in the recorded questions
-        pass
+    except Exception as exc:  # a real failure shows up again in the recorded questions
+        reported_error(exc)
 
 
 def _append(fh: IO[str], row: Mapping[str, Any]) -> None:

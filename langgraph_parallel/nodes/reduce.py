@@ -30,10 +30,12 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import (
+    clean_text,
+    reported_error,
+)
 from langgraph_parallel.eval.metrics import normalize_answer
 from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.nodes.faults import clean_text, describe_error, retry_now
 from langgraph_parallel.nodes.rollout import MuseContext, Trajectory, muse_settings
 from langgraph_parallel.nodes.think import prompt_style
 from langgraph_parallel.prompts import ANALYST_RAW_PRIMER, REPORT_RAW_PRIMER
@@ -110,12 +112,8 @@ class ReportNode:
             text, counters = _ask(
                 self.model, prompt + (REPORT_RAW_PRIMER if raw else ""), ctx, "report"
             )
-        except UserError:
-            raise
         except Exception as exc:  # reported in the stub; the other reports still count
-            if retry_now(exc, runtime, self.retry):
-                raise
-            report["error"] = describe_error(exc)
+            report["error"] = reported_error(exc, runtime, self.retry)
             answer = trajectory["answer"] or "unknown"
             text = f"(report failed: {report['error']})\n\nAnswer: {answer}"
         report["text"] = (REPORT_RAW_PRIMER.lstrip() if raw else "") + text.strip()
@@ -202,12 +200,8 @@ class AggregateNode:
                     "aggregate",
                     regex=f"<choice>({choices})</choice>" if raw else None,
                 )
-            except UserError:
-                raise
             except Exception as exc:  # fall back like unparsable output, and say why
-                if retry_now(exc, runtime, self.retry):
-                    raise
-                text = f"analyst call failed: {describe_error(exc)}"
+                text = f"analyst call failed: {reported_error(exc, runtime, self.retry)}"
             record["analyst"] = text
             match = _CHOICE.search(text)
             if match and 1 <= int(match.group(1)) <= len(answered):

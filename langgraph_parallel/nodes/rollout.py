@@ -19,9 +19,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import call_with_retry, clean_text, reported_error, storable
 from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.nodes.faults import call_with_retry, clean_text, describe_error, storable
 from langgraph_parallel.nodes.muse_context import JOINS, Join, MuseContext, muse_settings
 from langgraph_parallel.nodes.search import SearchNode
 from langgraph_parallel.nodes.think import (
@@ -140,10 +139,8 @@ class RolloutNode:
             try:
                 call = partial(self.model.invoke, to_messages(messages), **options)
                 reply = call_with_retry(call, self.retry)
-            except UserError:
-                raise
             except Exception as exc:  # one failed trajectory must not end the other branches
-                reason = f"model_error: {describe_error(exc)}"
+                reason = f"model_error: {reported_error(exc)}"
                 break
             metadata = reply.response_metadata or {}
             text = clean_text(restore_stop_sequence(str(reply.text), metadata.get("stop_reason")))

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
-from langgraph_parallel.nodes.faults import clean_text
+from langgraph_parallel.errors import clean_text
 from langgraph_parallel.nodes.reduce import ReportTask, vote
 from langgraph_parallel.nodes.rollout import Branch, MuseContext, Trajectory, muse_settings
 from langgraph_parallel.uncertainty import BranchPoint, select_branch_points

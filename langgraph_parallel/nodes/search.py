@@ -8,8 +8,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
+from langgraph_parallel.errors import clean_text, reported_error
 from langgraph_parallel.nodes.fan_out import setting
-from langgraph_parallel.nodes.faults import clean_text, describe_error, retry_now
 from langgraph_parallel.retrieval.documents import format_passages
 from langgraph_parallel.retrieval.search import Searcher
 from langgraph_parallel.state import SearchResult, SubQuery
@@ -62,9 +62,7 @@ class SearchNode:
             future.cancel()
             result["error"] = f"search timed out after {timeout:g} s"
         except Exception as exc:  # a failing tool is reported to the model, and the run goes on
-            if retry_now(exc, runtime, self.retry):
-                raise
-            result["error"] = f"search failed: {describe_error(exc)}"
+            result["error"] = f"search failed: {reported_error(exc, runtime, self.retry)}"
         if result.get("error"):
             result["titles"] = []
             result["text"] = f"Search error ({result['error']}); no documents."

@@ -10,9 +10,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy
 
 from langgraph_parallel.context import SearchContext
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import (
+    UserError,
+    clean_text,
+    reported_error,
+    storable,
+)
 from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.nodes.faults import clean_text, describe_error, retry_now, storable
 from langgraph_parallel.prompts import RawPrompt, parallel_search_instruction, raw_prompt
 from langgraph_parallel.protocol import (
     INVALID_ACTION_OBSERVATION,
@@ -116,7 +120,7 @@ class ThinkNode:
     another ``think`` if steps remain. A failing model call ends the run with the error as
     ``stop_reason`` (one-question failures must not kill a batch), except :class:`UserError`,
     which is a set-up problem the caller has to see; transient errors are first retried under
-    ``retry`` (see :mod:`~langgraph_parallel.nodes.faults`).
+    ``retry`` (see :mod:`~langgraph_parallel.errors`).
 
     Limits: a step is the last one when ``max_turns`` steps are used or when the run's
     ``recursion_limit`` leaves too few super-steps for another search turn (the state's
@@ -162,12 +166,8 @@ class ThinkNode:
             return Command(update=ended, goto="__end__")
         try:
             reply = self.model.invoke(history + new, **self._call_options(context))
-        except UserError:
-            raise
         except Exception as exc:  # reported per question; see class docstring
-            if retry_now(exc, runtime, self.retry):
-                raise
-            reason = f"model_error: {describe_error(exc)}"
+            reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
             failed = {"messages": new, "steps": 1, "answer": None, "stop_reason": reason}
             return Command(update=failed, goto="answer")
         metadata = reply.response_metadata or {}

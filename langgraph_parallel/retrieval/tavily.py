@@ -3,11 +3,13 @@
 Parallel ``Send`` branches would otherwise hit the API all at once, so calls pass a process-wide
 semaphore (``max_concurrency`` requests in flight per searcher), and rate limits (HTTP 429) and
 server or gateway failures (5xx, dropped connections, non-JSON error pages) are retried with
-exponential backoff, a bounded number of times. Other errors (401 bad key, 400 bad request) are
-not retried: repeating them cannot help. Error messages have the API key removed (a server may
-echo it back), so a :class:`TavilyError` is safe to log and to show the model.
-langchain-tavily's sync client sets no request timeout; the graph's ``search_timeout`` abandons a
-hung branch, but its request keeps its slot until the connection ends.
+exponential backoff, a bounded number of times: LangGraph's ``RetryPolicy`` sets the timing,
+the project's one transient-error rule (:func:`~langgraph_parallel.errors.is_transient`) what
+is retried. Other errors (401 bad key, 400 bad request) are not retried: repeating them cannot
+help. Error messages have the API key removed (a server may echo it back), so a
+:class:`TavilyError` is safe to log and to show the model. langchain-tavily's sync client sets
+no request timeout; the graph's ``search_timeout`` abandons a hung branch, but its request keeps
+its slot until the connection ends.
 
 Happy path::
 
@@ -19,25 +21,33 @@ Happy path::
 from __future__ import annotations
 
 import os
-import random
 import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
-from langgraph_parallel.errors import UserError
-from langgraph_parallel.nodes.faults import redact
+from langgraph.types import RetryPolicy
+
+from langgraph_parallel.errors import UserError, call_with_retry, is_transient, redact
 from langgraph_parallel.retrieval.documents import Passage
 
-__all__ = ["RetryPolicy", "TavilyError", "TavilySearcher"]
+__all__ = ["DEFAULT_TAVILY_RETRY", "RetryPolicy", "TavilyError", "TavilySearcher"]
 
 _STATUS = re.compile(r"\bError (\d{3})\b")
-# Transport failures that say nothing about the request itself. JSONDecodeError is what
-# langchain-tavily raises when a gateway answers an error with an HTML page instead of JSON.
-_TRANSIENT_ERRORS = ("ConnectionError", "Timeout", "ReadTimeout", "JSONDecodeError")
+
+DEFAULT_TAVILY_RETRY = RetryPolicy(
+    initial_interval=1.0,
+    backoff_factor=2.0,
+    max_interval=16.0,
+    max_attempts=4,
+    jitter=True,
+    retry_on=is_transient,
+)
+"""Requests per query and backoff: 4 attempts, 1 s, 2 s, 4 s apart (+ up to 1 s jitter, so
+branches rate-limited together do not retry together). Longer than the nodes' policy: a rate
+limit needs seconds to clear."""
 
 
 class TavilyError(RuntimeError):
@@ -45,51 +55,28 @@ class TavilyError(RuntimeError):
 
     Attributes:
         status: The HTTP status when the API answered with one, else ``None``.
+        status_code: The same, under the name :func:`~langgraph_parallel.errors.is_transient`
+            reads (429 and 5xx are worth another attempt).
         attempts: Requests made for this query.
     """
 
     def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
         super().__init__(message)
-        self.status = status
+        self.status = self.status_code = status
         self.attempts = attempts
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Bounded exponential backoff: ``initial_delay * multiplier**n``, capped at ``max_delay``.
+def _api_error(error: object) -> TavilyError:
+    """Turn the error langchain-tavily reported in a response into a :class:`TavilyError`.
 
-    Attributes:
-        max_attempts: Requests per query, the first included.
-        initial_delay: Seconds before the first retry.
-        multiplier: Growth of the delay per retry.
-        max_delay: Upper bound of one delay.
-        jitter: Up to this fraction of the delay is added at random, so branches rate-limited
-            together do not retry together.
+    A transport failure (an exception object) becomes the cause, which
+    :func:`~langgraph_parallel.errors.is_transient` follows.
     """
-
-    max_attempts: int = 4
-    initial_delay: float = 1.0
-    multiplier: float = 2.0
-    max_delay: float = 16.0
-    jitter: float = 0.1
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ValueError(f"max_attempts must be at least 1 (got {self.max_attempts}).")
-
-    def delay(self, retry: int) -> float:
-        """Seconds to wait before retry number ``retry`` (0-based)."""
-        base = min(self.max_delay, self.initial_delay * self.multiplier**retry)
-        return base + random.uniform(0.0, self.jitter * base)
-
-
-def _classify(error: object) -> tuple[int | None, bool]:
-    """Return (HTTP status or None, retryable) for an error langchain-tavily reported."""
     match = _STATUS.search(str(error))
-    if match:
-        status = int(match.group(1))
-        return status, status == 429 or status >= 500
-    return None, type(error).__name__ in _TRANSIENT_ERRORS
+    failure = TavilyError(str(error), status=int(match.group(1)) if match else None)
+    if isinstance(error, BaseException):
+        failure.__cause__ = error
+    return failure
 
 
 def _passages(response: Mapping[str, Any], k: int) -> list[Passage]:
@@ -114,7 +101,8 @@ class TavilySearcher:
         api_base_url: API address (default: Tavily's); a local stub in tests.
         max_results: Results Tavily returns per query; ``batch_search(k)`` keeps the first ``k``.
         max_concurrency: Requests in flight at once, over all threads using this searcher.
-        retry: Backoff settings.
+        retry: LangGraph's ``RetryPolicy`` for requests (default :data:`DEFAULT_TAVILY_RETRY`);
+            which errors are retried is :func:`~langgraph_parallel.errors.is_transient`.
         sleep: Called with the delay between attempts (tests pass a recorder).
         **tool_options: More ``TavilySearch`` settings, e.g. ``search_depth="advanced"``.
 
@@ -140,7 +128,7 @@ class TavilySearcher:
         # Kept only to scrub it from error messages; never part of repr or an error.
         self._key = api_key or _tool_key(self.tool) or os.environ.get("TAVILY_API_KEY")
         self.max_concurrency = max_concurrency
-        self.retry = retry or RetryPolicy()
+        self.retry = retry or DEFAULT_TAVILY_RETRY
         self._sleep = sleep
         self._slots = threading.BoundedSemaphore(max_concurrency)
 
@@ -168,21 +156,26 @@ class TavilySearcher:
         return [found.get(q, []) for q in queries]
 
     def _search_one(self, query: str, k: int) -> list[Passage]:
-        for attempt in range(1, self.retry.max_attempts + 1):
-            with self._slots:
+        attempts = 0
+
+        def request() -> list[Passage]:
+            nonlocal attempts
+            attempts += 1
+            with self._slots:  # the backoff sleep is outside it: other queries go on
                 response = self.tool.invoke({"query": query})
             if isinstance(response, str):  # the tool's "No search results found ..." message
                 return []
             error = response.get("error") if isinstance(response, Mapping) else None
             if error is None:
                 return _passages(response, k)
-            status, retryable = _classify(error)
-            if not retryable or attempt == self.retry.max_attempts:
-                tries = f" after {attempt} attempts" if attempt > 1 else ""
-                message = redact(f"Tavily search failed{tries}: {error}", [self._key])
-                raise TavilyError(message, status=status, attempts=attempt)
-            self._sleep(self.retry.delay(attempt - 1))  # outside the semaphore: others go on
-        raise AssertionError("unreachable")  # pragma: no cover
+            raise _api_error(error)
+
+        try:
+            return call_with_retry(request, self.retry, sleep=self._sleep)
+        except TavilyError as exc:
+            tries = f" after {attempts} attempts" if attempts > 1 else ""
+            message = redact(f"Tavily search failed{tries}: {exc}", [self._key])
+            raise TavilyError(message, status=exc.status, attempts=attempts) from None
 
 
 def _tool_key(tool: Any) -> str | None:

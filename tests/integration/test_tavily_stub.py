@@ -79,7 +79,7 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stub, str]]:
 
 
 def searcher(url: str, sleeps: list[float], **kwargs: Any) -> TavilySearcher:
-    policy = RetryPolicy(max_attempts=3, initial_delay=0.5, multiplier=2.0, jitter=0.0)
+    policy = RetryPolicy(max_attempts=3, initial_interval=0.5, backoff_factor=2.0, jitter=False)
     return TavilySearcher(
         api_key="tvly-test", api_base_url=url, retry=policy, sleep=sleeps.append, **kwargs
     )

@@ -13,14 +13,14 @@ from langchain_core.messages import HumanMessage
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel import create_parallel_search_graph
-from langgraph_parallel.muse_graph import create_parallel_muse_graph, create_rollouts_graph
-from langgraph_parallel.nodes.faults import (
+from langgraph_parallel.errors import (
     DEFAULT_RETRY_POLICY,
     RetryingSearcher,
     call_with_retry,
     is_transient,
     retry_now,
 )
+from langgraph_parallel.muse_graph import create_parallel_muse_graph, create_rollouts_graph
 from tests.fakes import CountingSearcher, FlakySearcher, FuzzChatModel, ScriptedChatModel
 
 FAST = RetryPolicy(initial_interval=0.001, max_attempts=3, jitter=False, retry_on=is_transient)
@@ -84,7 +84,7 @@ def test_call_with_retry_backs_off_then_gives_up() -> None:
             raise item
         return item
 
-    policy = RetryPolicy(initial_interval=0.5, backoff_factor=2.0, max_attempts=3)
+    policy = RetryPolicy(initial_interval=0.5, backoff_factor=2.0, max_attempts=3, jitter=False)
     assert call_with_retry(call, policy, sleep=sleeps.append) == "ok"
     assert sleeps == [0.5, 1.0]
     with pytest.raises(ConnectionError):
@@ -94,6 +94,38 @@ def test_call_with_retry_backs_off_then_gives_up() -> None:
     with pytest.raises(ValueError):  # not transient: one attempt
         call_with_retry(lambda: (_ for _ in ()).throw(TOO_LONG), policy, sleep=sleeps.append)
     assert len(sleeps) == 4
+
+
+def test_call_with_retry_adds_jitter_like_langgraph_node_retries() -> None:
+    sleeps: list[float] = []
+    failures = iter([ConnectionError("a"), ConnectionError("b"), "ok"])
+
+    def call() -> str:
+        item = next(failures)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    policy = RetryPolicy(initial_interval=0.5, backoff_factor=2.0, max_attempts=3, jitter=True)
+    assert call_with_retry(call, policy, sleep=sleeps.append) == "ok"
+    assert 0.5 <= sleeps[0] <= 1.5 and 1.0 <= sleeps[1] <= 2.0
+    assert sleeps != [0.5, 1.0]  # a zero draw twice has probability zero
+
+
+def test_one_transient_rule_covers_http_status_transport_names_and_causes() -> None:
+    from langgraph_parallel.retrieval.tavily import TavilyError
+
+    class Timeout(OSError):  # requests' name; the client stays an optional import
+        pass
+
+    assert is_transient(TavilyError("Error 429: slow down", status=429))
+    assert is_transient(TavilyError("Error 503", status=503))
+    assert not is_transient(TavilyError("Error 401: bad key", status=401))
+    assert is_transient(Timeout("read timed out"))
+    wrapped = TavilyError("gateway")
+    wrapped.__cause__ = Timeout("read timed out")
+    assert is_transient(wrapped)
+    assert not is_transient(TOO_LONG)
 
 
 @pytest.mark.parametrize(
@@ -278,3 +310,17 @@ def test_a_run_killed_inside_the_fan_out_resumes_without_repeating_finished_bran
     assert second.queries == ["b"]  # only the branch that died runs again
     assert [r["query"] for r in final["search_results"]] == ["a", "b"]
     assert final["counters"]["sub_queries"] == 2 and final["answer"] == "c"
+
+
+def test_reported_error_is_the_one_failure_rule_of_the_nodes() -> None:
+    from langgraph_parallel.errors import UserError, reported_error
+
+    policy = RetryPolicy(max_attempts=3, retry_on=is_transient)
+    first, last = (SimpleNamespace(execution_info=SimpleNamespace(node_attempt=n)) for n in (1, 3))
+    with pytest.raises(UserError):  # a set-up problem is never swallowed
+        reported_error(UserError("fix the corpus path"), last, policy)
+    transient = ConnectionError("reset by peer")
+    with pytest.raises(ConnectionError):  # re-raised for the node's RetryPolicy
+        reported_error(transient, first, policy)
+    assert reported_error(transient, last, policy) == "ConnectionError: reset by peer"
+    assert reported_error(TOO_LONG, first, policy).startswith("ValueError: ")  # not retried

@@ -23,8 +23,8 @@ from langgraph.types import RetryPolicy
 
 from langgraph_parallel import create_parallel_search_graph
 from langgraph_parallel.direct import create_direct_graph
+from langgraph_parallel.errors import is_transient
 from langgraph_parallel.muse_graph import create_parallel_muse_graph
-from langgraph_parallel.nodes.faults import is_transient
 from tests.fakes import FlakySearcher, FuzzChatModel
 
 MAX_TURNS = 3

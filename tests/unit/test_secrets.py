@@ -70,7 +70,7 @@ def assert_clean(*texts: Any) -> None:
 
 
 def tavily(url: str) -> TavilySearcher:
-    policy = RetryPolicy(max_attempts=2, initial_delay=0.0, jitter=0.0)
+    policy = RetryPolicy(max_attempts=2, initial_interval=0.0, jitter=False)
     return TavilySearcher(api_base_url=url, retry=policy, sleep=lambda s: None)
 
 
