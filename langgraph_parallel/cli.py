@@ -11,7 +11,6 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.bench_cli import add_bench_parser
@@ -26,19 +25,6 @@ def _quiet_engines() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
-def _searcher(corpus: str | None) -> Any:
-    from langgraph_parallel.retrieval.faiss_index import corpus_index
-
-    return corpus_index(corpus)
-
-
-def _model(name: str) -> Any:
-    from langgraph_parallel.models.vllm_chat import ChatVLLM, resolve_model
-
-    resolve_model(name)  # validate (and convert an embedded model) before the engine starts
-    return ChatVLLM(model=name)
-
-
 def cmd_ask(args: argparse.Namespace) -> int:
     """Answer one question with a named graph and print the answer and counters."""
     question = " ".join(args.question).strip()
@@ -46,12 +32,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise UserError(
             'The question is empty: pass one, e.g. langgraph-parallel ask "Who wrote Hamlet?".'
         )
-    from langgraph_parallel.registry import build_graph, default_model
+    from langgraph_parallel.registry import build_graph, default_model, load_model
+    from langgraph_parallel.retrieval.faiss_index import corpus_index
     from langgraph_parallel.run import run_question
 
-    model = _model(args.model or default_model(args.graph))  # fail fast before the index loads
+    # check=True: a bad model name fails before the index loads.
+    model = load_model(args.model or default_model(args.graph), check=True)
     graph = build_graph(
-        args.graph, model, _searcher(args.corpus), max_turns=args.max_turns, top_k=args.top_k
+        args.graph, model, corpus_index(args.corpus), max_turns=args.max_turns, top_k=args.top_k
     )
     _ = getattr(model, "worker", None)  # start the engine first: wall_s times the question only
     run = run_question(graph, question)
@@ -82,7 +70,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Build (or load) the embedding index of a corpus and report its size."""
-    index = _searcher(args.corpus)
+    from langgraph_parallel.retrieval.faiss_index import corpus_index
+
+    index = corpus_index(args.corpus)
     print(f"indexed {len(index)} passages")
     return 0
 

@@ -1,10 +1,19 @@
-"""Named graphs, built the same way by the CLI, the benchmark harness and the Studio modules."""
+"""The one name table: graph names, Studio ids, default models, and how a name becomes a model.
+
+The CLI (``ask``, ``bench``), the benchmark harness and the Studio modules all build graphs and
+models through here, so a name means the same thing everywhere. Searchers come from
+:func:`~langgraph_parallel.retrieval.faiss_index.corpus_index` for all of them.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from langgraph_parallel.errors import UserError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 GraphName = Literal[
     "parallel-search",
@@ -16,6 +25,13 @@ GraphName = Literal[
     "parallel-search-unconstrained",
 ]
 GRAPH_NAMES: tuple[str, ...] = get_args(GraphName)
+
+STUDIO_IDS: dict[str, GraphName] = {
+    "parallel_search": "parallel-search",
+    "sequential_search": "sequential",
+    "parallel_muse": "parallel-muse",
+}
+"""Graph id in ``langgraph.json`` (a Python name, also the compiled graph's name) -> the graph."""
 
 DEFAULT_MODELS: dict[str, str] = {
     "parallel-search": "smollm2-parallel",
@@ -36,38 +52,70 @@ def default_model(graph: str) -> str:
     return DEFAULT_MODELS.get(graph, "smollm2-parallel")
 
 
-def build_graph(name: str, model: Any, search: Any, **options: Any) -> Any:
+def build_graph(graph: str, model: Any, search: Any, /, **options: Any) -> Any:
     """Build a named graph over ``model`` and ``search``.
 
     Args:
-        name: One of :data:`GRAPH_NAMES`.
+        graph: One of :data:`GRAPH_NAMES`.
         model: A LangChain chat model.
         search: A searcher or LangChain retriever.
-        **options: Keyword options of the graph's factory (e.g. ``max_turns``).
+        **options: Keyword options of the graph's factory (e.g. ``max_turns``, ``name``).
 
     Raises:
         UserError: For an unknown name.
     """
     from langgraph_parallel.graphs import create_parallel_search_graph
 
-    if name == "parallel-search":
+    if graph == "parallel-search":
         return create_parallel_search_graph(model, search, decompose=True, **options)
-    if name == "parallel-search-unconstrained":
+    if graph == "parallel-search-unconstrained":
         return create_parallel_search_graph(
             model, search, decompose=True, constrain=False, **options
         )
-    if name == "sequential":
+    if graph == "sequential":
         return create_parallel_search_graph(model, search, decompose=False, **options)
-    if name == "direct":
+    if graph == "direct":
         from langgraph_parallel.direct import DIRECT_OPTIONS, create_direct_graph
 
         # One option set serves every name (CLI, harness); the direct graph has no search loop.
         kept = {key: value for key, value in options.items() if key in DIRECT_OPTIONS}
         return create_direct_graph(model, **kept)
-    if name in ("parallel-muse", "rollouts-majority"):
+    if graph in ("parallel-muse", "rollouts-majority"):
         from langgraph_parallel.muse_graph import create_parallel_muse_graph, create_rollouts_graph
 
-        if name == "parallel-muse":
+        if graph == "parallel-muse":
             return create_parallel_muse_graph(model, search, **options)
         return create_rollouts_graph(model, search, join="majority", **options)
-    raise UserError(f"Unknown graph {name!r}; choose one of: {', '.join(GRAPH_NAMES)}.")
+    raise UserError(f"Unknown graph {graph!r}; choose one of: {', '.join(GRAPH_NAMES)}.")
+
+
+def load_model(
+    name: str,
+    *,
+    base_url: str | None = None,
+    engine_kwargs: Mapping[str, Any] | None = None,
+    check: bool = False,
+) -> BaseChatModel:
+    """Return the chat model called ``name``.
+
+    Args:
+        name: An embedded model (``smollm2-parallel``, ``smollm2``, ...), a model or adapter
+            folder, or (with ``base_url``) the name a server serves.
+        base_url: An OpenAI-compatible server (vLLM): a ``ChatOpenAI`` with token logprobs
+            instead of the in-process engine.
+        engine_kwargs: ``vllm.LLM`` settings of the in-process engine.
+        check: Resolve the name now (converting an embedded model on first use), so a bad name
+            fails before anything slow starts; otherwise the first call resolves it.
+
+    Raises:
+        UserError: With ``check``, a name that is no model.
+    """
+    if base_url:
+        from langgraph_parallel.models.server import chat_openai_for_server
+
+        return chat_openai_for_server(base_url, name)
+    from langgraph_parallel.models.vllm_chat import ChatVLLM, resolve_model
+
+    if check:
+        resolve_model(name)
+    return ChatVLLM(model=name, engine_kwargs=dict(engine_kwargs or {}))

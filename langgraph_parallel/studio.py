@@ -32,6 +32,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.registry import STUDIO_IDS, build_graph, default_model
 from langgraph_parallel.retrieval.documents import Passage
 from langgraph_parallel.retrieval.search import Searcher
 
@@ -57,14 +58,10 @@ def model_from_env(
     from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
 
     name = env.get("LANGGRAPH_PARALLEL_MODEL") or default or DEFAULT_EMBEDDED
-    base_url = env.get("OPENAI_BASE_URL")
-    if base_url:
-        from langgraph_parallel.models.server import chat_openai_for_server
+    from langgraph_parallel.registry import load_model
 
-        return chat_openai_for_server(base_url, name)
-    from langgraph_parallel.models.vllm_chat import ChatVLLM
-
-    return ChatVLLM(model=name, engine_kwargs=_engine_kwargs(env))
+    # Not checked here: the embedded model is converted on the first call, not at import.
+    return load_model(name, base_url=env.get("OPENAI_BASE_URL"), engine_kwargs=_engine_kwargs(env))
 
 
 def _engine_kwargs(env: Mapping[str, str]) -> dict[str, Any]:
@@ -141,55 +138,17 @@ def search_from_env(env: Mapping[str, str] | None = None) -> Searcher:
     if kind != "faiss":
         raise UserError(f"LANGGRAPH_PARALLEL_SEARCH must be 'faiss' or 'tavily', got {kind!r}.")
     limit = _index_limit(env)
-    corpus = env.get("LANGGRAPH_PARALLEL_CORPUS")
-    if corpus:
+    corpus = env.get("LANGGRAPH_PARALLEL_CORPUS") or None
+    from langgraph_parallel.retrieval.faiss_index import corpus_index
 
-        def build() -> Searcher:
-            from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
-            from langgraph_parallel.retrieval.faiss_index import CorpusIndex
-
-            return CorpusIndex.build(corpus, MiniLMEmbeddings(), limit=limit)
-
-        return LazySearcher(build, f"FAISS over {corpus}, limit={limit}")
-
-    def build_default() -> Searcher:
-        from langgraph_parallel.retrieval.faiss_index import default_index
-
-        return default_index(limit)
-
-    return LazySearcher(build_default, f"FAISS over the bundled HotpotQA corpus, limit={limit}")
+    what = corpus or "the bundled HotpotQA corpus"
+    return LazySearcher(
+        lambda: corpus_index(corpus, limit=limit), f"FAISS over {what}, limit={limit}"
+    )
 
 
-def _parallel_search(model: BaseChatModel, search: Any, **options: Any) -> Any:
-    from langgraph_parallel.graphs import create_parallel_search_graph
-
-    return create_parallel_search_graph(model, search, decompose=True, **options)
-
-
-def _sequential_search(model: BaseChatModel, search: Any, **options: Any) -> Any:
-    from langgraph_parallel.graphs import create_parallel_search_graph
-
-    return create_parallel_search_graph(model, search, decompose=False, **options)
-
-
-def _parallel_muse(model: BaseChatModel, search: Any, **options: Any) -> Any:
-    from langgraph_parallel.muse_graph import create_parallel_muse_graph
-
-    return create_parallel_muse_graph(model, search, **options)
-
-
-STUDIO_GRAPHS: dict[str, Callable[..., Any]] = {
-    "parallel_search": _parallel_search,
-    "sequential_search": _sequential_search,
-    "parallel_muse": _parallel_muse,
-}
-"""Graph id (the key in ``langgraph.json``) -> builder ``(model, search, **options)``."""
-
-_REGISTRY_NAMES = {
-    "parallel_search": "parallel-search",
-    "sequential_search": "sequential",
-    "parallel_muse": "parallel-muse",
-}
+STUDIO_GRAPHS = STUDIO_IDS
+"""Graph id (the key in ``langgraph.json``) -> the registry's graph name it serves."""
 
 
 def studio_graph(
@@ -216,8 +175,6 @@ def studio_graph(
         )
     search = search_from_env() if search is None else search  # fails fast, before the model
     if model is None:
-        from langgraph_parallel.registry import default_model
-
         # The baseline graph runs the baseline policy unless the environment names a model.
-        model = model_from_env(default=default_model(_REGISTRY_NAMES[graph_id]))
-    return STUDIO_GRAPHS[graph_id](model, search, name=graph_id, **options)
+        model = model_from_env(default=default_model(STUDIO_IDS[graph_id]))
+    return build_graph(STUDIO_IDS[graph_id], model, search, name=graph_id, **options)

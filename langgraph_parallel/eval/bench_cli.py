@@ -101,11 +101,11 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run the benchmark, then write the summary, report and plots and print the means."""
-    from langgraph_parallel.cli import _model, _searcher
     from langgraph_parallel.eval.datasets import load_questions
     from langgraph_parallel.eval.harness import RESULTS_FILE, load_results, run_benchmark
     from langgraph_parallel.eval.report import write_report
-    from langgraph_parallel.registry import build_graph
+    from langgraph_parallel.registry import build_graph, default_model, load_model
+    from langgraph_parallel.retrieval.faiss_index import corpus_index
 
     names = _graph_names(args.graphs)
     if args.concurrency < 1:
@@ -114,8 +114,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     questions = load_questions(args.dataset, types=types, limit=args.limit, seed=args.seed)
     if not questions:
         raise UserError(f"No question selected from {args.dataset}; check --limit and --types.")
-    from langgraph_parallel.registry import default_model
-
     chosen = {name: default_model(name) if args.model == "auto" else args.model for name in names}
     out = Path(args.out)
     settings = {
@@ -129,9 +127,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "corpus": args.corpus and str(Path(args.corpus).resolve()),
     }
     _check_settings(out, settings)
-    models = {m: _model(m) for m in dict.fromkeys(chosen.values())}  # one engine per model
+    models = {
+        m: load_model(m, check=True) for m in dict.fromkeys(chosen.values())
+    }  # one engine per model
     # The direct baseline needs no index; loading it costs time and memory.
-    search = _searcher(args.corpus) if any(name != "direct" for name in names) else None
+    search = corpus_index(args.corpus) if any(name != "direct" for name in names) else None
     options = {"max_turns": args.max_turns, "top_k": args.top_k}
     graphs = {name: build_graph(name, models[chosen[name]], search, **options) for name in names}
     summary = run_benchmark(questions, graphs, out, concurrency=args.concurrency, warmup=True)

@@ -226,10 +226,14 @@ def default_index(limit: int | None = None) -> CorpusIndex:
         return _DEFAULT[limit]
 
 
-def corpus_index(corpus: str | None = None) -> CorpusIndex:
-    """Index ``corpus`` (a ``.jsonl(.gz)`` file) with MiniLM, or the bundled one for ``None``."""
+def corpus_index(corpus: str | None = None, *, limit: int | None = None) -> CorpusIndex:
+    """Index ``corpus`` (a ``.jsonl(.gz)`` file) with MiniLM, or the bundled one for ``None``.
+
+    The searcher of every named graph (CLI, benchmarks, Studio, training); ``limit`` indexes
+    only the first passages (a quick start).
+    """
     if corpus is None:
-        return default_index()
+        return default_index(limit)
     from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
 
-    return CorpusIndex.build(corpus, MiniLMEmbeddings())
+    return CorpusIndex.build(corpus, MiniLMEmbeddings(), limit=limit)

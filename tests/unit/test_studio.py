@@ -151,15 +151,15 @@ def test_each_studio_graph_runs_its_own_default_policy(monkeypatch: pytest.Monke
     built: dict[str, str] = {}
     monkeypatch.delenv("LANGGRAPH_PARALLEL_MODEL", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setattr(
+        studio, "build_graph", lambda graph, model, search, name, **_: (graph, name, model.model)
+    )
     for graph_id in studio.STUDIO_GRAPHS:
-        monkeypatch.setitem(
-            studio.STUDIO_GRAPHS, graph_id, lambda model, search, name, **_: model.model
-        )
         built[graph_id] = studio_graph(graph_id, search=object())
-    assert built == {
-        "parallel_search": "smollm2-parallel",
-        "sequential_search": "smollm2-sequential",
-        "parallel_muse": "smollm2-parallel",
+    assert built == {  # the registry's graph, compiled under the Studio id, on its own policy
+        "parallel_search": ("parallel-search", "parallel_search", "smollm2-parallel"),
+        "sequential_search": ("sequential", "sequential_search", "smollm2-sequential"),
+        "parallel_muse": ("parallel-muse", "parallel_muse", "smollm2-parallel"),
     }
     monkeypatch.setenv("LANGGRAPH_PARALLEL_MODEL", "gemma3")
-    assert studio_graph("sequential_search", search=object()) == "gemma3"
+    assert studio_graph("sequential_search", search=object())[2] == "gemma3"
