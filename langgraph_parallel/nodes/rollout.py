@@ -36,9 +36,9 @@ from langgraph_parallel.protocol import (
     cap_queries,
     format_observation,
     parse_action,
-    region_spans,
     restore_stop_sequence,
 )
+from langgraph_parallel.regions import region_spans
 from langgraph_parallel.state import SubQuery, add_counters
 from langgraph_parallel.uncertainty import Step
 

@@ -23,7 +23,7 @@ from pydantic import PrivateAttr
 from langgraph_parallel.muse_graph import create_parallel_muse_graph, create_rollouts_graph
 from langgraph_parallel.nodes.rollout import MuseContext
 from langgraph_parallel.nodes.router import plan_branches
-from langgraph_parallel.protocol import region_spans
+from langgraph_parallel.regions import region_spans
 from tests.fakes import CountingSearcher
 
 ANALYST_MARK = "numbered reports"

@@ -15,10 +15,10 @@ from langgraph_parallel.protocol import (
     cap_queries,
     format_observation,
     parse_action,
-    region_spans,
     restore_stop_sequence,
     split_queries,
 )
+from langgraph_parallel.regions import region_spans
 
 
 def test_constants() -> None:

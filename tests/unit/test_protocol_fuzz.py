@@ -10,9 +10,9 @@ from langgraph_parallel.protocol import (
     cap_queries,
     format_observation,
     parse_action,
-    region_spans,
     split_queries,
 )
+from langgraph_parallel.regions import region_spans
 
 FRAGMENTS = [
     "<search>",

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from langgraph_parallel.protocol import region_spans
+from langgraph_parallel.regions import region_spans
 from langgraph_parallel.uncertainty import (
     answer_confidence,
     region_score,

@@ -1,0 +1,39 @@
+"""What the model reads back: the ``<information>`` block of a turn, and the invalid-step note."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["INVALID_ACTION_OBSERVATION", "format_observation"]
+
+INVALID_ACTION_OBSERVATION = (
+    "\nMy previous action is invalid. If I want to search, I should put the query between "
+    "<search> and </search>. If I want to give the final answer, I should put the answer between "
+    "<answer> and </answer>. Let me try again.\n"
+)
+
+
+def format_observation(
+    results: Sequence[tuple[str, str]], skipped: Sequence[str] = (), *, limit: int | None = None
+) -> str:
+    r"""Format the results of one turn's sub-queries as the ``<information>`` block.
+
+    Every sub-query gets a ``[query]`` header, even when there is only one, so the model sees one
+    layout. Skipped sub-queries are named, never dropped silently.
+
+    Args:
+        results: ``(sub_query, formatted_docs)`` in the order the model wrote the sub-queries.
+        skipped: Sub-queries over the per-turn limit.
+        limit: The per-turn limit quoted in the note; defaults to ``len(results)``.
+
+    Returns:
+        ``"\n\n<information>[q1]\ndocs1\n...</information>\n\n"``.
+
+    """
+    lines = [f"[{query}]\n{docs.strip() or 'No results.'}\n" for query, docs in results]
+    if skipped:
+        cap = len(results) if limit is None else limit
+        lines.append(
+            f"Not searched (limit of {cap} sub-queries per turn): {' ## '.join(skipped)}\n"
+        )
+    return f"\n\n<information>{''.join(lines) or 'No results.'}</information>\n\n"

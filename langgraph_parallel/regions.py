@@ -1,0 +1,64 @@
+"""Where in a step's text each functional region lies, for ParallelMuse uncertainty.
+
+Regions (reasoning, exploration, answer) are read off the action language's elements, found
+exactly as the parser finds them (:func:`~langgraph_parallel.protocol.action.elements`);
+:mod:`~langgraph_parallel.uncertainty` scores the tokens inside each region.
+"""
+
+from __future__ import annotations
+
+from langgraph_parallel.protocol.action import ACTION_TAGS, elements
+
+__all__ = ["region_spans"]
+
+
+def region_spans(text: str) -> dict[str, list[tuple[int, int]]]:
+    """Character spans of the functional regions of a step, for ParallelMuse uncertainty.
+
+    - ``"reasoning"``: bodies of complete ``<think>`` elements, minus any action element inside
+      them; with no complete ``<think>``, the text before the first action element (the whole text
+      if there is none), whitespace-trimmed.
+    - ``"exploration"``: whole ``<search>...</search>`` and ``<tool_call>...</tool_call>``
+      elements, tags included. Tool calls that are not in ``text`` have no span.
+    - ``"answer"``: whole ``<answer>...</answer>`` elements.
+
+    Args:
+        text: The step text (for token-level use, the raw generated text).
+
+    Returns:
+        All three keys; spans are ``(start, end)`` into ``text``, non-empty, sorted, disjoint.
+
+    """
+    actions = elements(text, ACTION_TAGS)
+    thinks = [(s + 7, e - 8) for _, s, e in elements(text, ("think",))]
+    if thinks:
+        reasoning = _subtract(thinks, [(s, e) for _, s, e in actions])
+    else:
+        reasoning = [_trim(text, 0, actions[0][1] if actions else len(text))]
+    return {
+        "reasoning": [(s, e) for s, e in reasoning if s < e],
+        "exploration": [(s, e) for tag, s, e in actions if tag != "answer"],
+        "answer": [(s, e) for tag, s, e in actions if tag == "answer"],
+    }
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    segment = text[start:end]
+    return start + len(segment) - len(segment.lstrip()), end - len(segment) + len(segment.rstrip())
+
+
+def _subtract(spans: list[tuple[int, int]], holes: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Parts of sorted disjoint ``spans`` outside sorted disjoint ``holes``, in one sweep."""
+    out: list[tuple[int, int]] = []
+    first = 0
+    for start, end in spans:
+        while first < len(holes) and holes[first][1] <= start:
+            first += 1
+        cursor = start
+        index = first
+        while index < len(holes) and holes[index][0] < end:
+            out.append((cursor, holes[index][0]))
+            cursor = max(cursor, holes[index][1])
+            index += 1
+        out.append((cursor, end))
+    return [(s, e) for s, e in out if s < e]
