@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from langgraph_parallel.eval.metrics import Golds, exact_match
+from langgraph_parallel.metrics import Golds, exact_match
 from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION, Action, parse_action
 
 QuestionClass = Literal["parallelizable", "sequential", "unknown"]

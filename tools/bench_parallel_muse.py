@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langgraph_parallel.cli import _model, _quiet_engines, _searcher  # noqa: E402
 from langgraph_parallel.eval.datasets import load_questions  # noqa: E402
-from langgraph_parallel.eval.metrics import exact_match, f1_score  # noqa: E402
+from langgraph_parallel.metrics import exact_match, f1_score  # noqa: E402
 from langgraph_parallel.muse_graph import (  # noqa: E402
     create_parallel_muse_graph,
     create_rollouts_graph,

@@ -9,14 +9,14 @@ from langgraph_parallel.eval.datasets import (
     load_questions,
 )
 from langgraph_parallel.eval.harness import load_results, run_benchmark
-from langgraph_parallel.eval.metrics import (
+from langgraph_parallel.eval.report import write_report
+from langgraph_parallel.eval.summary import summarize
+from langgraph_parallel.metrics import (
     cover_exact_match,
     exact_match,
     f1_score,
     normalize_answer,
 )
-from langgraph_parallel.eval.report import write_report
-from langgraph_parallel.eval.summary import summarize
 
 __all__ = [
     "Question",

@@ -20,8 +20,8 @@ from typing import IO, Any
 
 from langgraph_parallel.errors import reported_error
 from langgraph_parallel.eval.datasets import Question
-from langgraph_parallel.eval.metrics import cover_exact_match, exact_match, f1_score
 from langgraph_parallel.eval.summary import summarize, write_summary
+from langgraph_parallel.metrics import cover_exact_match, exact_match, f1_score
 from langgraph_parallel.run import run_question
 from langgraph_parallel.state import COUNTER_KEYS
 

@@ -8,7 +8,7 @@ Join modes of ``aggregate``:
   output falls back to ``majority``, recorded in ``aggregation["fallback"]``. Raw-completion
   models with structured outputs (``ChatVLLM``) are constrained to ``<choice>k</choice>``.
 - ``majority``: vote over answers normalised with
-  :func:`~langgraph_parallel.eval.metrics.normalize_answer`.
+  :func:`~langgraph_parallel.metrics.normalize_answer`.
 - ``weighted``: the same vote, each trajectory weighted by its answer confidence
   (:func:`~langgraph_parallel.uncertainty.answer_confidence`; 1 when the model gives no logprobs).
 
@@ -34,7 +34,7 @@ from langgraph_parallel.errors import (
     clean_text,
     reported_error,
 )
-from langgraph_parallel.eval.metrics import normalize_answer
+from langgraph_parallel.metrics import normalize_answer
 from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.nodes.rollout import MuseContext, Trajectory, muse_settings
 from langgraph_parallel.nodes.think import prompt_style

@@ -1,7 +1,9 @@
 """Answer metrics in the SQuAD / HotpotQA style: exact match, token F1 and cover exact match.
 
 Every metric normalises both sides with :func:`normalize_answer` and takes the best score over
-the acceptable gold answers, so aliases (2Wiki, MuSiQue, TriviaQA) count as correct.
+the acceptable gold answers, so aliases (2Wiki, MuSiQue, TriviaQA) count as correct. A leaf
+module: the benchmarks (:mod:`~langgraph_parallel.eval`), the reward and ParallelMuse's vote
+all score answers the same way without importing the benchmark harness.
 """
 
 from __future__ import annotations
