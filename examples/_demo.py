@@ -2,7 +2,7 @@
 
 Pass ``--real`` to an example to use the model and search the environment configures instead
 (by default the embedded SmolLM2 on the in-process vLLM engine and the bundled HotpotQA corpus;
-see ``langgraph_parallel/studio.py``).
+see ``langgraph_parallel/apps/studio.py``).
 """
 
 from __future__ import annotations
@@ -73,6 +73,6 @@ def model_and_search(real: bool) -> tuple[BaseChatModel, Any]:
     """The demo stand-ins, or (``real``) the environment's model and searcher."""
     if not real:
         return DemoChatModel(), TinySearcher()
-    from langgraph_parallel.studio import model_from_env, search_from_env
+    from langgraph_parallel.apps.studio import model_from_env, search_from_env
 
     return model_from_env(), search_from_env()

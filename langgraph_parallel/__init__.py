@@ -5,13 +5,16 @@ with ``Send``) and ParallelMuse (fork the agent at its most uncertain steps), as
 parts you can add to your own graphs.
 """
 
-from langgraph_parallel.context import SearchContext
-from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, UserError
-from langgraph_parallel.graphs import (
-    add_parallel_search,
-    create_fan_out_search_graph,
-    create_parallel_search_graph,
+from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.agent.run import QuestionRun, run_question
+from langgraph_parallel.agent.state import (
+    FanOutState,
+    ParallelSearchState,
+    SearchResult,
+    SubQuery,
 )
+from langgraph_parallel.agent.think import ThinkNode
+from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, UserError
 from langgraph_parallel.models.embedded import EMBEDDED_MODELS, embedded_model_dir
 from langgraph_parallel.models.server import (
     chat_openai_for_server,
@@ -20,14 +23,18 @@ from langgraph_parallel.models.server import (
     stop_server,
 )
 from langgraph_parallel.models.vllm_chat import ChatVLLM
-from langgraph_parallel.muse_graph import (
+from langgraph_parallel.parallel_muse.graph import (
     MuseContext,
     create_parallel_muse_graph,
     create_rollouts_graph,
 )
-from langgraph_parallel.nodes.fan_out import FanOutNode, ObserveNode, dispatch
-from langgraph_parallel.nodes.search import SearchNode
-from langgraph_parallel.nodes.think import ThinkNode
+from langgraph_parallel.parallel_search.fan_out import FanOutNode, ObserveNode, dispatch
+from langgraph_parallel.parallel_search.graph import (
+    add_parallel_search,
+    create_fan_out_search_graph,
+    create_parallel_search_graph,
+)
+from langgraph_parallel.parallel_search.search import SearchNode
 from langgraph_parallel.protocol import Action, format_observation, parse_action
 from langgraph_parallel.retrieval import (
     CorpusIndex,
@@ -38,13 +45,6 @@ from langgraph_parallel.retrieval import (
     default_index,
 )
 from langgraph_parallel.rewards import Reward, RewardConfig, score_response, score_steps
-from langgraph_parallel.run import QuestionRun, run_question
-from langgraph_parallel.state import (
-    FanOutState,
-    ParallelSearchState,
-    SearchResult,
-    SubQuery,
-)
 
 __all__ = [
     "DEFAULT_RETRY_POLICY",

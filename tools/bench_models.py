@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench_parallel_search import DATASET, analyse, markdown
 
-from langgraph_parallel.cli import main as cli_main
+from langgraph_parallel.apps.cli import main as cli_main
 from langgraph_parallel.eval.harness import RESULTS_FILE, load_results
 
 MODELS = ("smollm2", "gemma3")

@@ -30,15 +30,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from langgraph_parallel.cli import _model, _quiet_engines, _searcher  # noqa: E402
+from langgraph_parallel.apps.cli import _model, _quiet_engines, _searcher  # noqa: E402
 from langgraph_parallel.eval.datasets import load_questions  # noqa: E402
 from langgraph_parallel.metrics import exact_match, f1_score  # noqa: E402
-from langgraph_parallel.muse_graph import (  # noqa: E402
+from langgraph_parallel.parallel_muse.graph import (  # noqa: E402
     create_parallel_muse_graph,
     create_rollouts_graph,
 )
-from langgraph_parallel.nodes.reduce import vote  # noqa: E402
-from langgraph_parallel.uncertainty import token_regions  # noqa: E402
+from langgraph_parallel.parallel_muse.reduce import vote  # noqa: E402
+from langgraph_parallel.parallel_muse.uncertainty import token_regions  # noqa: E402
 
 DATASET = Path(__file__).resolve().parents[1] / "data" / "hotpotqa_dev_sample300.jsonl.gz"
 SYSTEMS = ("parallel-muse", "rollouts")

@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.cli import main as cli_main
+from langgraph_parallel.apps.cli import main as cli_main
 from langgraph_parallel.eval.harness import RESULTS_FILE, load_results
 
 DATASET = "data/hotpotqa_dev_sample300.jsonl.gz"

@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.types import RetryPolicy  # noqa: E402
 
-import langgraph_parallel.muse_graph as muse  # noqa: E402
+import langgraph_parallel.parallel_muse.graph as muse  # noqa: E402
 from langgraph_parallel import create_parallel_search_graph  # noqa: E402
-from langgraph_parallel.direct import create_direct_graph  # noqa: E402
+from langgraph_parallel.baselines.direct import create_direct_graph  # noqa: E402
 from langgraph_parallel.errors import is_transient  # noqa: E402
 from tests.fakes import FRAGMENTS, FlakySearcher, FuzzChatModel, fuzz_step  # noqa: E402
 

@@ -32,10 +32,10 @@ from typing import Any
 
 from bench_parallel_search import mean
 
+from langgraph_parallel.apps.registry import default_model
 from langgraph_parallel.eval.datasets import load_questions
 from langgraph_parallel.eval.harness import RESULTS_FILE, load_results
 from langgraph_parallel.paths import repo_data_dir, shared_data_dir
-from langgraph_parallel.registry import default_model
 
 HOTPOT = str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
 WIKI = str(shared_data_dir() / "2wikimultihopqa_dev_sample500.jsonl.gz")
@@ -52,7 +52,7 @@ def run_resuming(command: list[str], attempts: int = 3) -> None:
     from the rows already written.
     """
     for _ in range(attempts):
-        done = subprocess.run([sys.executable, "-m", "langgraph_parallel.cli", *command])
+        done = subprocess.run([sys.executable, "-m", "langgraph_parallel.apps.cli", *command])
         if done.returncode == 0:
             return
         if done.returncode == 2:  # a user error: running again cannot help

@@ -3,7 +3,7 @@
     .venv/bin/python tools/draw_graphs.py           # rewrite the README's graph section
     .venv/bin/python tools/draw_graphs.py --check   # exit 1 if the README is stale (unit test)
 
-The graphs are built exactly as Studio builds them (`langgraph_parallel.studio`), but over a
+The graphs are built exactly as Studio builds them (`langgraph_parallel.apps.studio`), but over a
 fake chat model and a fake searcher: drawing needs the structure only, so no engine starts and no
 index is built. Graphs whose drawings are identical share one picture. Only the text between
 `<!-- graphs:start -->` and `<!-- graphs:end -->` is replaced.
@@ -18,9 +18,9 @@ from pathlib import Path
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
-from langgraph_parallel.graphs import create_fan_out_search_graph
+from langgraph_parallel.apps.studio import STUDIO_GRAPHS, studio_graph
+from langgraph_parallel.parallel_search.graph import create_fan_out_search_graph
 from langgraph_parallel.retrieval.documents import Passage
-from langgraph_parallel.studio import STUDIO_GRAPHS, studio_graph
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 START, END = "<!-- graphs:start -->", "<!-- graphs:end -->"
@@ -44,7 +44,7 @@ Serve them to LangGraph Studio (or any LangGraph SDK client) with `.venv/bin/lan
 `langgraph.json` lists the graphs. They use the embedded model and the bundled corpus unless
 `OPENAI_BASE_URL` (a vLLM server, model name in `LANGGRAPH_PARALLEL_MODEL`) or
 `LANGGRAPH_PARALLEL_SEARCH=tavily` (with `TAVILY_API_KEY`) say otherwise; see
-`langgraph_parallel/studio.py` for every setting.
+`langgraph_parallel/apps/studio.py` for every setting.
 """
 
 

@@ -18,12 +18,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import IO, Any
 
+from langgraph_parallel.agent.run import run_question
+from langgraph_parallel.agent.state import COUNTER_KEYS
 from langgraph_parallel.errors import reported_error
 from langgraph_parallel.eval.datasets import Question
 from langgraph_parallel.eval.summary import summarize, write_summary
 from langgraph_parallel.metrics import cover_exact_match, exact_match, f1_score
-from langgraph_parallel.run import run_question
-from langgraph_parallel.state import COUNTER_KEYS
 
 __all__ = [
     "RESULTS_FILE",
@@ -50,7 +50,7 @@ def evaluate(graph: Any, name: str, question: Question) -> dict[str, Any]:
 
     Args:
         graph: Anything with ``invoke({"question": str})`` returning ``answer``, ``stop_reason``
-            and ``counters`` (every graph of :mod:`langgraph_parallel.registry`).
+            and ``counters`` (every graph of :mod:`langgraph_parallel.apps.registry`).
         name: The graph's name in the results.
         question: The benchmark question.
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.state import COUNTER_KEYS
+from langgraph_parallel.agent.state import COUNTER_KEYS
 
 __all__ = ["CLASSES", "METRIC_KEYS", "group_metrics", "summarize", "write_summary"]
 

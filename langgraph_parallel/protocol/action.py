@@ -1,7 +1,8 @@
 """The tags of the action language, and :class:`Action`, what one model step decided.
 
 Shared by the parser (:mod:`.parse`, :mod:`.tool_calls`) and by ParallelMuse's region spans
-(:func:`~langgraph_parallel.uncertainty.region_spans`), which find elements the same way.
+(:func:`~langgraph_parallel.parallel_muse.regions.region_spans`), which finds elements the
+same way.
 """
 
 from __future__ import annotations

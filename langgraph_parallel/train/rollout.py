@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from langgraph_parallel.graphs import create_parallel_search_graph
+from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.train.policy import PolicyChatModel
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from langgraph_parallel.cli import main
+from langgraph_parallel.apps.cli import main
 from langgraph_parallel.eval.harness import load_results
 from langgraph_parallel.eval.summary import CLASSES, METRIC_KEYS
 

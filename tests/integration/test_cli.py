@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from langgraph_parallel.cli import main
-from langgraph_parallel.state import COUNTER_KEYS
+from langgraph_parallel.agent.state import COUNTER_KEYS
+from langgraph_parallel.apps.cli import main
 
 pytestmark = pytest.mark.integration
 
@@ -20,7 +20,7 @@ JSON_KEYS = {*COUNTER_KEYS, "wall_s", "answer"}
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "langgraph_parallel.cli", *args],
+        [sys.executable, "-m", "langgraph_parallel.apps.cli", *args],
         capture_output=True,
         text=True,
         timeout=900,

@@ -107,8 +107,8 @@ def test_a_prompt_over_the_context_limit_fails_that_call_only(chat_model):
 
 
 def test_chat_template_style_runs_the_graph_on_the_engine(chat_model):
-    from langgraph_parallel.graphs import create_parallel_search_graph
     from langgraph_parallel.models.vllm_chat import ChatVLLM
+    from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
     from tests.fakes import CountingSearcher
 
     chat = ChatVLLM(model="smollm2", prompt_style="chat", max_tokens=48)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from langgraph_parallel.eval.datasets import load_questions
-from langgraph_parallel.muse_graph import create_parallel_muse_graph
+from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph
 from langgraph_parallel.retrieval import CorpusIndex, MiniLMEmbeddings
 from langgraph_parallel.retrieval.corpus import bundled_corpus_path
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from langgraph_parallel.graphs import create_parallel_search_graph
 from langgraph_parallel.models.server import chat_openai_for_server, start_server, stop_server
 from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from tests.fakes import CountingSearcher
 from tests.servers import free_port, tail
 

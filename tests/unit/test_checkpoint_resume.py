@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from langgraph_parallel.graphs import create_parallel_search_graph
+from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from tests.fakes import CountingSearcher, ScriptedChatModel
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,7 +65,7 @@ CHILD = textwrap.dedent(
     """
     import os, sys
     from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph_parallel.graphs import create_parallel_search_graph
+    from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
     from tests.fakes import CountingSearcher, ScriptedChatModel
     from tests.unit.test_checkpoint_resume import QUESTION, SCRIPT
 

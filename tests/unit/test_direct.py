@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage
 
-from langgraph_parallel.direct import DirectContext, create_direct_graph, direct_prompt
+from langgraph_parallel.agent.run import run_question
+from langgraph_parallel.agent.state import COUNTER_KEYS
+from langgraph_parallel.apps.registry import GRAPH_NAMES, build_graph
+from langgraph_parallel.baselines.direct import DirectContext, create_direct_graph, direct_prompt
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.prompts import DIRECT_FEW_SHOT
-from langgraph_parallel.registry import GRAPH_NAMES, build_graph
-from langgraph_parallel.run import run_question
-from langgraph_parallel.state import COUNTER_KEYS
 from tests.fakes import ScriptedChatModel
 
 

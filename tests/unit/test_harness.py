@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from langgraph_parallel.cli import build_parser, main
+from langgraph_parallel.agent.state import COUNTER_KEYS
+from langgraph_parallel.apps.bench_cli import bench_command
+from langgraph_parallel.apps.cli import build_parser, main
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.eval.bench_cli import bench_command
 from langgraph_parallel.eval.datasets import Question
 from langgraph_parallel.eval.harness import WARMUP_QUESTION, load_results, run_benchmark
 from langgraph_parallel.eval.report import EM_PLOT, REPORT_FILE, USAGE_PLOT, write_report
 from langgraph_parallel.eval.summary import METRIC_KEYS, summarize
-from langgraph_parallel.state import COUNTER_KEYS
 
 
 class Killed(BaseException):
@@ -322,7 +322,7 @@ def test_run_json_records_the_commits_that_wrote_rows(
 ) -> None:
     import subprocess
 
-    import langgraph_parallel.eval.bench_cli as bench_cli
+    import langgraph_parallel.apps.bench_cli as bench_cli
 
     head = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parents[2], capture_output=True, text=True

@@ -159,7 +159,7 @@ def test_invalid_settings_fail_when_the_graph_is_built():
 
 
 def test_extra_counters_record_invalid_steps_and_parallel_turns():
-    from langgraph_parallel.run import run_question
+    from langgraph_parallel.agent.run import run_question
 
     model = ScriptedChatModel(
         script=[

@@ -5,6 +5,7 @@ import re
 import pytest
 
 from langgraph_parallel import prompts
+from langgraph_parallel.parallel_muse.regions import region_spans
 from langgraph_parallel.protocol import (
     DEFAULT_MAX_PARALLEL_QUERIES,
     INVALID_ACTION_OBSERVATION,
@@ -18,7 +19,6 @@ from langgraph_parallel.protocol import (
     restore_stop_sequence,
     split_queries,
 )
-from langgraph_parallel.regions import region_spans
 
 
 def test_constants() -> None:

@@ -5,6 +5,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from langgraph_parallel.parallel_muse.regions import region_spans
 from langgraph_parallel.protocol import (
     action_regex,
     cap_queries,
@@ -12,7 +13,6 @@ from langgraph_parallel.protocol import (
     parse_action,
     split_queries,
 )
-from langgraph_parallel.regions import region_spans
 
 FRAGMENTS = [
     "<search>",

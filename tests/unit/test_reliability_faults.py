@@ -20,7 +20,7 @@ from langgraph_parallel.errors import (
     is_transient,
     retry_now,
 )
-from langgraph_parallel.muse_graph import create_parallel_muse_graph, create_rollouts_graph
+from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph, create_rollouts_graph
 from tests.fakes import CountingSearcher, FlakySearcher, FuzzChatModel, ScriptedChatModel
 
 FAST = RetryPolicy(initial_interval=0.001, max_attempts=3, jitter=False, retry_on=is_transient)

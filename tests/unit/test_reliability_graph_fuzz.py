@@ -22,9 +22,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel import create_parallel_search_graph
-from langgraph_parallel.direct import create_direct_graph
+from langgraph_parallel.baselines.direct import create_direct_graph
 from langgraph_parallel.errors import is_transient
-from langgraph_parallel.muse_graph import create_parallel_muse_graph
+from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph
 from tests.fakes import FlakySearcher, FuzzChatModel
 
 MAX_TURNS = 3

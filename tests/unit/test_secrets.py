@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from langgraph_parallel import create_parallel_search_graph
+from langgraph_parallel.agent.run import run_question
+from langgraph_parallel.apps.studio import model_from_env, search_from_env
 from langgraph_parallel.eval.datasets import Question
 from langgraph_parallel.eval.harness import run_benchmark
 from langgraph_parallel.models.server import chat_openai_for_server
 from langgraph_parallel.retrieval.tavily import RetryPolicy, TavilySearcher
-from langgraph_parallel.run import run_question
-from langgraph_parallel.studio import model_from_env, search_from_env
 from tests.fakes import CountingSearcher, ScriptedChatModel
 from tests.local_http import local_server
 

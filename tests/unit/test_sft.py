@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
+from langgraph_parallel.agent.think import raw_prompt_kind
+from langgraph_parallel.apps.registry import DEFAULT_MODELS, GRAPH_NAMES, default_model
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.graphs import create_parallel_search_graph
-from langgraph_parallel.nodes.think import raw_prompt_kind
+from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.prompts import few_shot_prompt, rules_prompt
 from langgraph_parallel.protocol import parse_action
-from langgraph_parallel.registry import DEFAULT_MODELS, GRAPH_NAMES, default_model
 from langgraph_parallel.retrieval.documents import Passage
 from langgraph_parallel.rewards import RewardConfig, score_steps
 from langgraph_parallel.train.gold import gold_question, gold_questions
@@ -321,7 +321,7 @@ def test_context_corpus_dedupes_titles_and_is_named_by_content(tmp_path: Path) -
 
 def test_train_sft_command_builds_the_run_config(monkeypatch: pytest.MonkeyPatch) -> None:
     import langgraph_parallel.train.sft as sft_module
-    from langgraph_parallel.cli import main
+    from langgraph_parallel.apps.cli import main
 
     seen: list[SFTRunConfig] = []
     monkeypatch.setattr(sft_module, "sft", lambda config, command: seen.append(config) or {})
@@ -340,7 +340,7 @@ def test_train_grpo_starts_from_the_parallel_policy_with_gated_balanced_rewards(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     import langgraph_parallel.train.grpo as grpo
-    from langgraph_parallel.cli import main
+    from langgraph_parallel.apps.cli import main
 
     seen: list[Any] = []
     monkeypatch.setattr(grpo, "train", lambda config, command: seen.append(config) or tmp_path)

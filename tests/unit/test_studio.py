@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from langgraph_parallel.errors import UserError
-from langgraph_parallel.retrieval.documents import Passage
-from langgraph_parallel.retrieval.tavily import TavilySearcher
-from langgraph_parallel.studio import (
+from langgraph_parallel.apps.studio import (
     STUDIO_GRAPHS,
     LazySearcher,
     model_from_env,
     search_from_env,
     studio_graph,
 )
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.retrieval.documents import Passage
+from langgraph_parallel.retrieval.tavily import TavilySearcher
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -146,7 +146,7 @@ def test_served_sequential_graph_keeps_its_settings_under_an_empty_context() -> 
 
 
 def test_each_studio_graph_runs_its_own_default_policy(monkeypatch: pytest.MonkeyPatch) -> None:
-    import langgraph_parallel.studio as studio
+    import langgraph_parallel.apps.studio as studio
 
     built: dict[str, str] = {}
     monkeypatch.delenv("LANGGRAPH_PARALLEL_MODEL", raising=False)

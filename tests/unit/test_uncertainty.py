@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from langgraph_parallel.regions import region_spans
-from langgraph_parallel.uncertainty import (
+from langgraph_parallel.parallel_muse.regions import region_spans
+from langgraph_parallel.parallel_muse.uncertainty import (
     answer_confidence,
     region_score,
     select_branch_points,

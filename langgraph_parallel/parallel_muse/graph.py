@@ -5,8 +5,8 @@ Shape (both graphs; the baseline just never branches)::
     START -> router --Send per rollout--> rollout -> router ... --Send per trajectory--> report
           -> aggregate -> END
 
-Budget and rounds: :mod:`~langgraph_parallel.nodes.router`; scores and branch points:
-:mod:`~langgraph_parallel.uncertainty`; joins: :mod:`~langgraph_parallel.nodes.reduce`.
+Budget and rounds: :mod:`~langgraph_parallel.parallel_muse.router`; scores and branch points:
+:mod:`~.uncertainty`; joins: :mod:`~.reduce`.
 """
 
 from __future__ import annotations
@@ -20,16 +20,22 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.context import with_defaults
+from langgraph_parallel.agent.context import with_defaults
+from langgraph_parallel.agent.think import MIN_RECURSION_LIMIT
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, RetryingSearcher
-from langgraph_parallel.nodes.muse_state import MuseInput, MuseOutput, MuseState, merge_by_index
-from langgraph_parallel.nodes.reduce import AggregateNode, Report, ReportNode, ReportTask
-from langgraph_parallel.nodes.rollout import Branch, Join, MuseContext, RolloutNode, Trajectory
-from langgraph_parallel.nodes.router import RouterNode
-from langgraph_parallel.nodes.search import SearchNode
-from langgraph_parallel.nodes.think import MIN_RECURSION_LIMIT
+from langgraph_parallel.parallel_muse.reduce import AggregateNode, Report, ReportNode, ReportTask
+from langgraph_parallel.parallel_muse.rollout import (
+    Branch,
+    Join,
+    MuseContext,
+    RolloutNode,
+    Trajectory,
+)
+from langgraph_parallel.parallel_muse.router import RouterNode
+from langgraph_parallel.parallel_muse.state import MuseInput, MuseOutput, MuseState, merge_by_index
+from langgraph_parallel.parallel_muse.uncertainty import Mode, Region
+from langgraph_parallel.parallel_search.search import SearchNode
 from langgraph_parallel.retrieval.search import as_searcher
-from langgraph_parallel.uncertainty import Mode, Region
 
 __all__ = ["AggregateNode", "Branch", "MuseContext", "MuseInput", "MuseOutput", "MuseState",
            "Report", "ReportNode", "RolloutNode", "RouterNode", "Trajectory",

@@ -31,9 +31,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
 from langgraph_parallel.errors import clean_text
-from langgraph_parallel.nodes.reduce import ReportTask, vote
-from langgraph_parallel.nodes.rollout import Branch, MuseContext, Trajectory, muse_settings
-from langgraph_parallel.uncertainty import BranchPoint, select_branch_points
+from langgraph_parallel.parallel_muse.reduce import ReportTask, vote
+from langgraph_parallel.parallel_muse.rollout import Branch, MuseContext, Trajectory, muse_settings
+from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, select_branch_points
 
 MuseRoute = Literal["rollout", "report", "__end__"]
 

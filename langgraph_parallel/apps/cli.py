@@ -12,9 +12,9 @@ import os
 import sys
 from collections.abc import Sequence
 
+from langgraph_parallel.apps.bench_cli import add_bench_parser
+from langgraph_parallel.apps.registry import GRAPH_NAMES
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.eval.bench_cli import add_bench_parser
-from langgraph_parallel.registry import GRAPH_NAMES
 from langgraph_parallel.train.cli import add_train_parser
 
 
@@ -32,9 +32,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise UserError(
             'The question is empty: pass one, e.g. langgraph-parallel ask "Who wrote Hamlet?".'
         )
-    from langgraph_parallel.registry import build_graph, default_model, load_model
+    from langgraph_parallel.agent.run import run_question
+    from langgraph_parallel.apps.registry import build_graph, default_model, load_model
     from langgraph_parallel.retrieval.faiss_index import corpus_index
-    from langgraph_parallel.run import run_question
 
     # check=True: a bad model name fails before the index loads.
     model = load_model(args.model or default_model(args.graph), check=True)

@@ -14,9 +14,9 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from langgraph_parallel.context import SearchContext
+from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.agent.state import FanOutState, SearchResult, SubQuery
 from langgraph_parallel.protocol import cap_queries, format_observation
-from langgraph_parallel.state import FanOutState, SearchResult, SubQuery
 
 
 def setting(runtime: Runtime[Any] | None, name: str, default: Any) -> Any:

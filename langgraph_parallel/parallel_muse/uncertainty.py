@@ -2,7 +2,7 @@
 
 A step is one model call. Its token logprobs (OpenAI shape ``{token, logprob, top_logprobs}``)
 are mapped onto the character spans of its functional regions (from
-:func:`~langgraph_parallel.regions.region_spans`) by accumulating the lengths of the token
+:func:`~.regions.region_spans`) by accumulating the lengths of the token
 strings: token ``t`` covers ``[sum(len(tokens[:t])), sum(len(tokens[:t+1])))`` and belongs to a
 region when that interval overlaps one of the region's spans. Engines return each token's decoded
 text, so the offsets are exact except where a multi-byte character is split over tokens (each half
@@ -45,7 +45,7 @@ class Step(TypedDict):
         text: The generated text, ending with its stop sequence.
         logprobs: OpenAI-style token logprobs (empty if the model gives none).
         regions: Character spans ``[[start, end], ...]`` per region (``reasoning``,
-            ``exploration``, ``answer``), as :func:`~langgraph_parallel.regions.region_spans`.
+            ``exploration``, ``answer``), as :func:`~.regions.region_spans`.
         usage: ``prompt_tokens``, ``cached_prompt_tokens``, ``completion_tokens`` of the call.
         action: ``search``, ``answer``, ``invalid`` or ``error`` (the model call failed).
         message_index: Index of this step's message in the trajectory's ``messages``; the prefix a

@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from langgraph_parallel.context import SearchContext
+from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.parallel_muse.uncertainty import MODES, REGIONS, Mode, Region
 from langgraph_parallel.prompts import ANALYST_PROMPT, REPORT_PROMPT
-from langgraph_parallel.uncertainty import MODES, REGIONS, Mode, Region
 
 __all__ = ["JOINS", "Join", "MuseContext", "muse_settings"]
 

@@ -1,11 +1,11 @@
 """The ParallelMuse agent rollout: think -> search -> observation ... -> answer, from a prefix.
 
 One ``rollout`` node call runs one whole trajectory in a loop (the same action language, prompts
-and :class:`~langgraph_parallel.nodes.search.SearchNode` as ParallelSearch) and returns it as a
-JSON-serialisable :class:`Trajectory`. A branch starts from ``messages[:i]`` of its parent, copied
-verbatim: messages are plain ``{"role", "content"}`` dicts with no ids or timestamps, so the
-prompt the engine sees for the branch begins with exactly the parent's tokens and is served from
-the prefix cache.
+and :class:`~langgraph_parallel.parallel_search.search.SearchNode` as ParallelSearch) and returns
+it as a JSON-serialisable :class:`Trajectory`. A branch starts from ``messages[:i]`` of its
+parent, copied verbatim: messages are plain ``{"role", "content"}`` dicts with no ids or
+timestamps, so the prompt the engine sees for the branch begins with exactly the parent's tokens
+and is served from the prefix cache.
 """
 
 from __future__ import annotations
@@ -19,16 +19,19 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict
 
-from langgraph_parallel.errors import call_with_retry, clean_text, reported_error, storable
-from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.nodes.muse_context import JOINS, Join, MuseContext, muse_settings
-from langgraph_parallel.nodes.search import SearchNode
-from langgraph_parallel.nodes.think import (
+from langgraph_parallel.agent.state import SubQuery, add_counters
+from langgraph_parallel.agent.think import (
     constrained_regex,
     first_prompt,
     prompt_style,
     raw_prompt_kind,
 )
+from langgraph_parallel.errors import call_with_retry, clean_text, reported_error, storable
+from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.parallel_muse.context import JOINS, Join, MuseContext, muse_settings
+from langgraph_parallel.parallel_muse.regions import region_spans
+from langgraph_parallel.parallel_muse.uncertainty import Step
+from langgraph_parallel.parallel_search.search import SearchNode
 from langgraph_parallel.protocol import (
     INVALID_ACTION_OBSERVATION,
     STOP_SEQUENCES,
@@ -38,9 +41,6 @@ from langgraph_parallel.protocol import (
     parse_action,
     restore_stop_sequence,
 )
-from langgraph_parallel.regions import region_spans
-from langgraph_parallel.state import SubQuery, add_counters
-from langgraph_parallel.uncertainty import Step
 
 # The settings moved to muse_context; they stay importable from here.
 __all__ = ["JOINS", "Branch", "Join", "MuseContext", "RolloutNode", "Trajectory", "muse_settings",

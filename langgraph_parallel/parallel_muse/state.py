@@ -13,10 +13,10 @@ from typing import Annotated, Any, TypeVar
 from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
-from langgraph_parallel.nodes.reduce import Report
-from langgraph_parallel.nodes.rollout import Trajectory
-from langgraph_parallel.state import add_counters
-from langgraph_parallel.uncertainty import BranchPoint
+from langgraph_parallel.agent.state import add_counters
+from langgraph_parallel.parallel_muse.reduce import Report
+from langgraph_parallel.parallel_muse.rollout import Trajectory
+from langgraph_parallel.parallel_muse.uncertainty import BranchPoint
 
 __all__ = ["MuseInput", "MuseOutput", "MuseState", "merge_by_index"]
 

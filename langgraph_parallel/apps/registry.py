@@ -64,7 +64,7 @@ def build_graph(graph: str, model: Any, search: Any, /, **options: Any) -> Any:
     Raises:
         UserError: For an unknown name.
     """
-    from langgraph_parallel.graphs import create_parallel_search_graph
+    from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 
     if graph == "parallel-search":
         return create_parallel_search_graph(model, search, decompose=True, **options)
@@ -75,13 +75,16 @@ def build_graph(graph: str, model: Any, search: Any, /, **options: Any) -> Any:
     if graph == "sequential":
         return create_parallel_search_graph(model, search, decompose=False, **options)
     if graph == "direct":
-        from langgraph_parallel.direct import DIRECT_OPTIONS, create_direct_graph
+        from langgraph_parallel.baselines.direct import DIRECT_OPTIONS, create_direct_graph
 
         # One option set serves every name (CLI, harness); the direct graph has no search loop.
         kept = {key: value for key, value in options.items() if key in DIRECT_OPTIONS}
         return create_direct_graph(model, **kept)
     if graph in ("parallel-muse", "rollouts-majority"):
-        from langgraph_parallel.muse_graph import create_parallel_muse_graph, create_rollouts_graph
+        from langgraph_parallel.parallel_muse.graph import (
+            create_parallel_muse_graph,
+            create_rollouts_graph,
+        )
 
         if graph == "parallel-muse":
             return create_parallel_muse_graph(model, search, **options)

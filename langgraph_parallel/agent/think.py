@@ -9,7 +9,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy
 
-from langgraph_parallel.context import SearchContext
+from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.agent.state import ParallelSearchState
 from langgraph_parallel.errors import (
     UserError,
     clean_text,
@@ -26,7 +27,6 @@ from langgraph_parallel.protocol import (
     parse_action,
     restore_stop_sequence,
 )
-from langgraph_parallel.state import ParallelSearchState
 
 ThinkRoute = Literal["fan_out", "think", "answer", "__end__"]
 

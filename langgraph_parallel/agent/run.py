@@ -8,7 +8,7 @@ from typing import Any
 
 from langgraph.errors import GraphRecursionError
 
-from langgraph_parallel.state import COUNTER_KEYS
+from langgraph_parallel.agent.state import COUNTER_KEYS
 
 
 @dataclass

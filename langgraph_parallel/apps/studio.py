@@ -31,8 +31,8 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from langgraph_parallel.apps.registry import STUDIO_IDS, build_graph, default_model
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.registry import STUDIO_IDS, build_graph, default_model
 from langgraph_parallel.retrieval.documents import Passage
 from langgraph_parallel.retrieval.search import Searcher
 
@@ -58,7 +58,7 @@ def model_from_env(
     from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
 
     name = env.get("LANGGRAPH_PARALLEL_MODEL") or default or DEFAULT_EMBEDDED
-    from langgraph_parallel.registry import load_model
+    from langgraph_parallel.apps.registry import load_model
 
     # Not checked here: the embedded model is converted on the first call, not at import.
     return load_model(name, base_url=env.get("OPENAI_BASE_URL"), engine_kwargs=_engine_kwargs(env))

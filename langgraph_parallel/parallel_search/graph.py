@@ -9,20 +9,20 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.context import PromptStyleOption, SearchContext, with_defaults
-from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
-from langgraph_parallel.nodes.fan_out import FanOutNode, ObserveNode, dispatch
-from langgraph_parallel.nodes.search import SearchNode
-from langgraph_parallel.nodes.think import ThinkNode, answer_node, recursion_limit_for
-from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES
-from langgraph_parallel.retrieval.search import as_searcher
-from langgraph_parallel.state import (
+from langgraph_parallel.agent.context import PromptStyleOption, SearchContext, with_defaults
+from langgraph_parallel.agent.state import (
     FanOutState,
     ParallelSearchInput,
     ParallelSearchOutput,
     ParallelSearchState,
     SubQuery,
 )
+from langgraph_parallel.agent.think import ThinkNode, answer_node, recursion_limit_for
+from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
+from langgraph_parallel.parallel_search.fan_out import FanOutNode, ObserveNode, dispatch
+from langgraph_parallel.parallel_search.search import SearchNode
+from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES
+from langgraph_parallel.retrieval.search import as_searcher
 
 
 def _add_fan_out(

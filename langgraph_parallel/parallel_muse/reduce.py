@@ -10,7 +10,7 @@ Join modes of ``aggregate``:
 - ``majority``: vote over answers normalised with
   :func:`~langgraph_parallel.metrics.normalize_answer`.
 - ``weighted``: the same vote, each trajectory weighted by its answer confidence
-  (:func:`~langgraph_parallel.uncertainty.answer_confidence`; 1 when the model gives no logprobs).
+  (:func:`~.uncertainty.answer_confidence`; 1 when the model gives no logprobs).
 
 Vote ties go to the answer reached first (lowest trajectory index). Trajectories without an
 answer are left out of votes and of the analyst's reports, but keep their reports and are listed
@@ -30,16 +30,16 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict
 
+from langgraph_parallel.agent.think import prompt_style
 from langgraph_parallel.errors import (
     clean_text,
     reported_error,
 )
 from langgraph_parallel.metrics import normalize_answer
 from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.nodes.rollout import MuseContext, Trajectory, muse_settings
-from langgraph_parallel.nodes.think import prompt_style
+from langgraph_parallel.parallel_muse.rollout import MuseContext, Trajectory, muse_settings
+from langgraph_parallel.parallel_muse.uncertainty import answer_confidence
 from langgraph_parallel.prompts import ANALYST_RAW_PRIMER, REPORT_RAW_PRIMER
-from langgraph_parallel.uncertainty import answer_confidence
 
 _CHOICE = re.compile(r"<choice>\s*(\d+)\s*</choice>")
 

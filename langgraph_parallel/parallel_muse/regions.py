@@ -2,7 +2,7 @@
 
 Regions (reasoning, exploration, answer) are read off the action language's elements, found
 exactly as the parser finds them (:func:`~langgraph_parallel.protocol.action.elements`);
-:mod:`~langgraph_parallel.uncertainty` scores the tokens inside each region.
+:mod:`~langgraph_parallel.parallel_muse.uncertainty` scores the tokens inside each region.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 It measures what the model knows on its own, so the search graphs' gains can be read against it.
 The graph has the same input and output keys as the ParallelSearch graph (``answer``,
 ``stop_reason``, ``counters`` with all six keys, ``search_results`` (always empty) and
-``messages``), so :func:`~langgraph_parallel.run.run_question` and the benchmark harness treat
+``messages``), so :func:`~langgraph_parallel.agent.run.run_question` and the benchmark harness treat
 every graph alike.
 """
 
@@ -19,18 +19,18 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.context import PromptStyleOption
-from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, clean_text, reported_error
-from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.nodes.think import constrained_regex, prompt_style
-from langgraph_parallel.prompts import DIRECT_FEW_SHOT, DIRECT_INSTRUCTION
-from langgraph_parallel.protocol import parse_action, restore_stop_sequence
-from langgraph_parallel.state import (
+from langgraph_parallel.agent.context import PromptStyleOption
+from langgraph_parallel.agent.state import (
     COUNTER_KEYS,
     ParallelSearchInput,
     ParallelSearchOutput,
     ParallelSearchState,
 )
+from langgraph_parallel.agent.think import constrained_regex, prompt_style
+from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, clean_text, reported_error
+from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.prompts import DIRECT_FEW_SHOT, DIRECT_INSTRUCTION
+from langgraph_parallel.protocol import parse_action, restore_stop_sequence
 
 __all__ = ["DIRECT_OPTIONS", "DirectContext", "DirectNode", "create_direct_graph", "direct_prompt"]
 

@@ -8,11 +8,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
+from langgraph_parallel.agent.state import SearchResult, SubQuery
 from langgraph_parallel.errors import clean_text, reported_error
-from langgraph_parallel.nodes.fan_out import setting
+from langgraph_parallel.parallel_search.fan_out import setting
 from langgraph_parallel.retrieval.documents import format_passages
 from langgraph_parallel.retrieval.search import Searcher
-from langgraph_parallel.state import SearchResult, SubQuery
 
 # Searches run here so a hung tool can be abandoned after its timeout without blocking the graph.
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="lgp-search")

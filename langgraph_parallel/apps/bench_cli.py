@@ -27,7 +27,7 @@ def _names(text: str) -> list[str]:
 
 
 def _graph_names(text: str) -> list[str]:
-    from langgraph_parallel.registry import GRAPH_NAMES
+    from langgraph_parallel.apps.registry import GRAPH_NAMES
 
     names = _names(text)
     unknown = [name for name in names if name not in GRAPH_NAMES]
@@ -101,10 +101,10 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run the benchmark, then write the summary, report and plots and print the means."""
+    from langgraph_parallel.apps.registry import build_graph, default_model, load_model
     from langgraph_parallel.eval.datasets import load_questions
     from langgraph_parallel.eval.harness import RESULTS_FILE, load_results, run_benchmark
     from langgraph_parallel.eval.report import write_report
-    from langgraph_parallel.registry import build_graph, default_model, load_model
     from langgraph_parallel.retrieval.faiss_index import corpus_index
 
     names = _graph_names(args.graphs)

@@ -1,0 +1,5 @@
+"""The Search-R1 step loop both papers build on.
+
+``context`` (the run's settings), ``state`` (typed state and reducers), ``think`` (one model call
+per step: prompt, constrained decoding, parse, route) and ``run`` (a question through a graph).
+"""

@@ -1,0 +1,5 @@
+"""What people run: the command line, the Studio graphs, and the one registry of named graphs.
+
+``cli`` (``ask``, ``serve``, ``index``, with ``bench_cli`` and ``train``), ``studio`` (the graphs
+of ``langgraph.json``) and ``registry`` (graph names, Studio ids, default models).
+"""
