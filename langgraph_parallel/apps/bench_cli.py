@@ -57,19 +57,26 @@ def bench_command(args: argparse.Namespace) -> str:
     return shlex.join(parts)
 
 
-def source_commit() -> str:
-    """Return the checkout's commit (``-dirty`` if tracked files differ; ``unknown`` outside).
+def source_commit(root: Path | None = None) -> str:
+    """Return the checkout's commit (``-dirty`` if tracked code differs; ``unknown`` outside).
 
-    Recorded in ``run.json`` so a benchmark says which code made its rows.
+    Recorded in ``run.json`` so a benchmark says which code made its rows. Only the library,
+    the tools and the package metadata count as code: the benchmark's own output files, which a
+    re-run rewrites while it runs, do not make the code dirty.
+
+    Args:
+        root: The checkout (default: the one this package is imported from).
     """
     import subprocess
 
-    root = Path(__file__).resolve().parents[2]
+    root = root or Path(__file__).resolve().parents[2]
     try:
         head = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
         ).stdout.strip()
-        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=root).returncode != 0
+        code = ["langgraph_parallel", "tools", "pyproject.toml"]
+        diff = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *code], cwd=root)
+        dirty = diff.returncode != 0
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("-dirty" if dirty else "")

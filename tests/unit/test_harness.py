@@ -317,6 +317,30 @@ def test_warmup_runs_each_pending_graph_once_unrecorded(tmp_path: Path) -> None:
     assert WARMUP_QUESTION not in {r["question"] for r in load_results(tmp_path / "results.jsonl")}
 
 
+def test_only_code_changes_make_the_recorded_commit_dirty(tmp_path: Path) -> None:
+    import subprocess
+
+    from langgraph_parallel.apps.bench_cli import source_commit
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    (tmp_path / "langgraph_parallel").mkdir()
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "langgraph_parallel" / "graph.py").write_text("A = 1\n")
+    (tmp_path / "benchmarks" / "results.jsonl").write_text("{}\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x")
+    head = git("rev-parse", "HEAD")
+    assert source_commit(tmp_path) == head
+    (tmp_path / "benchmarks" / "results.jsonl").write_text('{"new": 1}\n')  # a re-run's output
+    assert source_commit(tmp_path) == head
+    (tmp_path / "langgraph_parallel" / "graph.py").write_text("A = 2\n")
+    assert source_commit(tmp_path) == head + "-dirty"
+
+
 def test_run_json_records_the_commits_that_wrote_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
