@@ -59,10 +59,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Serve a model with vLLM's OpenAI-compatible server on 127.0.0.1 (runs until stopped)."""
+    """Serve a model with vLLM's OpenAI-compatible server (runs until stopped)."""
     from langgraph_parallel.models.server import server_command
 
-    command = server_command(args.model, port=args.port)
+    extra = list(args.vllm_args)
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    # Flags after ``--`` go to vLLM last, so they override the engine defaults it repeats.
+    command = server_command(args.model, port=args.port, host=args.host) + extra
     print(" ".join(command), file=sys.stderr)
     os.execv(command[0], command)
     return 0  # pragma: no cover - execv does not return
@@ -101,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve a model with vLLM's OpenAI-compatible server")
     serve.add_argument("--model", default="smollm2-parallel")
     serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument(
+        "vllm_args",
+        nargs=argparse.REMAINDER,
+        help="vLLM server flags after --, e.g. -- --kv-cache-memory-bytes 536870912",
+    )
     serve.set_defaults(func=cmd_serve)
 
     index = sub.add_parser("index", help="build the corpus embedding index")

@@ -81,3 +81,45 @@ def test_index_command_embeds_a_new_corpus_once(tmp_path, monkeypatch, capsys):
     assert len(cached) == 1  # the embeddings, reused by the next run
     assert main(["index", "--corpus", str(corpus)]) == 0
     assert list((tmp_path / "cache").rglob("*.npy")) == cached
+
+
+def test_serve_command_serves_the_trained_policy_until_stopped(tmp_path):
+    """`serve` execs vLLM's server with the merged policy; flags after -- reach vLLM."""
+    import shutil
+    import urllib.request
+
+    from langgraph_parallel.models.server import stop_server
+    from langgraph_parallel.prompts import rules_prompt
+    from tests.servers import free_port, wait_for_http
+
+    port, log = free_port(), tmp_path / "serve.log"
+    entry = shutil.which("langgraph-parallel", path=os.path.dirname(sys.executable))
+    assert entry, "the console entry point is installed beside the interpreter"
+    command = [entry, "serve", "--port", str(port), "--", "--kv-cache-memory-bytes", "536870912"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=out, start_new_session=True)
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/v1/models", proc, 600, str(log))
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=10) as reply:
+            served = [m["id"] for m in json.load(reply)["data"]]
+        assert served == ["smollm2-parallel"]
+        assert "--kv-cache-memory-bytes 536870912" in log.read_text(errors="replace")
+        body = {
+            "model": "smollm2-parallel",
+            "prompt": rules_prompt("Were Harvey Pekar and Denise Levertov born in the same year?",
+                                   True),
+            "max_tokens": 24,
+            "temperature": 0.0,
+        }  # fmt: skip
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/completions",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=300) as reply:
+            text = json.load(reply)["choices"][0]["text"]
+        # Every training trajectory of the policy opens with a <think> step; greedy decoding too.
+        assert text.lstrip().startswith("<think>"), text
+    finally:
+        stop_server(proc)
+    assert proc.returncode is not None
