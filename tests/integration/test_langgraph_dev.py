@@ -43,6 +43,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
         # A small KV cache: this engine shares the machine with the other tests' engines.
         "LANGGRAPH_PARALLEL_ENGINE": json.dumps({"kv_cache_memory_bytes": 512 << 20}),
         "LANGGRAPH_PARALLEL_SEARCH": "faiss",
+        # One engine for all three graphs (each would otherwise start its default policy's).
+        "LANGGRAPH_PARALLEL_MODEL": "smollm2-parallel",
         "HF_HUB_OFFLINE": "1",
         "VLLM_LOGGING_LEVEL": "WARNING",
     }
@@ -94,8 +96,17 @@ def test_every_graph_is_served_and_drawn(server: httpx.Client) -> None:
             assert {("fan_out", "search"), ("think", "fan_out"), ("think", "answer")} <= conditional
 
 
-def test_thread_runs_to_completion_over_http(server: httpx.Client) -> None:
-    assistant = assistants(server)["parallel_search"]
+# Runtime context per graph (SearchContext / MuseContext fields): keep real-engine runs short.
+RUN_CONTEXT = {
+    "parallel_search": {"max_turns": 2, "max_tokens": 96},
+    "sequential_search": {"max_turns": 2, "max_tokens": 96},
+    "parallel_muse": {"budget": 2, "max_turns": 2, "max_tokens": 64, "report_max_tokens": 32},
+}
+
+
+@pytest.mark.parametrize("graph_id", sorted(GRAPHS))
+def test_thread_runs_to_completion_over_http(server: httpx.Client, graph_id: str) -> None:
+    assistant = assistants(server)[graph_id]
     thread = server.post("/threads", json={}).raise_for_status().json()
     start = time.monotonic()
     final = server.post(
@@ -103,16 +114,22 @@ def test_thread_runs_to_completion_over_http(server: httpx.Client) -> None:
         json={
             "assistant_id": assistant["assistant_id"],
             "input": {"question": "Were Scott Derrickson and Ed Wood of the same nationality?"},
-            # Runtime context (SearchContext): keep the real-engine run short.
-            "context": {"max_turns": 2, "max_tokens": 96},
+            "context": RUN_CONTEXT[graph_id],
         },
         timeout=900,
     ).raise_for_status()
-    print(f"run finished in {time.monotonic() - start:.1f} s: {final.json().get('stop_reason')}")
+    reason = final.json().get("stop_reason")
+    print(f"{graph_id} finished in {time.monotonic() - start:.1f} s: {reason}")
     state = server.get(f"/threads/{thread['thread_id']}/state").raise_for_status().json()
     values = state["values"]
     assert state["next"] == []  # nothing left to run
     assert values.get("answer") or values.get("stop_reason")
     assert not str(values.get("stop_reason")).startswith("model_error"), values["stop_reason"]
     assert values["counters"]["llm_calls"] > 0 and values["counters"]["prompt_tokens"] > 0
-    assert values["messages"][0]["type"] == "human"  # the transcript is in the thread state
+    if graph_id == "parallel_muse":
+        # The context reached the nodes: two trajectories, each reported, then joined.
+        assert len(values["trajectories"]) == 2 == values["counters"]["report_calls"]
+        assert values["aggregation"]["join"] == "select"
+    else:
+        assert values["messages"][0]["type"] == "human"  # the transcript is in the thread state
+        assert values["counters"]["turns"] <= 2

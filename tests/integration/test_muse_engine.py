@@ -72,3 +72,46 @@ def test_every_branch_call_reads_the_prefix_cache(chat_model, small_index, quest
     assert counters["cached_prompt_tokens"] > 0
     assert counters["report_calls"] == 4 == len(state["reports"])
     assert state["stop_reason"] == "answered" or state["stop_reason"].startswith("no_answer")
+
+
+def test_rollouts_graph_and_every_join_run_on_the_engine(chat_model, small_index, question):
+    """The rollouts-majority baseline end to end, then weighted and the analyst on its output."""
+    from langgraph_parallel.metrics import normalize_answer
+    from langgraph_parallel.parallel_muse.context import MuseContext
+    from langgraph_parallel.parallel_muse.graph import create_rollouts_graph
+    from langgraph_parallel.parallel_muse.reduce import AggregateNode, vote
+
+    settings = {"max_turns": 2, "max_tokens": 48, "report_max_tokens": 32, "temperature": 1.0}
+    graph = create_rollouts_graph(chat_model, small_index, budget=3, **settings)
+    state = graph.invoke({"question": question.question})
+
+    trajectories = state["trajectories"]
+    assert len(trajectories) == 3 and all(t["parent"] is None for t in trajectories)
+    assert len({t["seed"] for t in trajectories}) == 3
+    assert state["counters"]["report_calls"] == 3 == len(state["reports"])
+    assert all(r["text"] and r["error"] is None for r in state["reports"])
+    record = state["aggregation"]
+    assert record["join"] == "majority" and record["method"] == "majority"
+    answered = [t for t in trajectories if t["answer"]]
+    winner, votes = vote(answered, weighted=False)
+    assert record["votes"] == votes
+    assert state["answer"] == (winner["answer"] if winner else None)
+
+    # weighted: the same vote, each answer weighted by the confidence of its real logprobs.
+    if answered:
+        _, weights = vote(answered, weighted=True)
+        assert all(0.0 < w <= sum(votes.values()) for w in weights.values())
+        assert weights != votes, "real logprobs give confidences below 1"
+
+    # select: give the three trajectories distinct answers so the analyst must be asked.
+    distinct = [{**t, "answer": f"candidate {k}"} for k, t in enumerate(trajectories, start=1)]
+    analyst = AggregateNode(chat_model, MuseContext(join="select", report_max_tokens=16))
+    result = analyst(
+        {"question": question.question, "trajectories": distinct, "reports": state["reports"]},
+        None,
+    )
+    chosen = result["aggregation"]
+    assert chosen["method"] == "analyst", chosen  # the engine's regex makes the choice parse
+    assert chosen["fallback"] is None and result["counters"]["aggregate_calls"] == 1
+    assert normalize_answer(result["answer"]) in {normalize_answer(t["answer"]) for t in distinct}
+    assert result["answer"] == next(t["answer"] for t in distinct if t["id"] == chosen["chosen"])
