@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -74,18 +75,23 @@ def test_retry_now_needs_attempts_left_and_a_known_attempt_number() -> None:
     assert DEFAULT_RETRY_POLICY.max_attempts == 3
 
 
-def test_call_with_retry_backs_off_then_gives_up() -> None:
-    sleeps: list[float] = []
-    calls = iter([ConnectionError("a"), ConnectionError("b"), "ok"])
+def fails_twice() -> Callable[[], str]:
+    """A call that drops its connection twice, then answers "ok"."""
+    outcomes = iter([ConnectionError("a"), ConnectionError("b"), "ok"])
 
     def call() -> str:
-        item = next(calls)
+        item = next(outcomes)
         if isinstance(item, Exception):
             raise item
         return item
 
+    return call
+
+
+def test_call_with_retry_backs_off_then_gives_up() -> None:
+    sleeps: list[float] = []
     policy = RetryPolicy(initial_interval=0.5, backoff_factor=2.0, max_attempts=3, jitter=False)
-    assert call_with_retry(call, policy, sleep=sleeps.append) == "ok"
+    assert call_with_retry(fails_twice(), policy, sleep=sleeps.append) == "ok"
     assert sleeps == [0.5, 1.0]
     with pytest.raises(ConnectionError):
         call_with_retry(
@@ -98,16 +104,8 @@ def test_call_with_retry_backs_off_then_gives_up() -> None:
 
 def test_call_with_retry_adds_jitter_like_langgraph_node_retries() -> None:
     sleeps: list[float] = []
-    failures = iter([ConnectionError("a"), ConnectionError("b"), "ok"])
-
-    def call() -> str:
-        item = next(failures)
-        if isinstance(item, Exception):
-            raise item
-        return item
-
     policy = RetryPolicy(initial_interval=0.5, backoff_factor=2.0, max_attempts=3, jitter=True)
-    assert call_with_retry(call, policy, sleep=sleeps.append) == "ok"
+    assert call_with_retry(fails_twice(), policy, sleep=sleeps.append) == "ok"
     assert 0.5 <= sleeps[0] <= 1.5 and 1.0 <= sleeps[1] <= 2.0
     assert sleeps != [0.5, 1.0]  # a zero draw twice has probability zero
 
