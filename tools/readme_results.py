@@ -142,7 +142,152 @@ def render_reliability(path: Path = REPO / "benchmarks" / "reliability.json") ->
     )
 
 
+def _command(markdown: Path) -> str:
+    """The ``Command: `...``` line a benchmark's markdown file starts with."""
+    match = re.search(r"^Command: `(.+)`$", markdown.read_text(), re.M)
+    if not match:
+        raise SystemExit(f"{markdown} names no command")
+    return match.group(1)
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _mean(rows: list[dict[str, Any]], key: str) -> float:
+    return sum(float(r.get(key) or 0) for r in rows) / len(rows) if rows else 0.0
+
+
+def _answered(rows: list[dict[str, Any]]) -> str:
+    return _pct(sum(r["answer"] is not None for r in rows) / len(rows))
+
+
+def render_hotpotqa200(root: Path = REPO / "benchmarks" / "hotpotqa200") -> str:
+    """The untrained agents on 200 questions (``tools/bench_parallel_search.py``)."""
+    result: dict[str, Any] = json.loads((root / "parallel_search.json").read_text())
+    rows = _rows(root / "results.jsonl")
+    direct = [r for r in rows if r["graph"] == "direct"]
+    by_class = result["by_class"]
+    n_par, n_seq = (by_class[c]["sequential"]["n"] for c in ("parallelizable", "sequential"))
+    lines = [
+        f"**ParallelSearch vs the sequential Search-R1 agent** — {len(direct)} HotpotQA "
+        f"distractor questions ({n_par} comparison = parallelizable, {n_seq} bridge = "
+        "sequential), untrained `smollm2` with the few-shot prompt, same engine, same index, "
+        f"`max_turns=4`, `top_k=3`; made by `{result['command']}`:",
+        "",
+        "| class | graph | LLM calls | turns | any `##` turn "
+        "| answered | EM | F1 | prompt+completion tokens | cached prompt tokens | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for cls in ("parallelizable", "sequential"):
+        for graph in ("sequential", "parallel-search"):
+            m = by_class[cls][graph]
+            lines.append(
+                f"| {cls} | {graph} | {m['llm_calls']:.2f} | {m['turns']:.2f} | "
+                f"{_pct(m['decomposition_rate'])} | {_pct(m['answered'])} | {m['em']:.3f} | "
+                f"{m['f1']:.3f} | {m['tokens']:.0f} | {m['cached_prompt_tokens']:.0f} | "
+                f"{m['wall_s']:.1f} |"
+            )
+    answered = sum(r["answer"] is not None for r in direct)
+    tokens = _mean(direct, "prompt_tokens") + _mean(direct, "completion_tokens")
+    lines += [
+        f"| all | direct (no retrieval) | 1.00 | 0 | - | {answered / len(direct):.1%} "
+        f"({answered}/{len(direct)}) | {_mean(direct, 'em'):.3f} | {_mean(direct, 'f1'):.3f} | "
+        f"{tokens:.0f} | {_mean(direct, 'cached_prompt_tokens'):.0f} | "
+        f"{_mean(direct, 'wall_s'):.1f} |",
+        "",
+    ]
+    ratio = result["llm_call_ratio_parallel_over_sequential"]
+    decomposed = sum(
+        (r.get("parallel_turns") or 0) > 0 for r in rows if r["graph"] == "parallel-search"
+    )
+    lines.append(
+        f"ParallelSearch used **{ratio['parallelizable']:.1%}** of the sequential agent's LLM "
+        f"calls on parallelizable questions ({ratio['sequential']:.1%} on sequential ones); it "
+        f"ran a `##` turn on {decomposed} of {len(direct)} questions."
+    )
+    unconstrained = _rows(root / "unconstrained" / "results.jsonl")
+    ids = {r["id"] for r in unconstrained}
+    constrained = [r for r in rows if r["graph"] == "parallel-search" and r["id"] in ids]
+    if len(constrained) == len(unconstrained):
+        lines += [
+            "",
+            "**Constrained decoding** (vLLM structured outputs with `action_regex`, on by default "
+            f"for the embedded model), ParallelSearch on the same {len(ids)} questions with and "
+            f"without it: {_answered(constrained)} vs {_answered(unconstrained)} of "
+            f"runs answer, {_mean(constrained, 'invalid_steps'):.2f} vs "
+            f"{_mean(unconstrained, 'invalid_steps'):.2f} invalid steps per question, "
+            f"{_mean(constrained, 'llm_calls'):.2f} vs {_mean(unconstrained, 'llm_calls'):.2f} "
+            "LLM calls (`benchmarks/hotpotqa200/unconstrained/`).",
+        ]
+    return "\n".join(lines)
+
+
+def render_engine(path: Path = REPO / "benchmarks" / "engine" / "engine.json") -> str:
+    """Batching and prefix caching of the in-process engine (``tools/bench_engine.py``)."""
+    result: dict[str, Any] = json.loads(path.read_text())
+    calls, cache = result["calls"], result["prefix_cache"]
+    return (
+        f"**Engine** (`benchmarks/engine/`, `{result['command']}`): {calls} concurrent calls "
+        f"(what {calls} `Send` branches do) take **{result['median_ratio']:.2f}x** the wall time "
+        f"of the same {calls} calls in sequence (median of {len(result['runs'])} runs; continuous "
+        "batching in one in-process engine); a second prompt sharing a long prefix had "
+        f"{cache['cached_prompt_tokens_second']} of {cache['prompt_tokens']} prompt tokens served "
+        "from the prefix cache."
+    )
+
+
+def render_models(root: Path = REPO / "benchmarks" / "models") -> str:
+    """Why SmolLM2 is the base (``tools/bench_models.py``)."""
+    result: dict[str, Any] = json.loads((root / "models.json").read_text())
+    smol, gemma = (result[m]["by_class"]["all"]["parallel-search"] for m in ("smollm2", "gemma3"))
+    decomposed = {m: result[m]["by_class"]["all"]["parallel-search"]["decomposition_rate"]
+                  for m in result}  # fmt: skip
+    return (
+        "SmolLM2 is the base because it did better on our ParallelSearch benchmark "
+        f"(`benchmarks/models/models.md`, {smol['n']} HotpotQA questions, "
+        f"`{_command(root / 'models.md')}`): EM {smol['em']:.3f} vs {gemma['em']:.3f} for Gemma, "
+        f"which searched less ({gemma['turns']:.2f} turns per question vs {smol['turns']:.2f}) "
+        "and answered from memory. Share of questions with a `##` decomposition under our "
+        f"few-shot prompt: SmolLM2 {_pct(decomposed['smollm2'])}, "
+        f"Gemma {_pct(decomposed['gemma3'])}."
+    )
+
+
+def render_rl(root: Path = REPO / "benchmarks" / "rl") -> str:
+    """The GRPO run from the untrained base and its before/after evaluation."""
+    run: dict[str, Any] = json.loads((root / "run.json").read_text())
+    steps = [s for s in _rows(root / "metrics.jsonl") if "reward" in s]  # not the final summary
+    window = 10
+    first, last = (_mean(part, "reward") for part in (steps[:window], steps[-window:]))
+    bridge = sum("rollout/decomposition_rate/sequential" in s for s in steps)
+    group = run["config"]["group_size"]
+    decomposed = sum(
+        round(s.get(k, 0.0) * group) for s in steps for k in s if k.startswith("rollout/decomp")
+    )
+    minutes = sum(s.get("step_time", 0.0) for s in steps) / 60
+    evals = json.loads((root / "eval" / "models.json").read_text())
+    before, after = (evals[m]["by_class"]["all"]["parallel-search"] for m in evals)
+    split = {k: m["decomposition_rate"] * m["n"] for k, m in (("before", before), ("after", after))}
+    return (
+        f"**GRPO training** (`benchmarks/rl/`, {len(steps)} steps x {group} rollouts of the "
+        "ParallelSearch graph, untrained SmolLM2 full fine-tune on CPU, "
+        f"{minutes:.0f} min of steps): the reward rose from {first:.2f} to {last:.2f} (mean of "
+        f"the first vs last {window} steps), and {decomposed} of {len(steps) * group} training "
+        f"rollouts wrote a `##` decomposition. The sample was {bridge} bridge questions of "
+        f"{len(steps)}. On {before['n']} held-out questions the trained model searches "
+        f"{after['turns']:.2f} vs {before['turns']:.2f} turns, answers {_pct(after['answered'])} "
+        f"vs {_pct(before['answered'])}, decomposes on {split['after']:.0f} vs "
+        f"{split['before']:.0f} questions and scores EM "
+        f"{after['em']:.3f} vs {before['em']:.3f}."
+    )
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
+    "hotpotqa200-results": render_hotpotqa200,
+    "engine-results": render_engine,
+    "models-results": render_models,
+    "rl-results": render_rl,
     "reliability-results": render_reliability,
     "sft-results": render_sft,
     "muse-results": render_parallel_muse,
