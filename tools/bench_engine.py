@@ -21,6 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from langgraph_parallel.apps.bench_cli import source_commit
 from langgraph_parallel.models.vllm_chat import ChatVLLM
 
 PROMPTS = [f"Question {i}: name a famous scientist and say why.\nAnswer:" for i in range(4)]
@@ -65,6 +66,7 @@ def main() -> None:
     second = model.invoke(PREFIX + "\nQuestion two?", max_tokens=4).usage_metadata
     result = {
         "command": " ".join([".venv/bin/python", *sys.argv]),
+        "commit": source_commit(),
         "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
         "model": args.model,
         "calls": len(PROMPTS),

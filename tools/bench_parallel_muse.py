@@ -30,7 +30,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from langgraph_parallel.apps.cli import _model, _quiet_engines, _searcher  # noqa: E402
+from langgraph_parallel.apps.bench_cli import source_commit  # noqa: E402
+from langgraph_parallel.apps.cli import quiet_engines  # noqa: E402
+from langgraph_parallel.apps.registry import load_model  # noqa: E402
 from langgraph_parallel.eval.datasets import load_questions  # noqa: E402
 from langgraph_parallel.metrics import exact_match, f1_score  # noqa: E402
 from langgraph_parallel.parallel_muse.graph import (  # noqa: E402
@@ -39,6 +41,7 @@ from langgraph_parallel.parallel_muse.graph import (  # noqa: E402
 )
 from langgraph_parallel.parallel_muse.reduce import vote  # noqa: E402
 from langgraph_parallel.parallel_muse.uncertainty import token_regions  # noqa: E402
+from langgraph_parallel.retrieval.faiss_index import corpus_index  # noqa: E402
 
 DATASET = Path(__file__).resolve().parents[1] / "data" / "hotpotqa_dev_sample300.jsonl.gz"
 SYSTEMS = ("parallel-muse", "rollouts")
@@ -168,9 +171,9 @@ def previous_rows(path: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def main() -> None:
     args = parse_args()
-    _quiet_engines()
+    quiet_engines()
     questions = load_questions(args.dataset, limit=args.limit, seed=args.seed)
-    model, search = _model(args.model), _searcher(args.corpus)
+    model, search = load_model(args.model, check=True), corpus_index(args.corpus)
     common = {"budget": args.budget, "join": "select", "max_turns": args.max_turns,
               "top_k": args.top_k}  # fmt: skip
     graphs = {
@@ -199,8 +202,8 @@ def main() -> None:
             print(f"[{i}/{len(questions)}] {system}: em_select={row['em_select']:.0f} "
                   f"tokens={tokens} wall={wall:.1f}s", flush=True)  # fmt: skip
         settings = {k: v for k, v in vars(args).items() if k != "resume"}
-        result = {"command": command, "settings": settings, "summary": summarise(rows),
-                  "rows": rows}  # fmt: skip
+        result = {"command": command, "commit": source_commit(), "settings": settings,
+                  "summary": summarise(rows), "rows": rows}  # fmt: skip
         (out / "parallel_muse.json").write_text(json.dumps(result, indent=2) + "\n")
         (out / "parallel_muse.md").write_text(markdown(result))
     print(markdown(result))

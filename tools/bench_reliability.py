@@ -28,6 +28,7 @@ from langgraph.types import RetryPolicy  # noqa: E402
 
 import langgraph_parallel.parallel_muse.graph as muse  # noqa: E402
 from langgraph_parallel import create_parallel_search_graph  # noqa: E402
+from langgraph_parallel.apps.bench_cli import source_commit  # noqa: E402
 from langgraph_parallel.baselines.direct import create_direct_graph  # noqa: E402
 from langgraph_parallel.errors import is_transient  # noqa: E402
 from tests.fakes import FRAGMENTS, FlakySearcher, FuzzChatModel, fuzz_step  # noqa: E402
@@ -252,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = run_all(args.scale)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "reliability.md").write_text(markdown(rows), encoding="utf-8")
-    payload = {"command": COMMAND, "scale": args.scale, "rows": rows}
+    payload = {"command": COMMAND, "commit": source_commit(), "scale": args.scale, "rows": rows}
     (args.out / "reliability.json").write_text(json.dumps(payload, indent=2) + "\n")
     return 1 if any(r["crashes"] or r["completed"] != r["cases"] for r in rows) else 0
 

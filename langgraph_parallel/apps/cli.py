@@ -18,8 +18,8 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.train.cli import add_train_parser
 
 
-def _quiet_engines() -> None:
-    # vLLM and transformers log at INFO by default; the CLI's own output should stay readable.
+def quiet_engines() -> None:
+    """Keep vLLM and transformers (INFO by default) at errors only, so output stays readable."""
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``langgraph-parallel`` command."""
     args = build_parser().parse_args(argv)
-    _quiet_engines()
+    quiet_engines()
     try:
         return int(args.func(args))
     except UserError as exc:
