@@ -10,106 +10,19 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy
 
 from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.agent.limits import STEPS_TO_ANSWER, STEPS_TO_SEARCH
 from langgraph_parallel.agent.state import ParallelSearchState
-from langgraph_parallel.errors import (
-    UserError,
-    clean_text,
-    reported_error,
-    storable,
+from langgraph_parallel.agent.step import (
+    call_step,
+    first_prompt,
+    prompt_style,
+    raw_prompt_kind,
+    step_options,
 )
-from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.prompts import RawPrompt, parallel_search_instruction, raw_prompt
-from langgraph_parallel.protocol import (
-    INVALID_ACTION_OBSERVATION,
-    STOP_SEQUENCES,
-    Action,
-    action_regex,
-    parse_action,
-    restore_stop_sequence,
-)
+from langgraph_parallel.errors import clean_text, reported_error
+from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION, Action
 
 ThinkRoute = Literal["fan_out", "think", "answer", "__end__"]
-
-STEPS_PER_TURN = 4
-"""Super-steps of one search turn: ``think``, ``fan_out``, ``search``, ``observe``."""
-
-# A node running with ``remaining_steps == r`` may hand over to a node that then runs with
-# ``r - 1``; the run's last node needs ``remaining_steps >= 1`` or LangGraph raises
-# GraphRecursionError. So ``answer`` after this step needs 2, and a search turn needs its four
-# steps plus a last ``think`` and ``answer``.
-_STEPS_TO_ANSWER = 2
-_STEPS_TO_SEARCH = STEPS_PER_TURN + _STEPS_TO_ANSWER
-
-
-MIN_RECURSION_LIMIT = 100
-"""Floor of the default ``recursion_limit``: per-run ``max_turns`` up to 25 still fit."""
-
-
-def recursion_limit_for(max_turns: int) -> int:
-    """Return a default ``recursion_limit`` with room for ``max_turns`` turns and the answer.
-
-    ``think`` bounds the loop by ``max_turns`` itself, so the limit is only a safety net and is
-    generous: at least :data:`MIN_RECURSION_LIMIT`, so a per-run ``max_turns`` a little over the
-    build-time one still fits.
-    """
-    needed = STEPS_PER_TURN * max_turns + _STEPS_TO_ANSWER + 4  # a few steps of slack
-    return max(MIN_RECURSION_LIMIT, needed)
-
-
-def prompt_style(model: BaseChatModel, context: SearchContext) -> Literal["chat", "raw"]:
-    """Resolve ``context.prompt_style`` for ``model`` (``auto`` asks in-process models)."""
-    if context.prompt_style != "auto":
-        return context.prompt_style
-    style = getattr(model, "style", None)
-    return "raw" if style == "raw" else "chat"
-
-
-def constrained_regex(
-    model: BaseChatModel, style: Literal["chat", "raw"], constrain: bool | None, regex: str
-) -> str | None:
-    """Return ``regex`` when this step should use the engine's structured outputs, else ``None``.
-
-    ``constrain=None`` means on for models with a ``regex`` setting (``ChatVLLM``) in ``raw``
-    style. Shared by every node that constrains a step, so the rule lives in one place.
-
-    Raises:
-        UserError: ``constrain=True`` for a model without structured outputs.
-    """
-    supported = hasattr(model, "regex")
-    if constrain is None:
-        constrain = style == "raw" and supported
-    if not constrain:
-        return None
-    if not supported:
-        raise UserError(
-            "constrain=True needs a model with structured outputs (ChatVLLM); "
-            "set constrain=False for this model."
-        )
-    return regex
-
-
-def raw_prompt_kind(model: BaseChatModel) -> RawPrompt:
-    """Return the raw prompt a model wants: ``rules`` for trained policies, else ``few_shot``.
-
-    ``ChatVLLM`` reads it from the model card of a trained folder (``"raw_prompt": "rules"``)
-    and reports it as ``prompt_kind``; other models may set a ``raw_prompt`` attribute; any
-    other model gets the few-shot demos.
-    """
-    kind = getattr(model, "prompt_kind", None) or getattr(model, "raw_prompt", None)
-    return "rules" if kind == "rules" else "few_shot"
-
-
-def first_prompt(
-    question: str,
-    style: Literal["chat", "raw"],
-    context: SearchContext,
-    kind: RawPrompt = "few_shot",
-) -> str:
-    """Build the opening prompt of the agent for ``question`` (``kind``: see :func:`raw_prompt`)."""
-    if style == "raw":
-        return raw_prompt(question, context.decompose, kind)
-    template = context.instruction or parallel_search_instruction(context.decompose)
-    return template.replace("{question}", question)
 
 
 class ThinkNode:
@@ -154,7 +67,7 @@ class ThinkNode:
             new.append(HumanMessage(prompt))
         steps = int(state.get("steps") or 0) + 1
         remaining = state.get("remaining_steps")
-        if remaining is not None and remaining < _STEPS_TO_ANSWER:
+        if remaining is not None and remaining < STEPS_TO_ANSWER:
             # Not even the answer node fits: end here, before spending a model call.
             reason = _recursion_reason(steps - 1)
             ended: dict[str, Any] = {
@@ -165,38 +78,20 @@ class ThinkNode:
             }
             return Command(update=ended, goto="__end__")
         try:
-            reply = self.model.invoke(history + new, **self._call_options(context))
+            step = call_step(self.model, history + new, step_options(self.model, context))
         except Exception as exc:  # reported per question; see class docstring
             reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
             failed = {"messages": new, "steps": 1, "answer": None, "stop_reason": reason}
             return Command(update=failed, goto="answer")
-        metadata = reply.response_metadata or {}
-        text = clean_text(restore_stop_sequence(str(reply.text), metadata.get("stop_reason")))
-        tool_calls = getattr(reply, "tool_calls", None) or []
-        action = parse_action(text, tool_calls or None)
         # Keep the transcript light: logprobs stay out of the graph state (ParallelMuse keeps
         # them in its own trajectories).
-        counters: dict[str, int] = {"llm_calls": 1, **usage_counters(reply)}
-        if metadata.get("finish_reason") == "length":
-            counters["truncated_steps"] = 1  # the step hit max_tokens
-        stored = [storable(dict(call)) for call in tool_calls]
         update: dict[str, Any] = {
-            "messages": [*new, AIMessage(content=text, tool_calls=stored)],
+            "messages": [*new, AIMessage(content=step.text, tool_calls=step.tool_calls)],
             "steps": 1,
-            "counters": counters,
+            "counters": dict(step.counters),
         }
-        out_of_steps = remaining is not None and remaining < _STEPS_TO_SEARCH
-        return self._route(action, update, steps, context, out_of_steps)
-
-    def _call_options(self, context: SearchContext) -> dict[str, Any]:
-        options: dict[str, Any] = {"stop": list(STOP_SEQUENCES), "max_tokens": context.max_tokens}
-        style = prompt_style(self.model, context)
-        regex = constrained_regex(
-            self.model, style, context.constrain, action_regex(context.decompose)
-        )
-        if regex:
-            options["regex"] = regex
-        return options
+        out_of_steps = remaining is not None and remaining < STEPS_TO_SEARCH
+        return self._route(step.action, update, steps, context, out_of_steps)
 
     @staticmethod
     def _route(

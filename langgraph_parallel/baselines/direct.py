@@ -26,11 +26,9 @@ from langgraph_parallel.agent.state import (
     ParallelSearchOutput,
     ParallelSearchState,
 )
-from langgraph_parallel.agent.think import constrained_regex, prompt_style
+from langgraph_parallel.agent.step import call_step, constrained_regex, prompt_style
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, clean_text, reported_error
-from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.prompts import DIRECT_FEW_SHOT, DIRECT_INSTRUCTION
-from langgraph_parallel.protocol import parse_action, restore_stop_sequence
 
 __all__ = ["DIRECT_OPTIONS", "DirectContext", "DirectNode", "create_direct_graph", "direct_prompt"]
 
@@ -140,15 +138,13 @@ class DirectNode:
             options["regex"] = regex
         empty: dict[str, Any] = {"search_results": [], "counters": dict.fromkeys(COUNTER_KEYS, 0)}
         try:
-            reply = self.model.invoke([prompt], **options)
+            step = call_step(self.model, [prompt], options)
         except Exception as exc:  # reported per question; see class docstring
             reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
             return {**empty, "messages": [prompt], "answer": None, "stop_reason": reason}
-        stop_reason = (reply.response_metadata or {}).get("stop_reason")
-        text = clean_text(restore_stop_sequence(str(reply.text), stop_reason))
-        action = parse_action(text)
-        counters = {**empty["counters"], "llm_calls": 1, **usage_counters(reply)}
-        update = {**empty, "messages": [prompt, AIMessage(content=text)], "counters": counters}
+        action = step.action
+        counters = {**empty["counters"], **step.counters}
+        update = {**empty, "messages": [prompt, AIMessage(content=step.text)], "counters": counters}
         if action.kind == "answer":
             return {**update, "answer": action.answer, "stop_reason": "answered"}
         why = action.error if action.kind == "invalid" else "the reply searched instead"

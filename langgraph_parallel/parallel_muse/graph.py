@@ -21,7 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import with_defaults
-from langgraph_parallel.agent.think import MIN_RECURSION_LIMIT
+from langgraph_parallel.agent.limits import MIN_RECURSION_LIMIT
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, RetryingSearcher
 from langgraph_parallel.parallel_muse.reduce import AggregateNode, Report, ReportNode, ReportTask
 from langgraph_parallel.parallel_muse.rollout import (

@@ -30,7 +30,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict
 
-from langgraph_parallel.agent.think import prompt_style
+from langgraph_parallel.agent.step import prompt_style
 from langgraph_parallel.errors import (
     clean_text,
     reported_error,

@@ -20,26 +20,22 @@ from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict
 
 from langgraph_parallel.agent.state import SubQuery, add_counters
-from langgraph_parallel.agent.think import (
-    constrained_regex,
+from langgraph_parallel.agent.step import (
+    call_step,
     first_prompt,
     prompt_style,
     raw_prompt_kind,
+    step_options,
 )
-from langgraph_parallel.errors import call_with_retry, clean_text, reported_error, storable
-from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.errors import call_with_retry, clean_text, reported_error
 from langgraph_parallel.parallel_muse.context import JOINS, Join, MuseContext, muse_settings
 from langgraph_parallel.parallel_muse.regions import region_spans
 from langgraph_parallel.parallel_muse.uncertainty import Step
 from langgraph_parallel.parallel_search.search import SearchNode
 from langgraph_parallel.protocol import (
     INVALID_ACTION_OBSERVATION,
-    STOP_SEQUENCES,
-    action_regex,
     cap_queries,
     format_observation,
-    parse_action,
-    restore_stop_sequence,
 )
 
 # The settings moved to muse_context; they stay importable from here.
@@ -117,48 +113,32 @@ class RolloutNode:
     def __call__(self, branch: Branch, runtime: Runtime[Any]) -> dict[str, Any]:
         """Return ``{"trajectories": [trajectory], "counters": its counters}``."""
         ctx = muse_settings(runtime, self.defaults)
-        style = prompt_style(self.model, ctx)
         messages = [dict(m) for m in branch["messages"]]
         if not messages:
             question = clean_text(branch["question"])
+            style = prompt_style(self.model, ctx)
             prompt = first_prompt(question, style, ctx, raw_prompt_kind(self.model))
             messages.append({"role": "user", "content": prompt})
         steps, counters = list(branch["steps"]), {"llm_calls": 0}
         answer, reason = None, f"max_turns: {ctx.max_turns} model steps used without an answer"
-        options: dict[str, Any] = {
-            "stop": list(STOP_SEQUENCES),
-            "max_tokens": ctx.max_tokens,
-            "temperature": ctx.temperature,
-            "top_p": ctx.top_p,
-            "seed": branch["seed"],
-        }
-        regex = constrained_regex(self.model, style, ctx.constrain, action_regex(ctx.decompose))
-        if regex:
-            options["regex"] = regex
+        sampling = {"temperature": ctx.temperature, "top_p": ctx.top_p, "seed": branch["seed"]}
+        options = step_options(self.model, ctx, **sampling)
         while len(steps) < ctx.max_turns:
             try:
-                call = partial(self.model.invoke, to_messages(messages), **options)
-                reply = call_with_retry(call, self.retry)
+                call = partial(call_step, self.model, to_messages(messages), options)
+                step = call_with_retry(call, self.retry)
             except Exception as exc:  # one failed trajectory must not end the other branches
                 reason = f"model_error: {reported_error(exc)}"
                 break
-            metadata = reply.response_metadata or {}
-            text = clean_text(restore_stop_sequence(str(reply.text), metadata.get("stop_reason")))
-            action = parse_action(text, getattr(reply, "tool_calls", None) or None)
-            usage = usage_counters(reply)
-            step_counters = {"llm_calls": 1, **usage}
-            if metadata.get("finish_reason") == "length":
-                step_counters["truncated_steps"] = 1  # the step hit max_tokens
-            counters = add_counters(counters, step_counters)
+            text, action = step.text, step.action
+            counters = add_counters(counters, step.counters)
             regions = {name: [list(s) for s in spans] for name, spans in region_spans(text).items()}
             steps.append(
                 Step(
                     text=text,
-                    # Token strings can carry lone surrogates, as the text can: cleaned alike
-                    # (one character for one), so token widths still match the text.
-                    logprobs=storable(list((metadata.get("logprobs") or {}).get("content") or [])),
+                    logprobs=step.logprobs,
                     regions=regions,
-                    usage=usage,
+                    usage=step.usage,
                     action=action.kind,
                     message_index=len(messages),
                     origin=branch["id"],

@@ -10,6 +10,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import PromptStyleOption, SearchContext, with_defaults
+from langgraph_parallel.agent.limits import recursion_limit_for
 from langgraph_parallel.agent.state import (
     FanOutState,
     ParallelSearchInput,
@@ -17,7 +18,7 @@ from langgraph_parallel.agent.state import (
     ParallelSearchState,
     SubQuery,
 )
-from langgraph_parallel.agent.think import ThinkNode, answer_node, recursion_limit_for
+from langgraph_parallel.agent.think import ThinkNode, answer_node
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.parallel_search.fan_out import FanOutNode, ObserveNode, dispatch
 from langgraph_parallel.parallel_search.search import SearchNode

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from langgraph_parallel.agent.think import raw_prompt_kind
+from langgraph_parallel.agent.step import raw_prompt_kind
 from langgraph_parallel.apps.registry import DEFAULT_MODELS, GRAPH_NAMES, default_model
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph

@@ -1,0 +1,36 @@
+"""Step and recursion limits of the agent loop.
+
+``think`` bounds the loop by ``max_turns`` itself; LangGraph's ``recursion_limit`` is only a
+safety net, so the defaults here are generous and a run near the limit ends with a stated
+``stop_reason`` instead of a ``GraphRecursionError``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIN_RECURSION_LIMIT", "STEPS_PER_TURN", "STEPS_TO_ANSWER", "STEPS_TO_SEARCH",
+           "recursion_limit_for"]  # fmt: skip
+
+STEPS_PER_TURN = 4
+"""Super-steps of one search turn: ``think``, ``fan_out``, ``search``, ``observe``."""
+
+# A node running with ``remaining_steps == r`` may hand over to a node that then runs with
+# ``r - 1``; the run's last node needs ``remaining_steps >= 1`` or LangGraph raises
+# GraphRecursionError. So ``answer`` after this step needs 2, and a search turn needs its four
+# steps plus a last ``think`` and ``answer``.
+STEPS_TO_ANSWER = 2
+STEPS_TO_SEARCH = STEPS_PER_TURN + STEPS_TO_ANSWER
+
+
+MIN_RECURSION_LIMIT = 100
+"""Floor of the default ``recursion_limit``: per-run ``max_turns`` up to 25 still fit."""
+
+
+def recursion_limit_for(max_turns: int) -> int:
+    """Return a default ``recursion_limit`` with room for ``max_turns`` turns and the answer.
+
+    ``think`` bounds the loop by ``max_turns`` itself, so the limit is only a safety net and is
+    generous: at least :data:`MIN_RECURSION_LIMIT`, so a per-run ``max_turns`` a little over the
+    build-time one still fits.
+    """
+    needed = STEPS_PER_TURN * max_turns + STEPS_TO_ANSWER + 4  # a few steps of slack
+    return max(MIN_RECURSION_LIMIT, needed)

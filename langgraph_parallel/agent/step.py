@@ -1,0 +1,165 @@
+"""One agent step, shared by ParallelSearch's ``think`` and ParallelMuse's ``rollout``.
+
+How a model is prompted (:func:`prompt_style`, :func:`raw_prompt_kind`, :func:`first_prompt`),
+what a step call asks of it (:func:`step_options`: stop sequences, token bound, the action
+grammar when the engine can constrain to it), and what comes back (:func:`read_step`: the
+cleaned text with its stop sequence, the parsed action, counters, storable tool calls and token
+logprobs). Both papers' loops call :func:`call_step`, so a step is prompted, bounded and read the
+same way wherever it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+
+from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.errors import UserError, clean_text, storable
+from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.prompts import RawPrompt, parallel_search_instruction, raw_prompt
+from langgraph_parallel.protocol import (
+    STOP_SEQUENCES,
+    Action,
+    action_regex,
+    parse_action,
+    restore_stop_sequence,
+)
+
+__all__ = [
+    "StepReply",
+    "call_step",
+    "constrained_regex",
+    "first_prompt",
+    "prompt_style",
+    "raw_prompt_kind",
+    "read_step",
+    "step_options",
+]
+
+
+@dataclass(frozen=True)
+class StepReply:
+    """What one model step produced.
+
+    Attributes:
+        text: The generated text, cleaned, ending with its stop sequence if it stopped at one.
+        action: The parsed action.
+        usage: Token counters of the call (``prompt_tokens``, ``cached_prompt_tokens``, ...).
+        counters: ``llm_calls`` 1, the usage, and ``truncated_steps`` 1 if ``max_tokens`` cut it.
+        tool_calls: The reply's tool calls in a form every checkpointer stores.
+        logprobs: Token logprobs (OpenAI shape), storable; empty when the model gives none.
+    """
+
+    text: str
+    action: Action
+    usage: dict[str, int]
+    counters: dict[str, int]
+    tool_calls: list[Any] = field(default_factory=list)
+    logprobs: list[Any] = field(default_factory=list)
+
+
+def prompt_style(model: BaseChatModel, context: SearchContext) -> Literal["chat", "raw"]:
+    """Resolve ``context.prompt_style`` for ``model`` (``auto`` asks in-process models)."""
+    if context.prompt_style != "auto":
+        return context.prompt_style
+    style = getattr(model, "style", None)
+    return "raw" if style == "raw" else "chat"
+
+
+def constrained_regex(
+    model: BaseChatModel, style: Literal["chat", "raw"], constrain: bool | None, regex: str
+) -> str | None:
+    """Return ``regex`` when this step should use the engine's structured outputs, else ``None``.
+
+    ``constrain=None`` means on for models with a ``regex`` setting (``ChatVLLM``) in ``raw``
+    style. Shared by every node that constrains a step, so the rule lives in one place.
+
+    Raises:
+        UserError: ``constrain=True`` for a model without structured outputs.
+    """
+    supported = hasattr(model, "regex")
+    if constrain is None:
+        constrain = style == "raw" and supported
+    if not constrain:
+        return None
+    if not supported:
+        raise UserError(
+            "constrain=True needs a model with structured outputs (ChatVLLM); "
+            "set constrain=False for this model."
+        )
+    return regex
+
+
+def raw_prompt_kind(model: BaseChatModel) -> RawPrompt:
+    """Return the raw prompt a model wants: ``rules`` for trained policies, else ``few_shot``.
+
+    ``ChatVLLM`` reads it from the model card of a trained folder (``"raw_prompt": "rules"``)
+    and reports it as ``prompt_kind``; other models may set a ``raw_prompt`` attribute; any
+    other model gets the few-shot demos.
+    """
+    kind = getattr(model, "prompt_kind", None) or getattr(model, "raw_prompt", None)
+    return "rules" if kind == "rules" else "few_shot"
+
+
+def first_prompt(
+    question: str,
+    style: Literal["chat", "raw"],
+    context: SearchContext,
+    kind: RawPrompt = "few_shot",
+) -> str:
+    """Build the opening prompt of the agent for ``question`` (``kind``: see :func:`raw_prompt`)."""
+    if style == "raw":
+        return raw_prompt(question, context.decompose, kind)
+    template = context.instruction or parallel_search_instruction(context.decompose)
+    return template.replace("{question}", question)
+
+
+def step_options(model: BaseChatModel, context: SearchContext, **sampling: Any) -> dict[str, Any]:
+    """Return the call options of one step: stop sequences, ``max_tokens``, the action regex.
+
+    Args:
+        model: The step's model (decides whether the regex applies; see
+            :func:`constrained_regex`).
+        context: The run's settings.
+        **sampling: More options (``temperature``, ``top_p``, ``seed``) passed as they are.
+    """
+    options: dict[str, Any] = {"stop": list(STOP_SEQUENCES), "max_tokens": context.max_tokens}
+    options.update(sampling)
+    style = prompt_style(model, context)
+    regex = constrained_regex(model, style, context.constrain, action_regex(context.decompose))
+    if regex:
+        options["regex"] = regex
+    return options
+
+
+def read_step(reply: BaseMessage) -> StepReply:
+    """Read a model reply as a step (see :class:`StepReply`)."""
+    metadata = getattr(reply, "response_metadata", None) or {}
+    text = clean_text(restore_stop_sequence(str(reply.text), metadata.get("stop_reason")))
+    tool_calls = list(getattr(reply, "tool_calls", None) or [])
+    usage = usage_counters(reply)
+    counters: dict[str, int] = {"llm_calls": 1, **usage}
+    if metadata.get("finish_reason") == "length":
+        counters["truncated_steps"] = 1  # the step hit max_tokens
+    # Token strings can carry lone surrogates, as the text can: cleaned alike (one character
+    # for one), so token widths still match the text.
+    logprobs = storable(list((metadata.get("logprobs") or {}).get("content") or []))
+    return StepReply(
+        text=text,
+        action=parse_action(text, tool_calls or None),
+        usage=usage,
+        counters=counters,
+        tool_calls=[storable(dict(call)) for call in tool_calls],
+        logprobs=logprobs,
+    )
+
+
+def call_step(
+    model: BaseChatModel, messages: Sequence[BaseMessage], options: dict[str, Any]
+) -> StepReply:
+    """Call ``model`` once on ``messages`` with ``options`` and read the reply as a step."""
+    return read_step(model.invoke(list(messages), **options))
