@@ -23,6 +23,23 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 
 
+def _at(result: dict[str, Any]) -> str:
+    """Where the figures come from in the history: the commit the benchmark ran at."""
+    commit = result.get("commit")
+    if not commit:
+        return "; it ran before benchmarks recorded their commit"
+    return f" at commit `{commit[:7]}{'-dirty' if commit.endswith('-dirty') else ''}`"
+
+
+def _commits(run_json: Path) -> str:
+    """The commits a resumable ``bench`` folder's rows were written at (its ``run.json``)."""
+    commits = json.loads(run_json.read_text()).get("commits") or []
+    if not commits:
+        return "commits not recorded"
+    short = [f"`{c[:7]}{'-dirty' if c.endswith('-dirty') else ''}`" for c in commits]
+    return "commit " + short[0] if len(short) == 1 else "commits " + ", ".join(short)
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
@@ -87,7 +104,7 @@ def render_parallel_muse(
     points = [-(-r["branches"] // per_fork) for r in rows]  # a point gets up to per_fork
     forks = {k: points.count(k) for k in (0, 1, 2)}
     lines = [
-        f"Made by `{result['command']}` ({n} HotpotQA questions, budget "
+        f"Made by `{result['command']}`{_at(result)} ({n} HotpotQA questions, budget "
         f"{settings['budget']}, prefix cache emptied before every system's run): partial rollout "
         f"(1 initial rollout, up to {per_fork} samples at each of the 2 most uncertain "
         "exploration steps, the rest of the budget as fresh rollouts) vs independent rollouts. "
@@ -130,7 +147,8 @@ def render_reliability(path: Path = REPO / "benchmarks" / "reliability.json") ->
     muse = [r for r in rows if r["graph"] == "parallel-muse"]
     forked = sum(r["forked"] or 0 for r in muse)
     return (
-        f"**Reliability** (`benchmarks/reliability.md`, `{result['command']}`, fake model and "
+        f"**Reliability** (`benchmarks/reliability.md`, `{result['command']}`{_at(result)}, "
+        "fake model and "
         f"flaky searcher): {total['cases']:,} runs with fuzzed model output (unclosed/nested "
         "tags, hundreds of `##`, huge and non-UTF-8-safe text, broken JSON tool calls), 30% "
         "search faults (raise, time out, return nothing or garbage), 30% model faults "
@@ -173,7 +191,8 @@ def render_hotpotqa200(root: Path = REPO / "benchmarks" / "hotpotqa200") -> str:
         f"**ParallelSearch vs the sequential Search-R1 agent** — {len(direct)} HotpotQA "
         f"distractor questions ({n_par} comparison = parallelizable, {n_seq} bridge = "
         "sequential), untrained `smollm2` with the few-shot prompt, same engine, same index, "
-        f"`max_turns=4`, `top_k=3`; made by `{result['command']}`:",
+        f"`max_turns=4`, `top_k=3`; made by `{result['command']}`, rows written at "
+        f"{_commits(root / 'run.json')}:",
         "",
         "| class | graph | LLM calls | turns | any `##` turn "
         "| answered | EM | F1 | prompt+completion tokens | cached prompt tokens | wall s |",
@@ -228,7 +247,8 @@ def render_engine(path: Path = REPO / "benchmarks" / "engine" / "engine.json") -
     result: dict[str, Any] = json.loads(path.read_text())
     calls, cache = result["calls"], result["prefix_cache"]
     return (
-        f"**Engine** (`benchmarks/engine/`, `{result['command']}`): {calls} concurrent calls "
+        f"**Engine** (`benchmarks/engine/`, `{result['command']}`{_at(result)}): {calls} "
+        "concurrent calls "
         f"(what {calls} `Send` branches do) take **{result['median_ratio']:.2f}x** the wall time "
         f"of the same {calls} calls in sequence (median of {len(result['runs'])} runs; continuous "
         "batching in one in-process engine); a second prompt sharing a long prefix had "

@@ -7,6 +7,7 @@ exists would otherwise show only when someone re-runs a benchmark.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -24,3 +25,23 @@ def test_tool_imports(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, spec.name, module)
     spec.loader.exec_module(module)  # runs the imports; main() is behind __name__ == "__main__"
     assert callable(getattr(module, "main", None)), f"{path.name} has no main()"
+
+
+def test_compare_runs_reports_equal_rows_and_names_a_changed_counter(tmp_path: Path) -> None:
+    sys.path.insert(0, str(TOOLS[0].parent))
+    try:
+        from compare_runs import compare
+    finally:
+        sys.path.remove(str(TOOLS[0].parent))
+    row = {"graph": "parallel-search", "id": "q1", "answer": "yes", "stop_reason": "answered",
+           "llm_calls": 2, "turns": 1, "sub_queries": 2, "prompt_tokens": 300,
+           "cached_prompt_tokens": 96, "completion_tokens": 40, "wall_s": 1.0}  # fmt: skip
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder, changes in ((old, {}), (new, {"wall_s": 9.0})):
+        folder.mkdir()
+        (folder / "results.jsonl").write_text(json.dumps({**row, **changes}) + "\n")
+    report, same = compare(old, new)
+    assert same and "| parallel-search | 1 | 1 | - |" in report  # wall time is not behaviour
+    (new / "results.jsonl").write_text(json.dumps({**row, "cached_prompt_tokens": 64}) + "\n")
+    report, same = compare(old, new)
+    assert not same and "| parallel-search | 1 | 0 | cached_prompt_tokens |" in report
