@@ -24,20 +24,15 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from langgraph.types import RetryPolicy
-
-if TYPE_CHECKING:
-    from langgraph_parallel.retrieval.documents import Passage
-    from langgraph_parallel.retrieval.search import Searcher
 
 __all__ = [
     "DEFAULT_RETRY_POLICY",
     "UserError",
     "SECRET_ENV_VARS",
-    "RetryingSearcher",
     "call_with_retry",
     "clean_text",
     "describe_error",
@@ -171,26 +166,6 @@ def call_with_retry(
             )
             sleep(delay + (random.uniform(0.0, 1.0) if policy.jitter else 0.0))
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-class RetryingSearcher:
-    """A :class:`~langgraph_parallel.retrieval.search.Searcher` retrying transient errors.
-
-    For searches made inside a node's own loop (a ParallelMuse rollout), like
-    :func:`call_with_retry` for model calls.
-
-    Args:
-        searcher: The searcher to wrap.
-        policy: Attempts and backoff (``None``: one attempt).
-    """
-
-    def __init__(self, searcher: Searcher, policy: RetryPolicy | None) -> None:
-        self.searcher = searcher
-        self.policy = policy
-
-    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
-        """Search like the wrapped searcher, retrying transient errors."""
-        return call_with_retry(lambda: self.searcher.batch_search(queries, k), self.policy)
 
 
 def _secrets(extra: Iterable[str | None] = ()) -> list[str]:

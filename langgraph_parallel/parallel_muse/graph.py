@@ -22,7 +22,7 @@ from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import with_defaults
 from langgraph_parallel.agent.limits import MIN_RECURSION_LIMIT
-from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, RetryingSearcher
+from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.parallel_muse.reduce import AggregateNode, Report, ReportNode, ReportTask
 from langgraph_parallel.parallel_muse.rollout import (
     Branch,
@@ -35,7 +35,7 @@ from langgraph_parallel.parallel_muse.router import RouterNode
 from langgraph_parallel.parallel_muse.state import MuseInput, MuseOutput, MuseState, merge_by_index
 from langgraph_parallel.parallel_muse.uncertainty import Mode, Region
 from langgraph_parallel.parallel_search.search import SearchNode
-from langgraph_parallel.retrieval.search import as_searcher
+from langgraph_parallel.retrieval.search import RetryingSearcher, as_searcher
 
 __all__ = ["AggregateNode", "Branch", "MuseContext", "MuseInput", "MuseOutput", "MuseState",
            "Report", "ReportNode", "RolloutNode", "RouterNode", "Trajectory",

@@ -16,12 +16,12 @@ from langgraph.types import RetryPolicy
 from langgraph_parallel import create_parallel_search_graph
 from langgraph_parallel.errors import (
     DEFAULT_RETRY_POLICY,
-    RetryingSearcher,
     call_with_retry,
     is_transient,
     retry_now,
 )
 from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph, create_rollouts_graph
+from langgraph_parallel.retrieval.search import RetryingSearcher
 from tests.fakes import CountingSearcher, FlakySearcher, FuzzChatModel, ScriptedChatModel
 
 FAST = RetryPolicy(initial_interval=0.001, max_attempts=3, jitter=False, retry_on=is_transient)

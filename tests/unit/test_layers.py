@@ -1,0 +1,73 @@
+"""Imports point down: the structure drawing of the library has no circle and no upward edge.
+
+Every import of a ``langgraph_parallel`` module, lazy ones inside functions and
+``TYPE_CHECKING`` ones included, is read from the source and checked against the layer table
+of ``ARCHITECTURE.md`` section 1 (apps -> paper packages -> agent -> protocol/models/retrieval).
+A new package fails here until it is given a layer.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "langgraph_parallel"
+
+LAYERS: dict[str, int] = {
+    # foundations: no imports of the library, or only of each other downwards
+    "errors": 0,
+    "paths": 0,
+    "metrics": 0,
+    "protocol": 0,
+    "prompts": 1,
+    "retrieval": 1,
+    "models": 2,
+    "rewards": 2,
+    # the Search-R1 step loop both papers run
+    "agent": 3,
+    # the papers and the baselines
+    "parallel_search": 4,
+    "baselines": 4,
+    "parallel_muse": 5,
+    "eval": 5,
+    "train": 6,
+    # what people run
+    "apps": 7,
+}
+
+
+def _group(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _edges() -> set[tuple[str, str, str]]:
+    """(importing file, its group, imported group) for every library import."""
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                if name.startswith("langgraph_parallel.") and _group(module) != "__init__":
+                    found.add((str(path.relative_to(PACKAGE)), _group(module), _group(name)))
+    return found
+
+
+def test_every_package_has_a_layer() -> None:
+    groups = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()}
+    groups = {g for g in groups if not g.startswith(("_", ".")) and g not in {"adapters", "py"}}
+    assert groups <= set(LAYERS), f"give these a layer: {sorted(groups - set(LAYERS))}"
+
+
+def test_imports_point_down() -> None:
+    upward = sorted(
+        f"{path}: {group} (layer {LAYERS[group]}) imports {target} (layer {LAYERS[target]})"
+        for path, group, target in _edges()
+        if group != target and LAYERS[target] >= LAYERS[group]
+    )
+    assert not upward, "\n".join(upward)
