@@ -60,6 +60,19 @@ class SearchContext:
 ContextT = TypeVar("ContextT")
 
 
+def run_context(runtime: Any, defaults: ContextT) -> ContextT:
+    """Return the run's context when it is of the node's settings type, else ``defaults``.
+
+    The one way nodes read their settings. In our graphs the context is an instance of the
+    graph's ``context_schema`` (a :func:`with_defaults` subclass of the settings type), filled
+    from the run's ``context=`` and the build-time values. A node added to a user's graph sees
+    the user's own context type (or none): its build-time ``defaults`` apply, so every node keeps
+    them.
+    """
+    context = getattr(runtime, "context", None)
+    return context if isinstance(context, type(defaults)) else defaults
+
+
 def with_defaults(defaults: ContextT, name: str | None = None) -> type[ContextT]:
     """Return a subclass of ``type(defaults)`` whose field defaults are ``defaults``' values.
 
@@ -86,4 +99,10 @@ def with_defaults(defaults: ContextT, name: str | None = None) -> type[ContextT]
     return schema
 
 
-__all__ = ["SEARCH_R1_INSTRUCTION", "PromptStyleOption", "SearchContext", "with_defaults"]
+__all__ = [
+    "SEARCH_R1_INSTRUCTION",
+    "PromptStyleOption",
+    "SearchContext",
+    "run_context",
+    "with_defaults",
+]

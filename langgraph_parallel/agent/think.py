@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy
 
-from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.limits import STEPS_TO_ANSWER, STEPS_TO_SEARCH
 from langgraph_parallel.agent.state import ParallelSearchState
 from langgraph_parallel.agent.step import (
@@ -57,7 +57,7 @@ class ThinkNode:
         self, state: ParallelSearchState, runtime: Runtime[SearchContext]
     ) -> Command[ThinkRoute]:
         """Run one step."""
-        context = runtime.context or self.defaults
+        context = run_context(runtime, self.defaults)
         history: list[BaseMessage] = list(state.get("messages") or [])
         new: list[BaseMessage] = []
         if not history:

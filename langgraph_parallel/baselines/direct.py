@@ -19,7 +19,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.agent.context import PromptStyleOption
+from langgraph_parallel.agent.context import PromptStyleOption, run_context
 from langgraph_parallel.agent.state import (
     COUNTER_KEYS,
     ParallelSearchInput,
@@ -128,7 +128,7 @@ class DirectNode:
         self, state: ParallelSearchState, runtime: Runtime[DirectContext]
     ) -> dict[str, Any]:
         """Answer the question in one call."""
-        context = runtime.context if isinstance(runtime.context, DirectContext) else self.defaults
+        context = run_context(runtime, self.defaults)
         style = self.style(context)
         question = clean_text(state["question"])
         prompt = HumanMessage(direct_prompt(question, style, context.instruction))

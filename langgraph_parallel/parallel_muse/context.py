@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from langgraph.runtime import Runtime
+from typing import Literal
 
 from langgraph_parallel.agent.context import SearchContext
 from langgraph_parallel.parallel_muse.uncertainty import MODES, REGIONS, Mode, Region
 from langgraph_parallel.prompts import ANALYST_PROMPT, REPORT_PROMPT
 
-__all__ = ["JOINS", "Join", "MuseContext", "muse_settings"]
+__all__ = ["JOINS", "Join", "MuseContext"]
 
 Join = Literal["select", "majority", "weighted"]
 JOINS: tuple[str, ...] = ("select", "majority", "weighted")
@@ -69,9 +67,3 @@ class MuseContext(SearchContext):
         for name, allowed in (("region", REGIONS), ("mode", MODES), ("join", JOINS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}.")
-
-
-def muse_settings(runtime: Runtime[Any] | None, defaults: MuseContext) -> MuseContext:
-    """Return the run's :class:`MuseContext` if it passed one, else the build-time defaults."""
-    context = getattr(runtime, "context", None)
-    return context if isinstance(context, MuseContext) else defaults

@@ -23,16 +23,20 @@ from langgraph.types import RetryPolicy
 from langgraph_parallel.agent.context import with_defaults
 from langgraph_parallel.agent.limits import MIN_RECURSION_LIMIT
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
-from langgraph_parallel.parallel_muse.reduce import AggregateNode, Report, ReportNode, ReportTask
-from langgraph_parallel.parallel_muse.rollout import (
-    Branch,
-    Join,
-    MuseContext,
-    RolloutNode,
-    Trajectory,
-)
+from langgraph_parallel.parallel_muse.context import Join, MuseContext
+from langgraph_parallel.parallel_muse.reduce import AggregateNode, ReportNode
+from langgraph_parallel.parallel_muse.rollout import RolloutNode
 from langgraph_parallel.parallel_muse.router import RouterNode
-from langgraph_parallel.parallel_muse.state import MuseInput, MuseOutput, MuseState, merge_by_index
+from langgraph_parallel.parallel_muse.state import (
+    Branch,
+    MuseInput,
+    MuseOutput,
+    MuseState,
+    Report,
+    ReportTask,
+    Trajectory,
+    merge_by_index,
+)
 from langgraph_parallel.parallel_muse.uncertainty import Mode, Region
 from langgraph_parallel.parallel_search.search import SearchNode
 from langgraph_parallel.retrieval.search import RetryingSearcher, as_searcher

@@ -28,8 +28,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
-from typing_extensions import TypedDict
 
+from langgraph_parallel.agent.context import run_context
 from langgraph_parallel.agent.step import prompt_style
 from langgraph_parallel.errors import (
     clean_text,
@@ -37,28 +37,12 @@ from langgraph_parallel.errors import (
 )
 from langgraph_parallel.metrics import normalize_answer
 from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.parallel_muse.rollout import MuseContext, Trajectory, muse_settings
+from langgraph_parallel.parallel_muse.context import MuseContext
+from langgraph_parallel.parallel_muse.state import Report, ReportTask, Trajectory
 from langgraph_parallel.parallel_muse.uncertainty import answer_confidence
 from langgraph_parallel.prompts import ANALYST_RAW_PRIMER, REPORT_RAW_PRIMER
 
 _CHOICE = re.compile(r"<choice>\s*(\d+)\s*</choice>")
-
-
-class ReportTask(TypedDict):
-    """Payload of one ``Send("report", ...)``."""
-
-    question: str
-    trajectory: Trajectory
-
-
-class Report(TypedDict):
-    """A compressed trajectory: its ``id``, ``index``, ``answer`` and Markdown ``text``."""
-
-    trajectory: str
-    index: int
-    answer: str | None
-    text: str
-    error: str | None
 
 
 def _ask(
@@ -94,7 +78,7 @@ class ReportNode:
 
     def __call__(self, task: ReportTask, runtime: Runtime[Any]) -> dict[str, Any]:
         """Return ``{"reports": [report], "counters": report_* counters}``."""
-        ctx = muse_settings(runtime, self.defaults)
+        ctx = run_context(runtime, self.defaults)
         trajectory = task["trajectory"]
         # The first message is the prompt (rules, demos, question): the question is given apart.
         steps = "".join(m["content"] for m in trajectory["messages"][1:]).strip()
@@ -169,7 +153,7 @@ class AggregateNode:
 
     def __call__(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> dict[str, Any]:
         """Return ``answer``, ``stop_reason``, ``aggregation`` and ``aggregate_*`` counters."""
-        ctx = muse_settings(runtime, self.defaults)
+        ctx = run_context(runtime, self.defaults)
         trajectories: list[Trajectory] = sorted(state.get("trajectories") or [], key=_index)
         answered = [t for t in trajectories if t["answer"]]
         chosen, votes = vote(answered, weighted=ctx.join == "weighted")

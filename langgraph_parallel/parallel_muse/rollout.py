@@ -17,8 +17,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
-from typing_extensions import TypedDict
 
+from langgraph_parallel.agent.context import run_context
 from langgraph_parallel.agent.state import SubQuery, add_counters
 from langgraph_parallel.agent.step import (
     call_step,
@@ -28,8 +28,9 @@ from langgraph_parallel.agent.step import (
     step_options,
 )
 from langgraph_parallel.errors import call_with_retry, clean_text, reported_error
-from langgraph_parallel.parallel_muse.context import JOINS, Join, MuseContext, muse_settings
+from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.regions import region_spans
+from langgraph_parallel.parallel_muse.state import Branch, Trajectory
 from langgraph_parallel.parallel_muse.uncertainty import Step
 from langgraph_parallel.parallel_search.search import SearchNode
 from langgraph_parallel.protocol import (
@@ -38,43 +39,7 @@ from langgraph_parallel.protocol import (
     format_observation,
 )
 
-# The settings moved to muse_context; they stay importable from here.
-__all__ = ["JOINS", "Branch", "Join", "MuseContext", "RolloutNode", "Trajectory", "muse_settings",
-           "to_messages"]  # fmt: skip
-
-
-class Branch(TypedDict):
-    """Payload of one ``Send("rollout", ...)``: a fresh rollout or a fork of ``parent``.
-
-    ``messages`` and ``steps`` are the parent's prefix (empty for a fresh rollout, which starts
-    from the question's first prompt); ``branch_step`` is the step re-generated first.
-    """
-
-    question: str
-    id: str
-    index: int
-    parent: str | None
-    branch_step: int | None
-    round: int
-    seed: int
-    messages: list[dict[str, str]]
-    steps: list[Step]
-
-
-class Trajectory(Branch):
-    """A finished rollout (JSON-serialisable).
-
-    Attributes:
-        messages_prefix_len: Messages inherited from the parent (0 for a fresh rollout).
-        answer: The final answer, or ``None``.
-        stop_reason: ``answered``, ``max_turns: ...`` or ``model_error: ...``.
-        counters: This trajectory's own model calls and searches (inherited steps excluded).
-    """
-
-    messages_prefix_len: int
-    answer: str | None
-    stop_reason: str
-    counters: dict[str, int]
+__all__ = ["RolloutNode", "to_messages"]
 
 
 def to_messages(messages: list[dict[str, str]]) -> list[BaseMessage]:
@@ -112,7 +77,7 @@ class RolloutNode:
 
     def __call__(self, branch: Branch, runtime: Runtime[Any]) -> dict[str, Any]:
         """Return ``{"trajectories": [trajectory], "counters": its counters}``."""
-        ctx = muse_settings(runtime, self.defaults)
+        ctx = run_context(runtime, self.defaults)
         messages = [dict(m) for m in branch["messages"]]
         if not messages:
             question = clean_text(branch["question"])
@@ -174,7 +139,7 @@ class RolloutNode:
         return {"trajectories": [trajectory], "counters": counters}
 
     def _observe(self, queries: list[str], turn: int, runtime: Runtime[Any]) -> tuple[str, int]:
-        ctx = muse_settings(runtime, self.defaults)
+        ctx = run_context(runtime, self.defaults)
         if not ctx.decompose:
             queries = [" ## ".join(queries)]
         run, skipped = cap_queries(queries, ctx.max_parallel_queries)

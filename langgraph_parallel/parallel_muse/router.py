@@ -30,9 +30,11 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
+from langgraph_parallel.agent.context import run_context
 from langgraph_parallel.errors import clean_text
-from langgraph_parallel.parallel_muse.reduce import ReportTask, vote
-from langgraph_parallel.parallel_muse.rollout import Branch, MuseContext, Trajectory, muse_settings
+from langgraph_parallel.parallel_muse.context import MuseContext
+from langgraph_parallel.parallel_muse.reduce import vote
+from langgraph_parallel.parallel_muse.state import Branch, ReportTask, Trajectory
 from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, select_branch_points
 
 MuseRoute = Literal["rollout", "report", "__end__"]
@@ -143,7 +145,7 @@ class RouterNode:
 
     def __call__(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Command[MuseRoute]:
         """Route to ``rollout`` (one ``Send`` per branch) or to ``report`` (one per trajectory)."""
-        ctx = muse_settings(runtime, self.defaults)
+        ctx = run_context(runtime, self.defaults)
         trajectories = list(state.get("trajectories") or [])
         dispatched = int(state.get("dispatched") or 0)
         branches, points, rounds_done = plan_branches(

@@ -1,4 +1,4 @@
-"""ParallelMuse graph state: input, output, full state, and the reducer of branch results.
+"""ParallelMuse state: the payloads and records of its branches, the graph state, its reducer.
 
 Every key that parallel branches write has a deterministic reducer; ``remaining_steps`` is
 managed by LangGraph and lets the router stop before the recursion limit would raise.
@@ -14,13 +14,63 @@ from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
 from langgraph_parallel.agent.state import add_counters
-from langgraph_parallel.parallel_muse.reduce import Report
-from langgraph_parallel.parallel_muse.rollout import Trajectory
-from langgraph_parallel.parallel_muse.uncertainty import BranchPoint
+from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, Step
 
-__all__ = ["MuseInput", "MuseOutput", "MuseState", "merge_by_index"]
+__all__ = ["Branch", "MuseInput", "MuseOutput", "MuseState", "Report", "ReportTask", "Trajectory",
+           "merge_by_index"]  # fmt: skip
 
 _Item = TypeVar("_Item", bound=Mapping[str, Any])
+
+
+class Branch(TypedDict):
+    """Payload of one ``Send("rollout", ...)``: a fresh rollout or a fork of ``parent``.
+
+    ``messages`` and ``steps`` are the parent's prefix (empty for a fresh rollout, which starts
+    from the question's first prompt); ``branch_step`` is the step re-generated first.
+    """
+
+    question: str
+    id: str
+    index: int
+    parent: str | None
+    branch_step: int | None
+    round: int
+    seed: int
+    messages: list[dict[str, str]]
+    steps: list[Step]
+
+
+class Trajectory(Branch):
+    """A finished rollout (JSON-serialisable).
+
+    Attributes:
+        messages_prefix_len: Messages inherited from the parent (0 for a fresh rollout).
+        answer: The final answer, or ``None``.
+        stop_reason: ``answered``, ``max_turns: ...`` or ``model_error: ...``.
+        counters: This trajectory's own model calls and searches (inherited steps excluded).
+    """
+
+    messages_prefix_len: int
+    answer: str | None
+    stop_reason: str
+    counters: dict[str, int]
+
+
+class ReportTask(TypedDict):
+    """Payload of one ``Send("report", ...)``."""
+
+    question: str
+    trajectory: Trajectory
+
+
+class Report(TypedDict):
+    """A compressed trajectory: its ``id``, ``index``, ``answer`` and Markdown ``text``."""
+
+    trajectory: str
+    index: int
+    answer: str | None
+    text: str
+    error: str | None
 
 
 def merge_by_index(left: Sequence[_Item] | None, right: Sequence[_Item] | None) -> list[_Item]:

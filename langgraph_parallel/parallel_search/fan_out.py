@@ -14,18 +14,9 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.state import FanOutState, SearchResult, SubQuery
 from langgraph_parallel.protocol import cap_queries, format_observation
-
-
-def setting(runtime: Runtime[Any] | None, name: str, default: Any) -> Any:
-    """Read ``name`` from the run's :class:`SearchContext` if it has one, else ``default``.
-
-    Inside a user's graph the context is the user's own type, so build-time values apply.
-    """
-    context = getattr(runtime, "context", None)
-    return getattr(context, name) if isinstance(context, SearchContext) else default
 
 
 class FanOutNode:
@@ -37,10 +28,11 @@ class FanOutNode:
 
     def __init__(self, max_parallel_queries: int) -> None:
         self.max_parallel_queries = max_parallel_queries
+        self.defaults = SearchContext(max_parallel_queries=max_parallel_queries)
 
     def __call__(self, state: FanOutState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Return the capped queries, the skipped ones and the new turn number."""
-        limit = setting(runtime, "max_parallel_queries", self.max_parallel_queries)
+        limit = run_context(runtime, self.defaults).max_parallel_queries
         run, skipped = cap_queries(list(state.get("queries") or []), limit)
         return {"queries": run, "skipped": skipped, "turn": int(state.get("turn") or 0) + 1}
 
@@ -71,6 +63,7 @@ class ObserveNode:
 
     def __init__(self, max_parallel_queries: int, *, as_message: bool = True) -> None:
         self.max_parallel_queries = max_parallel_queries
+        self.defaults = SearchContext(max_parallel_queries=max_parallel_queries)
         self.as_message = as_message
 
     def __call__(self, state: FanOutState, runtime: Runtime[Any]) -> dict[str, Any]:
@@ -79,7 +72,7 @@ class ObserveNode:
         text = format_observation(
             [(r["query"], r["text"]) for r in results],
             state.get("skipped") or [],
-            limit=setting(runtime, "max_parallel_queries", self.max_parallel_queries),
+            limit=run_context(runtime, self.defaults).max_parallel_queries,
         )
         if not self.as_message:
             return {"observation": text}

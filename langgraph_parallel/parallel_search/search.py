@@ -8,9 +8,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
+from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.state import SearchResult, SubQuery
 from langgraph_parallel.errors import clean_text, reported_error
-from langgraph_parallel.parallel_search.fan_out import setting
 from langgraph_parallel.retrieval.documents import format_passages
 from langgraph_parallel.retrieval.search import Searcher
 
@@ -43,12 +43,13 @@ class SearchNode:
         self.searcher = searcher
         self.top_k = top_k
         self.timeout = timeout
+        self.defaults = SearchContext(top_k=top_k, search_timeout=timeout)
         self.retry = retry
 
     def __call__(self, payload: SubQuery, runtime: Runtime[Any]) -> dict[str, Any]:
         """Search ``payload["query"]`` and return its keyed result."""
-        top_k = setting(runtime, "top_k", self.top_k)
-        timeout = setting(runtime, "search_timeout", self.timeout)
+        context = run_context(runtime, self.defaults)
+        top_k, timeout = context.top_k, context.search_timeout
         result = SearchResult(
             turn=payload["turn"], index=payload["index"], query=payload["query"], text="", titles=[]
         )
