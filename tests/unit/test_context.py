@@ -1,0 +1,37 @@
+"""Nodes read settings one way: the run's context when it is theirs, else build-time values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+from langgraph_parallel.agent.context import SearchContext, run_context
+from langgraph_parallel.agent.think import ThinkNode
+from langgraph_parallel.parallel_muse.context import MuseContext
+from tests.fakes import ScriptedChatModel
+
+
+@dataclass
+class UserContext:
+    """A user's own graph context: nothing our nodes know."""
+
+    user_id: str = "u1"
+
+
+def test_run_context_takes_the_runs_settings_only_when_they_are_the_nodes_type() -> None:
+    defaults = SearchContext(max_turns=2)
+    assert run_context(None, defaults) is defaults
+    assert run_context(SimpleNamespace(context=None), defaults) is defaults
+    assert run_context(SimpleNamespace(context=UserContext()), defaults) is defaults
+    muse = MuseContext(max_turns=5)  # a subclass carries every SearchContext field
+    assert run_context(SimpleNamespace(context=muse), defaults) is muse
+    assert run_context(SimpleNamespace(context=defaults), MuseContext()) is not defaults
+
+
+def test_think_inside_a_user_graph_uses_its_build_time_settings() -> None:
+    model = ScriptedChatModel(script=["<search> a ## b </search>"])
+    node = ThinkNode(model, SearchContext(max_turns=1))
+    command = node({"question": "Q?"}, SimpleNamespace(context=UserContext()))  # type: ignore[arg-type]
+    # max_turns=1 from the build-time settings: the only step is the last, so no search runs.
+    assert command.goto == "answer"
+    assert command.update["stop_reason"].startswith("max_turns: 1")
