@@ -18,7 +18,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, StateGraph
 
-from langgraph_parallel import FanOutState, add_parallel_search, parse_action
+from langgraph_parallel import add_parallel_search
+from langgraph_parallel.agent.state import FanOutState
+from langgraph_parallel.protocol import parse_action
 
 
 class ResearchState(FanOutState):

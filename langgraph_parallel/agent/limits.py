@@ -8,7 +8,7 @@ safety net, so the defaults here are generous and a run near the limit ends with
 from __future__ import annotations
 
 __all__ = ["MIN_RECURSION_LIMIT", "STEPS_PER_TURN", "STEPS_TO_ANSWER", "STEPS_TO_SEARCH",
-           "recursion_limit_for"]  # fmt: skip
+           "muse_recursion_limit", "recursion_limit_for"]  # fmt: skip
 
 STEPS_PER_TURN = 4
 """Super-steps of one search turn: ``think``, ``fan_out``, ``search``, ``observe``."""
@@ -34,3 +34,12 @@ def recursion_limit_for(max_turns: int) -> int:
     """
     needed = STEPS_PER_TURN * max_turns + STEPS_TO_ANSWER + 4  # a few steps of slack
     return max(MIN_RECURSION_LIMIT, needed)
+
+
+def muse_recursion_limit(rounds: int) -> int:
+    """Return ParallelMuse's default ``recursion_limit``, with room for ``rounds`` rounds.
+
+    The router and one ``rollout`` step per round, plus the initial rollouts, ``report`` and
+    ``aggregate``: ``2 * rounds + 5`` super-steps, with slack and the same floor as ParallelSearch.
+    """
+    return max(MIN_RECURSION_LIMIT, 2 * rounds + 5 + 4)

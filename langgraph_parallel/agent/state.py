@@ -125,3 +125,26 @@ class ParallelSearchState(FanOutState):
     steps: NotRequired[Annotated[int, operator.add]]
     counters: NotRequired[Annotated[dict[str, int], add_counters]]
     remaining_steps: NotRequired[RemainingSteps]
+
+
+def require_state_keys(builder: Any, keys: Mapping[str, str], part: str) -> None:
+    """Fail when a user's graph ``builder`` lacks state keys that ``part`` reads or writes.
+
+    A subgraph node only sees and returns the parent's keys it shares, so a missing key would
+    make the part do nothing, silently. Checked when the part is added, not mid-run.
+
+    Args:
+        builder: The user's ``StateGraph``.
+        keys: Key -> the type it should have (quoted in the error).
+        part: What is being added (quoted in the error).
+
+    Raises:
+        ValueError: With the missing keys and their types.
+    """
+    channels = getattr(builder, "channels", {})
+    missing = [f"{key}: {kind}" for key, kind in keys.items() if key not in channels]
+    if missing:
+        raise ValueError(
+            f"{part} needs these keys in the graph's state schema: {'; '.join(missing)}. "
+            "Add them to the state TypedDict the StateGraph was built with."
+        )

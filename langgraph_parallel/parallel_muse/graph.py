@@ -21,7 +21,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import with_defaults
-from langgraph_parallel.agent.limits import MIN_RECURSION_LIMIT
+from langgraph_parallel.agent.limits import muse_recursion_limit
+from langgraph_parallel.agent.state import require_state_keys
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.parallel_muse.context import Join, MuseContext
 from langgraph_parallel.parallel_muse.reduce import AggregateNode, ReportNode
@@ -32,28 +33,13 @@ from langgraph_parallel.parallel_muse.state import (
     MuseInput,
     MuseOutput,
     MuseState,
-    Report,
     ReportTask,
-    Trajectory,
-    merge_by_index,
 )
 from langgraph_parallel.parallel_muse.uncertainty import Mode, Region
 from langgraph_parallel.parallel_search.search import SearchNode
-from langgraph_parallel.retrieval.search import RetryingSearcher, as_searcher
+from langgraph_parallel.retrieval.search import RetryingSearcher, Searcher, as_searcher
 
-__all__ = ["AggregateNode", "Branch", "MuseContext", "MuseInput", "MuseOutput", "MuseState",
-           "Report", "ReportNode", "RolloutNode", "RouterNode", "Trajectory",
-           "create_parallel_muse_graph", "create_rollouts_graph", "merge_by_index",
-           "muse_recursion_limit"]  # fmt: skip
-
-
-def muse_recursion_limit(rounds: int) -> int:
-    """Return a default ``recursion_limit`` with room for ``rounds`` branching rounds.
-
-    The router and one ``rollout`` step per round, plus the initial rollouts, ``report`` and
-    ``aggregate``: ``2 * rounds + 5`` super-steps, with slack and the same floor as ParallelSearch.
-    """
-    return max(MIN_RECURSION_LIMIT, 2 * rounds + 5 + 4)
+__all__ = ["add_parallel_muse", "create_parallel_muse_graph", "create_rollouts_graph"]
 
 
 def _build(
@@ -228,3 +214,37 @@ def create_rollouts_graph(
         store=store,
         name=name,
     )
+
+
+def add_parallel_muse(
+    builder: StateGraph[Any, Any, Any, Any],
+    model: BaseChatModel,
+    search: Searcher | Any,
+    *,
+    name: str = "parallel_muse",
+    **settings: Any,
+) -> str:
+    """Add ParallelMuse to an existing graph builder as one node.
+
+    The counterpart of :func:`~langgraph_parallel.parallel_search.graph.add_parallel_search`.
+    The node reads the parent's ``question`` and writes ``answer`` back, with every other
+    output key the parent state also has (``stop_reason``, ``counters``, ``trajectories``,
+    ``reports``, ``aggregation``, ...). Wire it with ordinary edges.
+
+    Args:
+        builder: The user's ``StateGraph``.
+        model: Any LangChain chat model (see :func:`create_parallel_muse_graph`).
+        search: A searcher or LangChain retriever.
+        name: Node name (also the subgraph's name).
+        **settings: Keyword options of :func:`create_parallel_muse_graph` (``budget``, ...).
+
+    Returns:
+        The node name.
+
+    Raises:
+        ValueError: The builder's state has no ``question`` or ``answer`` key, or a setting
+            is invalid.
+    """
+    require_state_keys(builder, {"question": "str", "answer": "str | None"}, "add_parallel_muse")
+    builder.add_node(name, create_parallel_muse_graph(model, search, name=name, **settings))
+    return name

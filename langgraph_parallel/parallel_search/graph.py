@@ -17,6 +17,7 @@ from langgraph_parallel.agent.state import (
     ParallelSearchOutput,
     ParallelSearchState,
     SubQuery,
+    require_state_keys,
 )
 from langgraph_parallel.agent.think import ThinkNode, answer_node
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
@@ -171,7 +172,13 @@ def add_parallel_search(
 
     Returns:
         The node name.
+
+    Raises:
+        ValueError: The builder's state has no ``queries`` or ``observation`` key.
     """
+    require_state_keys(
+        builder, {"queries": "list[str]", "observation": "str"}, "add_parallel_search"
+    )
     builder.add_node(
         name,
         create_fan_out_search_graph(

@@ -35,3 +35,19 @@ def test_think_inside_a_user_graph_uses_its_build_time_settings() -> None:
     # max_turns=1 from the build-time settings: the only step is the last, so no search runs.
     assert command.goto == "answer"
     assert command.update["stop_reason"].startswith("max_turns: 1")
+
+
+def test_the_top_level_is_small_and_a_moved_name_says_where_it_went() -> None:
+    import importlib
+
+    import pytest
+
+    package = importlib.import_module("langgraph_parallel")
+    assert len(package.__all__) <= 20
+    assert all(hasattr(package, name) for name in package.__all__)
+    with pytest.raises(
+        ImportError, match=r"from langgraph_parallel\.agent\.think import ThinkNode"
+    ):
+        exec("from langgraph_parallel import ThinkNode", {})
+    with pytest.raises(AttributeError):
+        package.no_such_name  # noqa: B018

@@ -349,3 +349,46 @@ def test_a_context_dict_keeps_the_build_time_settings():
     assert len(graph.invoke({"question": "Q?"}, context={})["trajectories"]) == 3
     state = graph.invoke({"question": "Q?"}, context={"budget": 2})
     assert len(state["trajectories"]) == 2 and state["aggregation"]["join"] == "weighted"
+
+
+def test_add_parallel_muse_puts_the_fork_graph_into_a_users_graph():
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
+    from langgraph_parallel.parallel_muse.graph import add_parallel_muse
+
+    class UserState(TypedDict, total=False):
+        question: str
+        answer: str | None
+        trajectories: list[Any]
+        notes: str
+
+    builder = StateGraph(UserState)
+    builder.add_node("plan", lambda state: {"notes": "planned"})
+    model = FakeChat(agent=three_step_agent(SPREADS))
+    node = add_parallel_muse(builder, model, CountingSearcher(), budget=3, join="majority")
+    builder.add_edge(START, "plan")
+    builder.add_edge("plan", node)
+    builder.add_edge(node, END)
+    state = builder.compile().invoke({"question": "Q?"})
+    assert state["answer"] == "x" and state["notes"] == "planned"
+    assert len(state["trajectories"]) == 3  # the subgraph's output keys the parent shares
+
+    class NoAnswer(TypedDict):
+        question: str
+
+    with pytest.raises(ValueError, match=r"answer: str \| None"):
+        add_parallel_muse(StateGraph(NoAnswer), model, CountingSearcher())
+
+
+def test_add_parallel_search_names_the_keys_a_users_state_lacks():
+    from langgraph.graph import StateGraph
+    from typing_extensions import TypedDict
+
+    from langgraph_parallel import add_parallel_search
+
+    class Plain(TypedDict):
+        question: str
+
+    with pytest.raises(ValueError, match=r"queries: list\[str\]; observation: str"):
+        add_parallel_search(StateGraph(Plain), CountingSearcher())
