@@ -37,14 +37,14 @@ from langgraph_parallel.parallel_muse.state import (
 )
 from langgraph_parallel.parallel_muse.uncertainty import Mode, Region
 from langgraph_parallel.parallel_search.search import SearchNode
-from langgraph_parallel.retrieval.search import RetryingSearcher, Searcher, as_searcher
+from langgraph_parallel.retrieval.search import RetryingSearcher, SearchSource, as_searcher
 
 __all__ = ["add_parallel_muse", "create_parallel_muse_graph", "create_rollouts_graph"]
 
 
 def _build(
     model: BaseChatModel,
-    search: Any,
+    search: SearchSource,
     settings: Mapping[str, Any],
     *,
     retry: RetryPolicy | None,
@@ -92,7 +92,7 @@ def _build(
 
 def create_parallel_muse_graph(
     model: BaseChatModel,
-    search: Any,
+    search: SearchSource,
     *,
     budget: int = 8,
     initial_rollouts: int = 1,
@@ -172,7 +172,7 @@ def create_parallel_muse_graph(
 
 def create_rollouts_graph(
     model: BaseChatModel,
-    search: Any,
+    search: SearchSource,
     *,
     budget: int = 8,
     join: Join = "majority",
@@ -219,7 +219,7 @@ def create_rollouts_graph(
 def add_parallel_muse(
     builder: StateGraph[Any, Any, Any, Any],
     model: BaseChatModel,
-    search: Searcher | Any,
+    search: SearchSource,
     *,
     name: str = "parallel_muse",
     **settings: Any,

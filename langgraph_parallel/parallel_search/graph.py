@@ -24,12 +24,12 @@ from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.parallel_search.fan_out import FanOutNode, ObserveNode, dispatch
 from langgraph_parallel.parallel_search.search import SearchNode
 from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES
-from langgraph_parallel.retrieval.search import as_searcher
+from langgraph_parallel.retrieval.search import SearchSource, as_searcher
 
 
 def _add_fan_out(
     builder: StateGraph[Any, Any, Any, Any],
-    search: Any,
+    search: SearchSource,
     context: SearchContext,
     *,
     as_message: bool,
@@ -49,7 +49,7 @@ def _add_fan_out(
 
 def create_parallel_search_graph(
     model: BaseChatModel,
-    search: Any,
+    search: SearchSource,
     *,
     max_turns: int = 4,
     max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
@@ -130,7 +130,7 @@ def create_parallel_search_graph(
 
 
 def create_fan_out_search_graph(
-    search: Any,
+    search: SearchSource,
     *,
     max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
     top_k: int = 3,
@@ -156,7 +156,7 @@ def create_fan_out_search_graph(
 
 def add_parallel_search(
     builder: StateGraph[Any, Any, Any, Any],
-    search: Any,
+    search: SearchSource,
     *,
     name: str = "parallel_search",
     max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,

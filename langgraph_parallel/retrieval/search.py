@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
@@ -12,7 +12,7 @@ from langgraph.types import RetryPolicy
 from langgraph_parallel.errors import UserError, call_with_retry
 from langgraph_parallel.retrieval.documents import Passage
 
-__all__ = ["RetrieverSearcher", "RetryingSearcher", "Searcher", "as_searcher"]
+__all__ = ["RetrieverSearcher", "RetryingSearcher", "SearchSource", "Searcher", "as_searcher"]
 
 
 @runtime_checkable
@@ -22,6 +22,10 @@ class Searcher(Protocol):
     def batch_search(self, queries: Sequence[str], k: int) -> list[list[Passage]]:
         """Return up to ``k`` passages per query, one list per query in query order."""
         ...
+
+
+SearchSource = Searcher | BaseRetriever
+"""What the graph factories accept as ``search``: a :class:`Searcher` or any LangChain retriever."""
 
 
 def document_to_passage(doc: Document) -> Passage:
@@ -79,7 +83,7 @@ class RetrieverSearcher:
         return self.batch_search([query], k)[0]
 
 
-def as_searcher(obj: Any) -> Searcher:
+def as_searcher(obj: object) -> Searcher:
     """Return ``obj`` as a :class:`Searcher`.
 
     Args:
@@ -93,7 +97,7 @@ def as_searcher(obj: Any) -> Searcher:
     if isinstance(obj, BaseRetriever):
         return RetrieverSearcher(obj)
     if callable(getattr(obj, "batch_search", None)):
-        return obj
+        return cast(Searcher, obj)  # duck-typed: Searcher is a structural protocol
     raise UserError(
         f"Cannot search with a {type(obj).__name__}; pass a CorpusIndex (or any object with "
         "batch_search(queries, k)) or a LangChain BaseRetriever such as "
