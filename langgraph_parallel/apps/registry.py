@@ -117,7 +117,8 @@ def load_model(
         from langgraph_parallel.models.server import chat_openai_for_server
 
         return chat_openai_for_server(base_url, name)
-    from langgraph_parallel.models.vllm_chat import ChatVLLM, resolve_model
+    from langgraph_parallel.models.folders import resolve_model
+    from langgraph_parallel.models.vllm_chat import ChatVLLM
 
     if check:
         resolve_model(name)

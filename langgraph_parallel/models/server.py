@@ -21,7 +21,7 @@ from typing import Any
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.engine import engine_defaults
-from langgraph_parallel.models.vllm_chat import resolve_model
+from langgraph_parallel.models.folders import resolve_model
 
 
 def server_command(

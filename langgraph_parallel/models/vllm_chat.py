@@ -28,56 +28,14 @@ from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
 
-from langgraph_parallel.errors import UserError
-from langgraph_parallel.models.adapters import is_adapter_dir, merged_model_dir, read_card
 from langgraph_parallel.models.embedded import (
     DEFAULT_EMBEDDED,
-    EMBEDDED_MODELS,
-    embedded_model_dir,
-    validate_model_dir,
 )
 from langgraph_parallel.models.engine import EngineWorker, get_engine
+from langgraph_parallel.models.folders import folder_raw_prompt, resolve_model
 from langgraph_parallel.prompts import RawPrompt
 
 _ROLES = {AIMessage: "assistant", HumanMessage: "user", SystemMessage: "system"}
-
-
-def resolve_model(model: str) -> tuple[str, Literal["chat", "raw"]]:
-    """Turn a model argument into an engine path and its default prompt style.
-
-    ``smollm2``/``gemma3``/``smollm2-parallel``/... name an embedded model (converted, and a
-    trained policy merged, on first use); an existing or path-like argument must be a model
-    folder (``chat`` style unless its model card says otherwise, see
-    :func:`folder_prompt_style`) or an adapter folder written by ``train sft`` (merged into the
-    base its card names); anything else is passed to vLLM as a hub name.
-    """
-    if model in EMBEDDED_MODELS:
-        return str(embedded_model_dir(model)), EMBEDDED_MODELS[model].prompt_style
-    path = Path(model).expanduser()
-    if path.exists() or model.startswith((".", "/", "~")):
-        if is_adapter_dir(path):
-            base = str(read_card(path).get("base_model") or "")
-            if not base:
-                raise UserError(f"{path}'s card names no base_model; retrain with train sft.")
-            base_path, _ = resolve_model(base)
-            merged = merged_model_dir(path, Path(base_path), path.name or "adapter")
-            return str(merged), folder_prompt_style(merged)
-        folder = validate_model_dir(path)
-        return str(folder), folder_prompt_style(folder)
-    return model, "chat"
-
-
-def folder_prompt_style(folder: Path) -> Literal["chat", "raw"]:
-    """Return the prompt style recorded in a model folder's card; ``chat`` without one.
-
-    ``langgraph-parallel train`` writes ``raw`` for the models it trains.
-    """
-    return "raw" if read_card(folder).get("prompt_style") == "raw" else "chat"
-
-
-def folder_raw_prompt(folder: Path) -> RawPrompt:
-    """Return the raw prompt a folder's card asks for: ``rules`` for SFT policies."""
-    return "rules" if read_card(folder).get("raw_prompt") == "rules" else "few_shot"
 
 
 def message_text(message: BaseMessage) -> str:

@@ -27,10 +27,11 @@ from typing import Any
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.datasets import Question, load_questions
-from langgraph_parallel.models.adapters import MODEL_CARD
-from langgraph_parallel.prompts import RawPrompt, raw_prompt
+from langgraph_parallel.models.folders import folder_raw_prompt, model_folder
+from langgraph_parallel.prompts import raw_prompt
 from langgraph_parallel.rewards import COMPONENTS, RewardConfig, score_steps
 from langgraph_parallel.train.log import MetricsLog, plot_rewards
+from langgraph_parallel.train.policy import lora_config, save_model
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,53 +228,10 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
             top_k=config.top_k,
             raw_prompt=kind,
         ),
-        peft_config=_lora() if config.lora else None,
+        peft_config=lora_config() if config.lora else None,
         callbacks=[MetricsLog(out / "metrics.jsonl")],
     )
     trainer.train()
     saved = save_model(trainer.model, tokenizer, out / "model", base=config.model, kind=kind)
     plot_rewards(out / "metrics.jsonl", out / "reward_curve.png")
     return saved
-
-
-def model_folder(model: str) -> Path:
-    """Local folder of an embedded model, a model folder or an adapter folder (merged)."""
-    from langgraph_parallel.models.embedded import EMBEDDED_MODELS, validate_model_dir
-    from langgraph_parallel.models.vllm_chat import resolve_model
-
-    if model not in EMBEDDED_MODELS:
-        validate = Path(model).expanduser()
-        if not (validate / "adapter_config.json").is_file():
-            validate_model_dir(validate)
-    return Path(resolve_model(model)[0])
-
-
-def folder_raw_prompt(folder: Path) -> RawPrompt:
-    """Return the raw prompt recorded in a model folder's card (``few_shot`` without one)."""
-    from langgraph_parallel.models.vllm_chat import folder_raw_prompt as read
-
-    return read(folder)
-
-
-def save_model(
-    model: Any, tokenizer: Any, folder: Path, *, base: str, kind: RawPrompt = "few_shot"
-) -> Path:
-    """Save weights (LoRA merged in) and tokenizer, plus the card recording the prompt style."""
-    if hasattr(model, "merge_and_unload"):
-        model = model.merge_and_unload()
-    model.save_pretrained(str(folder), safe_serialization=True)
-    tokenizer.save_pretrained(str(folder))
-    card = {
-        "prompt_style": "raw",
-        "raw_prompt": kind,
-        "trained_from": base,
-        "method": "GRPO (ParallelSearch reward)",
-    }
-    (folder / MODEL_CARD).write_text(json.dumps(card, indent=2) + "\n")
-    return folder
-
-
-def _lora() -> Any:
-    from peft import LoraConfig
-
-    return LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM")

@@ -8,10 +8,12 @@ decodes together, the way the vLLM engine batches concurrent branches.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -21,7 +23,9 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
+from langgraph_parallel.models.adapters import MODEL_CARD
 from langgraph_parallel.models.vllm_chat import message_text
+from langgraph_parallel.prompts import RawPrompt
 from langgraph_parallel.protocol import STOP_SEQUENCES
 
 
@@ -200,3 +204,28 @@ class PolicyChatModel(BaseChatModel):
             text = cut_at_stop(tok.decode(new, skip_special_tokens=True), stop)
             results.append((text, int(mask.sum()), len(new)))
         return results
+
+
+def save_model(
+    model: Any, tokenizer: Any, folder: Path, *, base: str, kind: RawPrompt = "few_shot"
+) -> Path:
+    """Save weights (LoRA merged in) and tokenizer, plus the card recording the prompt style."""
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    model.save_pretrained(str(folder), safe_serialization=True)
+    tokenizer.save_pretrained(str(folder))
+    card = {
+        "prompt_style": "raw",
+        "raw_prompt": kind,
+        "trained_from": base,
+        "method": "GRPO (ParallelSearch reward)",
+    }
+    (folder / MODEL_CARD).write_text(json.dumps(card, indent=2) + "\n")
+    return folder
+
+
+def lora_config() -> Any:
+    """Return the LoRA settings of ``--lora`` training: rank 16 on every linear layer."""
+    from peft import LoraConfig
+
+    return LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM")

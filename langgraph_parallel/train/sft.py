@@ -8,9 +8,8 @@ kept, and trains one LoRA adapter per policy with TRL's ``SFTTrainer`` (loss onl
 steps: the dataset is pre-tokenized with a ``completion_mask``). Both policies see the same
 questions, so ParallelSearch-vs-Search-R1 compares equally trained models, as in the paper.
 
-Each adapter folder holds ``adapter_model.safetensors`` (float16), ``adapter_config.json`` and
-the card ``langgraph_parallel.json``: base model, the exact command, data files with counts, the
-excluded ids, the training settings and log. ``ask --model FOLDER`` merges it on first use.
+An adapter folder holds float16 weights, ``adapter_config.json`` and the card (base model,
+command, data files and counts, excluded ids, settings, log); ``ask --model FOLDER`` merges it.
 """
 
 from __future__ import annotations
@@ -164,7 +163,7 @@ def train_policy(
         from trl import SFTConfig, SFTTrainer
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise UserError(f"training needs: pip install 'langgraph-parallel[train]' ({exc})") from exc
-    from langgraph_parallel.train.grpo import model_folder
+    from langgraph_parallel.models.folders import model_folder
     from langgraph_parallel.train.log import MetricsLog
     from langgraph_parallel.train.synth import encode_transcript
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from langgraph_parallel.models.vllm_chat import folder_prompt_style
+from langgraph_parallel.models.folders import folder_prompt_style
 from langgraph_parallel.paths import repo_data_dir
 
 

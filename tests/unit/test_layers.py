@@ -71,3 +71,12 @@ def test_imports_point_down() -> None:
         if group != target and LAYERS[target] >= LAYERS[group]
     )
     assert not upward, "\n".join(upward)
+
+
+def test_no_library_module_is_over_250_lines() -> None:
+    long = {
+        str(path.relative_to(PACKAGE)): n
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > 250
+    }
+    assert not long, f"split by responsibility (ARCHITECTURE.md section 1): {long}"

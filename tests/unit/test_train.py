@@ -15,7 +15,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.adapters import MODEL_CARD
-from langgraph_parallel.models.vllm_chat import folder_prompt_style
+from langgraph_parallel.models.folders import folder_prompt_style
 from langgraph_parallel.prompts import few_shot_prompt
 from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION
 from langgraph_parallel.train.grpo import TrainConfig, reward_functions

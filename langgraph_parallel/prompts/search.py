@@ -1,41 +1,6 @@
-"""Every prompt the agents use, as named constants (``Context`` fields default to these).
+"""Prompts of the search agent (ParallelSearch / Search-R1) and of the closed-book baseline.
 
-Templates are filled with :meth:`str.format`; their placeholders are listed here and nowhere else
-do they contain braces.
-
-ParallelSearch / Search-R1 (chat-style, one user message):
-
-- :data:`SEARCH_R1_INSTRUCTION` -- the Search-R1 template, verbatim (typos included, as the models
-  trained on it saw it). Placeholder ``{question}``.
-- :data:`PARALLEL_DECOMPOSITION_SENTENCE` -- the ParallelSearch addition: independent parts may go
-  into one search as ``##``-separated sub-queries that run in parallel. No placeholder.
-- :func:`parallel_search_instruction` -- the two composed; ``decompose=False`` is plain Search-R1.
-
-Few-shot raw completion (small base/instruct models follow the protocol far better this way than
-through a chat template):
-
-- :data:`FEW_SHOT_RULES`, :data:`FEW_SHOT_DECOMPOSITION_RULE` -- a two-line preamble.
-- :data:`FEW_SHOT_PARALLEL` / :data:`FEW_SHOT_SEQUENTIAL` -- three short worked examples (a
-  comparison, a bridge question, a one-hop question) with and without ``##`` decomposition. The
-  ``<information>`` blocks are built by :func:`~langgraph_parallel.protocol.format_observation`,
-  so later turns, which append the model's step and that function's output verbatim, look exactly
-  like the demos.
-- :func:`few_shot_prompt` -- preamble + demos + the question.
-- :func:`rules_prompt` -- preamble + the question, no demos: the short prompt of the trained
-  policies (``smollm2-parallel``, ``smollm2-sequential``), which learned the protocol from
-  fine-tuning instead of from demos. :func:`raw_prompt` picks one of the two by name.
-
-ParallelMuse:
-
-- :data:`MUSE_AGENT_INSTRUCTION` -- system message of the think -> tool call -> observation agent
-  that has a ``search`` tool. No placeholder.
-- :data:`SEARCH_TOOL_DESCRIPTION` -- the ``search`` tool's description. No placeholder.
-- :data:`REPORT_PROMPT` -- compresses one trajectory into a report with Solution Planning, Solution
-  Methods and Final Reasoning sections and a final ``Answer:`` line. Placeholders ``{question}``,
-  ``{trajectory}``.
-- :data:`ANALYST_PROMPT` -- picks the best-supported of N numbered reports and copies its answer
-  (``<choice>k</choice>``, ``<answer>...</answer>``), never merging answers. Placeholders
-  ``{question}``, ``{n}``, ``{reports}``.
+The names and what they are: the package docstring, :mod:`langgraph_parallel.prompts`.
 """
 
 from __future__ import annotations
@@ -205,65 +170,6 @@ def raw_prompt(question: str, decompose: bool, kind: RawPrompt = "few_shot") -> 
     return few_shot_prompt(question, decompose)
 
 
-MUSE_AGENT_INSTRUCTION = (
-    "You are a research agent that answers questions by searching. Work in steps. In each step, "
-    "first think inside <think> and </think> about what you already know and what is still "
-    "missing, then either call the `search` tool or give the final answer. The `search` tool takes "
-    "`query_list`, a list of queries; queries that do not depend on each other can go in one call "
-    "and run in parallel. Its results come back as an observation: read them before the next "
-    "step. Search again when a fact is missing or sources disagree. When the evidence is enough, "
-    "give the final answer inside <answer> and </answer>, in as few words as possible, without "
-    "explanation."
-)
-
-SEARCH_TOOL_DESCRIPTION = (
-    "Search for documents. `query_list` is a list of search queries; each is run independently "
-    "and its top results are returned under its own [query] heading."
-)
-
-REPORT_PROMPT = """\
-Below are a question and the full trajectory of an agent that searched to answer it. Compress the \
-trajectory into a short report in Markdown with exactly these three sections:
-
-## Solution Planning
-How the agent broke the question down and in what order it looked for the pieces.
-
-## Solution Methods
-The searches that mattered and the facts each one established, one bullet per fact, naming the \
-source title when known. Leave out raw tool output, dead ends and anything the answer does not \
-need.
-
-## Final Reasoning
-How the established facts lead to the answer, in a few sentences. Say plainly where a step is a \
-guess or the sources disagree.
-
-Then end with one line: "Answer: " followed by the agent's final answer, copied exactly. If the \
-agent gave no final answer, write "Answer: unknown".
-
-Question: {question}
-
-Trajectory:
-{trajectory}
-"""
-
-ANALYST_PROMPT = """\
-Below are a question and {n} numbered reports, each written from an independent attempt to \
-answer it. Decide which report's answer is best supported: prefer facts established by searches \
-over guesses, consistent reasoning over contradictions, and an answer that several reports reach \
-independently. Do not merge answers or write a new one; copy the chosen report's answer exactly.
-
-Compare the reports briefly, then reply with
-<choice>k</choice>
-<answer>the chosen report's answer</answer>
-where k is the number of the chosen report, from 1 to {n}.
-
-Question: {question}
-
-Reports:
-{reports}
-"""
-
-
 # Direct baseline (no retrieval): one model call that answers from the model's own knowledge.
 # DIRECT_FEW_SHOT reuses the demo questions above, answered without searching; the raw prompt is
 # DIRECT_FEW_SHOT + "Question: ...\n". DIRECT_INSTRUCTION is the chat-style template, placeholder
@@ -279,10 +185,3 @@ DIRECT_INSTRUCTION = (
     "words as possible and without explanation, inside <answer> and </answer>. For example, "
     "<answer> Beijing </answer>. Question: {question}\n"
 )
-
-
-# ParallelMuse, raw-completion models: appended after REPORT_PROMPT / ANALYST_PROMPT so that a
-# model continuing the document writes the report (its first heading is already given) or the
-# choice, instead of continuing the trajectory. Chat models get the prompts alone.
-REPORT_RAW_PRIMER = "\nReport:\n\n## Solution Planning\n"
-ANALYST_RAW_PRIMER = "\nReply:\n"
