@@ -87,16 +87,21 @@ def is_transient(exc: BaseException) -> bool:
     answer, which fail the same way every time. An error without a status is judged by its
     ``__cause__`` when it has one (a client's wrapper around a dropped connection).
     """
-    if isinstance(exc, (ConnectionError, TimeoutError)):
-        return True
-    status = getattr(exc, "status_code", None)
-    if status is None:
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-    if isinstance(status, int):
-        return status == 429 or status >= 500
-    if any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__):
-        return True
-    return exc.__cause__ is not None and is_transient(exc.__cause__)
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:  # a cause chain may loop
+        seen.add(id(current))
+        if isinstance(current, (ConnectionError, TimeoutError)):
+            return True
+        status = getattr(current, "status_code", None)
+        if status is None:
+            status = getattr(getattr(current, "response", None), "status_code", None)
+        if isinstance(status, int):
+            return status == 429 or status >= 500
+        if any(cls.__name__ in _TRANSIENT_NAMES for cls in type(current).__mro__):
+            return True
+        current = current.__cause__
+    return False
 
 
 DEFAULT_RETRY_POLICY = RetryPolicy(

@@ -124,6 +124,9 @@ def test_one_transient_rule_covers_http_status_transport_names_and_causes() -> N
     wrapped.__cause__ = Timeout("read timed out")
     assert is_transient(wrapped)
     assert not is_transient(TOO_LONG)
+    first, second = ValueError("a"), ValueError("b")
+    first.__cause__, second.__cause__ = second, first  # a loop ends the walk, not the run
+    assert not is_transient(first)
 
 
 @pytest.mark.parametrize(
