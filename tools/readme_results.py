@@ -23,12 +23,17 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 
 
+def _short(commit: str) -> str:
+    """A recorded commit as the README shows it: short hash, and ``-dirty`` when recorded so."""
+    return f"`{commit[:7]}{'-dirty' if commit.endswith('-dirty') else ''}`"
+
+
 def _at(result: dict[str, Any]) -> str:
     """Where the figures come from in the history: the commit the benchmark ran at."""
     commit = result.get("commit")
     if not commit:
         return "; it ran before benchmarks recorded their commit"
-    return f" at commit `{commit[:7]}{'-dirty' if commit.endswith('-dirty') else ''}`"
+    return f" at commit {_short(commit)}"
 
 
 def _commits(run_json: Path) -> str:
@@ -36,7 +41,7 @@ def _commits(run_json: Path) -> str:
     commits = json.loads(run_json.read_text()).get("commits") or []
     if not commits:
         return "commits not recorded"
-    short = [f"`{c[:7]}{'-dirty' if c.endswith('-dirty') else ''}`" for c in commits]
+    short = [_short(c) for c in commits]
     return "commit " + short[0] if len(short) == 1 else "commits " + ", ".join(short)
 
 
