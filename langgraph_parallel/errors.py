@@ -153,10 +153,10 @@ def call_with_retry(
 ) -> _T:
     """Run ``call``, retrying transient errors the way ``policy`` retries a node.
 
-    For calls inside a node that loops on its own (a ParallelMuse rollout) and for clients that
-    retry single requests (Tavily), where retrying the whole node would repeat every step before
-    the failure. Delays follow LangGraph's node retries: ``initial_interval *
-    backoff_factor**n`` capped at ``max_interval``, plus up to 1 s when ``jitter`` is set.
+    For clients that retry single requests with a policy of their own (Tavily's rate-limit
+    backoff, which is longer than the nodes'); graph nodes are retried by their ``RetryPolicy``.
+    Delays follow LangGraph's node retries: ``initial_interval * backoff_factor**n`` capped at
+    ``max_interval``, plus up to 1 s when ``jitter`` is set.
     """
     attempts = policy.max_attempts if policy else 1
     for attempt in range(1, attempts + 1):

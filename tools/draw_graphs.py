@@ -33,7 +33,8 @@ CAPTIONS = {
     "`decompose=False`.",
     "parallel_muse": "ParallelMuse: `create_parallel_muse_graph(model, search)`. `router` sends "
     "rollouts and forks from uncertain steps, then one `report` per trajectory; `aggregate` "
-    "joins them.",
+    "joins them. Each `rollout` is the ParallelSearch agent loop as a subgraph, started from "
+    "the branch's message prefix (`start`), ending in the trajectory it writes (`answer`).",
     "fan_out_search": "The fan-out step alone: `create_fan_out_search_graph(search)`, or "
     "`add_parallel_search(builder, search)` to add it to your own graph "
     "(`examples/01_add_fan_out_to_your_graph.py`).",

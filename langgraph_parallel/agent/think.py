@@ -11,7 +11,7 @@ from langgraph.types import Command, RetryPolicy
 
 from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.limits import STEPS_TO_ANSWER, STEPS_TO_SEARCH
-from langgraph_parallel.agent.state import ParallelSearchState
+from langgraph_parallel.agent.state import ParallelSearchState, StepRecord
 from langgraph_parallel.agent.step import (
     call_step,
     first_prompt,
@@ -40,18 +40,28 @@ class ThinkNode:
     ``remaining_steps``); the run then ends with ``stop_reason`` ``max_turns: ...`` or
     ``recursion_limit: ...`` instead of a ``GraphRecursionError``.
 
+    Every call passes the state's ``sampling`` options (if any) to the model, so a caller that
+    samples (a ParallelMuse branch and its seed) runs this same step.
+
     Args:
         model: Any LangChain chat model; ``ChatVLLM`` adds constrained decoding and logprobs.
         defaults: Settings used when the run passes no context.
         retry: The node's retry policy (so the last attempt reports instead of raising).
+        record_steps: Also write each step with its token logprobs to ``step_records``.
     """
 
     def __init__(
-        self, model: BaseChatModel, defaults: SearchContext, retry: RetryPolicy | None = None
+        self,
+        model: BaseChatModel,
+        defaults: SearchContext,
+        retry: RetryPolicy | None = None,
+        *,
+        record_steps: bool = False,
     ) -> None:
         self.model = model
         self.defaults = defaults
         self.retry = retry
+        self.record_steps = record_steps
 
     def __call__(
         self, state: ParallelSearchState, runtime: Runtime[SearchContext]
@@ -77,8 +87,9 @@ class ThinkNode:
                 "counters": {},
             }
             return Command(update=ended, goto="__end__")
+        options = step_options(self.model, context, **(state.get("sampling") or {}))
         try:
-            step = call_step(self.model, history + new, step_options(self.model, context))
+            step = call_step(self.model, history + new, options)
         except Exception as exc:  # reported per question; see class docstring
             reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
             failed = {"messages": new, "steps": 1, "answer": None, "stop_reason": reason}
@@ -90,6 +101,15 @@ class ThinkNode:
             "steps": 1,
             "counters": dict(step.counters),
         }
+        if self.record_steps:
+            record = StepRecord(
+                text=step.text,
+                logprobs=step.logprobs,
+                usage=step.usage,
+                action=step.action.kind,
+                message_index=len(history) + len(new),
+            )
+            update["step_records"] = [record]
         out_of_steps = remaining is not None and remaining < STEPS_TO_SEARCH
         return self._route(step.action, update, steps, context, out_of_steps)
 

@@ -5,6 +5,9 @@ Shape (both graphs; the baseline just never branches)::
     START -> router --Send per rollout--> rollout -> router ... --Send per trajectory--> report
           -> aggregate -> END
 
+``rollout`` is a subgraph: the agent loop of ParallelSearch, started from the branch's message
+prefix (:mod:`~langgraph_parallel.parallel_muse.rollout`); Studio's xray drawing shows its steps.
+
 Budget and rounds: :mod:`~langgraph_parallel.parallel_muse.router`; scores and branch points:
 :mod:`~.uncertainty`; joins: :mod:`~.reduce`.
 """
@@ -21,23 +24,21 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import with_defaults
-from langgraph_parallel.agent.limits import muse_recursion_limit
+from langgraph_parallel.agent.limits import muse_recursion_limit, recursion_limit_for
 from langgraph_parallel.agent.state import require_state_keys
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.parallel_muse.context import Join, MuseContext
 from langgraph_parallel.parallel_muse.reduce import AggregateNode, ReportNode
-from langgraph_parallel.parallel_muse.rollout import RolloutNode
+from langgraph_parallel.parallel_muse.rollout import create_rollout_graph
 from langgraph_parallel.parallel_muse.router import RouterNode
 from langgraph_parallel.parallel_muse.state import (
-    Branch,
     MuseInput,
     MuseOutput,
     MuseState,
     ReportTask,
 )
 from langgraph_parallel.parallel_muse.uncertainty import Mode, Region
-from langgraph_parallel.parallel_search.search import SearchNode
-from langgraph_parallel.retrieval.search import RetryingSearcher, SearchSource, as_searcher
+from langgraph_parallel.retrieval.search import SearchSource
 
 __all__ = ["add_parallel_muse", "create_parallel_muse_graph", "create_rollouts_graph"]
 
@@ -60,24 +61,16 @@ def _build(
             f"MuseContext fields: {', '.join(sorted(fields))}."
         )
     defaults = MuseContext(**settings)
-    # Searches and model calls run inside the rollout's own loop, so they are retried call by
-    # call there; report and aggregate are single calls, retried as nodes.
-    searcher = SearchNode(
-        RetryingSearcher(as_searcher(search), retry),
-        top_k=defaults.top_k,
-        timeout=defaults.search_timeout,
-    )
     builder = StateGraph(
         MuseState,
         context_schema=with_defaults(defaults, "MuseContext"),
         input_schema=MuseInput,
         output_schema=MuseOutput,
     )
-    # Send payloads (Branch, ReportTask) are not the graph state; the overloads cannot say so.
+    # Send payloads (ReportTask) are not the graph state; the overloads cannot say so.
     router = cast(Any, RouterNode(defaults))
     builder.add_node("router", router, destinations=("rollout", "report", END))
-    rollout = cast(Any, RolloutNode(model, searcher, defaults, retry=retry))
-    builder.add_node("rollout", rollout, input_schema=Branch)
+    builder.add_node("rollout", create_rollout_graph(model, search, defaults, retry=retry))
     report = cast(Any, ReportNode(model, defaults, retry=retry))
     builder.add_node("report", report, input_schema=ReportTask, retry_policy=retry)
     aggregate = cast(Any, AggregateNode(model, defaults, retry=retry))
@@ -87,7 +80,9 @@ def _build(
     builder.add_edge("report", "aggregate")
     builder.add_edge("aggregate", END)
     graph = builder.compile(checkpointer=checkpointer, store=store, name=name)
-    return graph.with_config(recursion_limit=muse_recursion_limit(defaults.rounds))
+    # A subgraph runs under its parent's recursion_limit, so it must fit a rollout's turns too.
+    limit = max(muse_recursion_limit(defaults.rounds), recursion_limit_for(defaults.max_turns))
+    return graph.with_config(recursion_limit=limit)
 
 
 def create_parallel_muse_graph(

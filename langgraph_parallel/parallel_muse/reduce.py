@@ -198,8 +198,11 @@ class AggregateNode:
         record["chosen"] = chosen["id"] if chosen else None
         answer = chosen["answer"] if chosen else None
         reason = "answered"
-        limit = state.get("limit")
-        if limit:  # the router stopped early (recursion limit); say so even with an answer
+        # The router stopped early, or the run's recursion limit (which bounds each rollout
+        # subgraph too) cut a trajectory short: say so even with an answer.
+        cut = [t["stop_reason"] for t in trajectories if t["stop_reason"].startswith("recursion")]
+        limit = state.get("limit") or (cut[0] if cut else None)
+        if limit:
             record["limit"] = limit
         if chosen is None:
             reason = limit or f"no_answer: none of the {len(trajectories)} trajectories answered"

@@ -1,45 +1,43 @@
-"""The ParallelMuse agent rollout: think -> search -> observation ... -> answer, from a prefix.
+"""The ParallelMuse rollout: the shared agent loop as a subgraph, started from a message prefix.
 
-One ``rollout`` node call runs one whole trajectory in a loop (the same action language, prompts
-and :class:`~langgraph_parallel.parallel_search.search.SearchNode` as ParallelSearch) and returns
-it as a JSON-serialisable :class:`Trajectory`. A branch starts from ``messages[:i]`` of its
-parent, copied verbatim: messages are plain ``{"role", "content"}`` dicts with no ids or
-timestamps, so the prompt the engine sees for the branch begins with exactly the parent's tokens
-and is served from the prefix cache.
+``start -> think -> fan_out -> search* -> observe -> think ... -> finish``: the nodes between
+``start`` and ``finish`` are the ParallelSearch agent loop itself
+(:func:`~langgraph_parallel.parallel_search.loop.add_agent_loop`), so a rollout's steps are
+prompted, searched, retried (the nodes' ``RetryPolicy``), streamed and checkpointed exactly as
+ParallelSearch's are, and Studio draws them inside ``rollout``.
+
+A branch starts from ``messages[:i]`` of its parent, copied verbatim: stored messages are plain
+``{"role", "content"}`` dicts with no ids or timestamps, so the prompt the engine sees for the
+branch begins with exactly the parent's tokens and is served from the prefix cache. ``finish``
+(the loop's ``answer`` node here) turns the run into a JSON-serialisable :class:`Trajectory`.
 """
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.agent.context import run_context
-from langgraph_parallel.agent.state import SubQuery, add_counters
-from langgraph_parallel.agent.step import (
-    call_step,
-    first_prompt,
-    prompt_style,
-    raw_prompt_kind,
-    step_options,
-)
-from langgraph_parallel.errors import call_with_retry, clean_text, reported_error
+from langgraph_parallel.agent.context import run_context, with_defaults
+from langgraph_parallel.agent.think import answer_node
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.regions import region_spans
-from langgraph_parallel.parallel_muse.state import Branch, Trajectory
-from langgraph_parallel.parallel_muse.uncertainty import Step
-from langgraph_parallel.parallel_search.search import SearchNode
-from langgraph_parallel.protocol import (
-    INVALID_ACTION_OBSERVATION,
-    cap_queries,
-    format_observation,
+from langgraph_parallel.parallel_muse.state import (
+    RolloutInput,
+    RolloutOutput,
+    RolloutState,
+    Trajectory,
 )
+from langgraph_parallel.parallel_muse.uncertainty import Step
+from langgraph_parallel.parallel_search.loop import add_agent_loop
+from langgraph_parallel.retrieval.search import SearchSource
 
-__all__ = ["RolloutNode", "to_messages"]
+__all__ = ["create_rollout_graph", "to_dicts", "to_messages"]
 
 
 def to_messages(messages: list[dict[str, str]]) -> list[BaseMessage]:
@@ -50,104 +48,104 @@ def to_messages(messages: list[dict[str, str]]) -> list[BaseMessage]:
     ]
 
 
-class RolloutNode:
-    """Run one trajectory from a :class:`Branch` payload to an answer or ``max_turns``.
+def to_dicts(messages: list[BaseMessage]) -> list[dict[str, str]]:
+    """Store LangChain messages as ``{"role", "content"}`` dicts (ids and metadata dropped)."""
+    return [
+        {"role": "assistant" if m.type == "ai" else "user", "content": str(m.content)}
+        for m in messages
+    ]
+
+
+class StartNode:
+    """Load the branch: its message prefix, its inherited step count, its sampling options.
+
+    Args:
+        defaults: Settings used when the run passes no :class:`MuseContext`.
+    """
+
+    def __init__(self, defaults: MuseContext) -> None:
+        self.defaults = defaults
+
+    def __call__(self, state: RolloutState, runtime: Runtime[Any]) -> dict[str, Any]:
+        """Return the agent loop's starting state for ``state["branch"]``."""
+        ctx = run_context(runtime, self.defaults)
+        branch = state["branch"]
+        sampling = {"temperature": ctx.temperature, "top_p": ctx.top_p, "seed": branch["seed"]}
+        return {
+            "question": branch["question"],
+            # An empty prefix: ``think`` writes the question's first prompt itself.
+            "messages": to_messages(branch["messages"]),
+            "steps": len(branch["steps"]),
+            "sampling": sampling,
+        }
+
+
+def finish_node(state: RolloutState) -> dict[str, Any]:
+    """End the loop (as :func:`answer_node` does) and write the branch's :class:`Trajectory`."""
+    ended = answer_node(state)
+    branch = state["branch"]
+    steps = list(branch["steps"])
+    for record in state.get("step_records") or []:
+        spans = region_spans(record["text"])
+        steps.append(
+            Step(
+                text=record["text"],
+                logprobs=record["logprobs"],
+                regions={name: [list(s) for s in found] for name, found in spans.items()},
+                usage=record["usage"],
+                action=record["action"],
+                message_index=record["message_index"],
+                origin=branch["id"],
+            )
+        )
+    trajectory = Trajectory(
+        question=branch["question"],
+        id=branch["id"],
+        index=branch["index"],
+        parent=branch["parent"],
+        branch_step=branch["branch_step"],
+        round=branch["round"],
+        seed=branch["seed"],
+        messages=to_dicts(list(state["messages"])),
+        steps=steps,
+        messages_prefix_len=len(branch["messages"]),
+        answer=ended["answer"],
+        stop_reason=ended["stop_reason"],
+        counters=dict(state.get("counters") or {}),
+    )
+    return {**ended, "trajectories": [trajectory]}
+
+
+def create_rollout_graph(
+    model: BaseChatModel,
+    search: SearchSource,
+    defaults: MuseContext,
+    *,
+    retry: RetryPolicy | None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build the rollout subgraph: input :class:`RolloutInput`, output :class:`RolloutOutput`.
+
+    A model call that still fails after ``retry`` ends this trajectory only (``stop_reason``
+    ``model_error: ...``); the other branches go on. The subgraph has no checkpointer of its own:
+    inside the ParallelMuse graph it uses the parent's.
 
     Args:
         model: Any LangChain chat model; token logprobs are read from
             ``response_metadata["logprobs"]["content"]`` when present.
-        search: The search node shared with ParallelSearch (timeouts and failures become
-            observations).
+        search: A searcher or LangChain retriever.
         defaults: Settings used when the run passes no :class:`MuseContext`.
-        retry: Retries of transient model errors, call by call (retrying the node would repeat
-            the whole trajectory); a call that still fails ends this trajectory only.
+        retry: Retry policy of the loop's ``think`` and ``search`` nodes.
     """
-
-    def __init__(
-        self,
-        model: BaseChatModel,
-        search: SearchNode,
-        defaults: MuseContext,
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        self.model = model
-        self.search = search
-        self.defaults = defaults
-        self.retry = retry
-
-    def __call__(self, branch: Branch, runtime: Runtime[Any]) -> dict[str, Any]:
-        """Return ``{"trajectories": [trajectory], "counters": its counters}``."""
-        ctx = run_context(runtime, self.defaults)
-        messages = [dict(m) for m in branch["messages"]]
-        if not messages:
-            question = clean_text(branch["question"])
-            style = prompt_style(self.model, ctx)
-            prompt = first_prompt(question, style, ctx, raw_prompt_kind(self.model))
-            messages.append({"role": "user", "content": prompt})
-        steps, counters = list(branch["steps"]), {"llm_calls": 0}
-        answer, reason = None, f"max_turns: {ctx.max_turns} model steps used without an answer"
-        sampling = {"temperature": ctx.temperature, "top_p": ctx.top_p, "seed": branch["seed"]}
-        options = step_options(self.model, ctx, **sampling)
-        while len(steps) < ctx.max_turns:
-            try:
-                call = partial(call_step, self.model, to_messages(messages), options)
-                step = call_with_retry(call, self.retry)
-            except Exception as exc:  # one failed trajectory must not end the other branches
-                reason = f"model_error: {reported_error(exc)}"
-                break
-            text, action = step.text, step.action
-            counters = add_counters(counters, step.counters)
-            regions = {name: [list(s) for s in spans] for name, spans in region_spans(text).items()}
-            steps.append(
-                Step(
-                    text=text,
-                    logprobs=step.logprobs,
-                    regions=regions,
-                    usage=step.usage,
-                    action=action.kind,
-                    message_index=len(messages),
-                    origin=branch["id"],
-                )
-            )
-            messages.append({"role": "assistant", "content": text})
-            if action.kind == "answer":
-                answer, reason = action.answer, "answered"
-                break
-            if len(steps) >= ctx.max_turns:
-                break  # a search chosen at the last step has no step left to read its results
-            if action.kind == "search":
-                observation, searched = self._observe(list(action.queries), len(steps), runtime)
-                counters = add_counters(counters, {"turns": 1, "sub_queries": searched})
-            else:
-                observation = INVALID_ACTION_OBSERVATION
-            messages.append({"role": "user", "content": observation})
-        trajectory = Trajectory(
-            question=branch["question"],
-            id=branch["id"],
-            index=branch["index"],
-            parent=branch["parent"],
-            branch_step=branch["branch_step"],
-            round=branch["round"],
-            seed=branch["seed"],
-            messages=messages,
-            steps=steps,
-            messages_prefix_len=len(branch["messages"]),
-            answer=answer,
-            stop_reason=reason,
-            counters=counters,
-        )
-        return {"trajectories": [trajectory], "counters": counters}
-
-    def _observe(self, queries: list[str], turn: int, runtime: Runtime[Any]) -> tuple[str, int]:
-        ctx = run_context(runtime, self.defaults)
-        if not ctx.decompose:
-            queries = [" ## ".join(queries)]
-        run, skipped = cap_queries(queries, ctx.max_parallel_queries)
-        # Sub-queries run one after the other: a closed-corpus search takes milliseconds, and
-        # the parallelism that matters here is the branches' model calls.
-        results = [
-            self.search(SubQuery(turn=turn, index=i, query=q), runtime)["search_results"]
-            for i, q in enumerate(run)
-        ]
-        pairs = [(r[0]["query"], r[0]["text"]) for r in results]
-        return format_observation(pairs, skipped, limit=ctx.max_parallel_queries), len(run)
+    builder = StateGraph(
+        RolloutState,
+        context_schema=with_defaults(defaults, "MuseContext"),
+        input_schema=RolloutInput,
+        output_schema=RolloutOutput,
+    )
+    builder.add_node("start", StartNode(defaults))
+    add_agent_loop(builder, model, search, defaults, retry=retry, record_steps=True,
+                   answer=finish_node)  # fmt: skip
+    builder.add_edge(START, "start")
+    builder.add_edge("start", "think")
+    builder.add_edge("answer", END)
+    return builder.compile(name="rollout")

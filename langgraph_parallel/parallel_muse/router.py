@@ -1,8 +1,8 @@
 """The ParallelMuse router: score finished trajectories, fork at their most uncertain steps.
 
 The router is the hub of the graph: it starts the initial rollouts, runs the branching rounds
-(one ``Send("rollout", Branch)`` per sample) and, once the budget or the rounds are used up,
-sends every trajectory to ``report``. Planning is a pure function, :func:`plan_branches`.
+(one ``Send("rollout", {"branch": Branch})`` per sample) and, once the budget or the rounds are
+used up, sends every trajectory to ``report``. Planning is a pure function, :func:`plan_branches`.
 
 Budget accounting: every ``Send("rollout")`` is one trajectory and counts against ``budget``,
 whatever it produces. A round forks ``top_k_steps`` points with ``samples_per_step`` branches
@@ -34,7 +34,7 @@ from langgraph_parallel.agent.context import run_context
 from langgraph_parallel.errors import clean_text
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.reduce import vote
-from langgraph_parallel.parallel_muse.state import Branch, ReportTask, Trajectory
+from langgraph_parallel.parallel_muse.state import Branch, ReportTask, RolloutInput, Trajectory
 from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, select_branch_points
 
 MuseRoute = Literal["rollout", "report", "__end__"]
@@ -163,7 +163,8 @@ class RouterNode:
         }
         remaining = state.get("remaining_steps")
         if branches and (remaining is None or remaining >= _STEPS_TO_ROLL):
-            return Command(update=update, goto=[Send("rollout", b) for b in branches])
+            sends = [Send("rollout", RolloutInput(branch=b)) for b in branches]
+            return Command(update=update, goto=sends)
         if branches:  # planned, but the recursion limit has no room for them
             update = {
                 "limit": f"recursion_limit: {len(branches)} planned rollouts not run; raise "

@@ -13,10 +13,11 @@ from typing import Annotated, Any, TypeVar
 from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
-from langgraph_parallel.agent.state import add_counters
+from langgraph_parallel.agent.state import ParallelSearchState, add_counters
 from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, Step
 
-__all__ = ["Branch", "MuseInput", "MuseOutput", "MuseState", "Report", "ReportTask", "Trajectory",
+__all__ = ["Branch", "MuseInput", "MuseOutput", "MuseState", "Report", "ReportTask",
+           "RolloutInput", "RolloutOutput", "RolloutState", "Trajectory",
            "merge_by_index"]  # fmt: skip
 
 _Item = TypeVar("_Item", bound=Mapping[str, Any])
@@ -129,3 +130,23 @@ class MuseState(TypedDict):
     aggregation: NotRequired[dict[str, Any]]
     limit: NotRequired[str]
     remaining_steps: NotRequired[RemainingSteps]
+
+
+class RolloutInput(TypedDict):
+    """Payload of one ``Send("rollout", ...)``: the branch to run."""
+
+    branch: Branch
+
+
+class RolloutOutput(TypedDict):
+    """What a rollout returns to the ParallelMuse graph: its trajectory and its counters."""
+
+    trajectories: list[Trajectory]
+    counters: dict[str, int]
+
+
+class RolloutState(ParallelSearchState):
+    """State of one rollout: the agent loop's state, the branch it runs, its trajectory."""
+
+    branch: Branch
+    trajectories: NotRequired[Annotated[list[Trajectory], merge_by_index]]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
@@ -16,35 +16,12 @@ from langgraph_parallel.agent.state import (
     ParallelSearchInput,
     ParallelSearchOutput,
     ParallelSearchState,
-    SubQuery,
     require_state_keys,
 )
-from langgraph_parallel.agent.think import ThinkNode, answer_node
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
-from langgraph_parallel.parallel_search.fan_out import FanOutNode, ObserveNode, dispatch
-from langgraph_parallel.parallel_search.search import SearchNode
+from langgraph_parallel.parallel_search.loop import add_agent_loop, add_fan_out
 from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES
-from langgraph_parallel.retrieval.search import SearchSource, as_searcher
-
-
-def _add_fan_out(
-    builder: StateGraph[Any, Any, Any, Any],
-    search: SearchSource,
-    context: SearchContext,
-    *,
-    as_message: bool,
-    retry: RetryPolicy | None,
-) -> None:
-    """Add ``fan_out -> search (one Send per sub-query) -> observe`` to ``builder``."""
-    node = SearchNode(
-        as_searcher(search), top_k=context.top_k, timeout=context.search_timeout, retry=retry
-    )
-    builder.add_node("fan_out", FanOutNode(context.max_parallel_queries))
-    # The Send payload (SubQuery) is not the graph state, which the overloads cannot express.
-    builder.add_node("search", cast(Any, node), input_schema=SubQuery, retry_policy=retry)
-    builder.add_node("observe", ObserveNode(context.max_parallel_queries, as_message=as_message))
-    builder.add_conditional_edges("fan_out", dispatch, ["search"])
-    builder.add_edge("search", "observe")
+from langgraph_parallel.retrieval.search import SearchSource
 
 
 def create_parallel_search_graph(
@@ -116,12 +93,8 @@ def create_parallel_search_graph(
         input_schema=ParallelSearchInput,
         output_schema=ParallelSearchOutput,
     )
-    think = ThinkNode(model, defaults, retry=retry_policy)
-    builder.add_node("think", think, retry_policy=retry_policy)
-    _add_fan_out(builder, search, defaults, as_message=True, retry=retry_policy)
-    builder.add_node("answer", answer_node)
+    add_agent_loop(builder, model, search, defaults, retry=retry_policy)
     builder.add_edge(START, "think")
-    builder.add_edge("observe", "think")
     builder.add_edge("answer", END)
     default_name = "parallel_search" if decompose else "sequential_search"
     graph = builder.compile(checkpointer=checkpointer, store=store, name=name or default_name)
@@ -148,7 +121,7 @@ def create_fan_out_search_graph(
         max_parallel_queries=max_parallel_queries, top_k=top_k, search_timeout=search_timeout
     )
     builder = StateGraph(FanOutState)
-    _add_fan_out(builder, search, context, as_message=False, retry=retry_policy)
+    add_fan_out(builder, search, context, as_message=False, retry=retry_policy)
     builder.add_edge(START, "fan_out")
     builder.add_edge("observe", END)
     return builder.compile(name=name)

@@ -7,12 +7,11 @@ from typing import Protocol, cast, runtime_checkable
 
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langgraph.types import RetryPolicy
 
-from langgraph_parallel.errors import UserError, call_with_retry
+from langgraph_parallel.errors import UserError
 from langgraph_parallel.retrieval.documents import Passage
 
-__all__ = ["RetrieverSearcher", "RetryingSearcher", "SearchSource", "Searcher", "as_searcher"]
+__all__ = ["RetrieverSearcher", "SearchSource", "Searcher", "as_searcher"]
 
 
 @runtime_checkable
@@ -103,23 +102,3 @@ def as_searcher(obj: object) -> Searcher:
         "batch_search(queries, k)) or a LangChain BaseRetriever such as "
         "vector_store.as_retriever()."
     )
-
-
-class RetryingSearcher:
-    """A :class:`Searcher` that retries transient errors (see ``errors.call_with_retry``).
-
-    For searches made inside a node's own loop (a ParallelMuse rollout), like
-    :func:`call_with_retry` for model calls.
-
-    Args:
-        searcher: The searcher to wrap.
-        policy: Attempts and backoff (``None``: one attempt).
-    """
-
-    def __init__(self, searcher: Searcher, policy: RetryPolicy | None) -> None:
-        self.searcher = searcher
-        self.policy = policy
-
-    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
-        """Search like the wrapped searcher, retrying transient errors."""
-        return call_with_retry(lambda: self.searcher.batch_search(queries, k), self.policy)

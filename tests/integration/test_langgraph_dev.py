@@ -28,8 +28,17 @@ REPO = Path(__file__).resolve().parents[2]
 GRAPHS = json.loads((REPO / "langgraph.json").read_text())["graphs"]
 SEARCH_NODES = {"think", "fan_out", "search", "observe", "answer"}
 SEARCH_EDGES = {("fan_out", "search"), ("search", "observe"), ("observe", "think")}
-MUSE_NODES = {"router", "rollout", "report", "aggregate"}
-MUSE_EDGES = {("router", "rollout"), ("router", "report"), ("report", "aggregate")}
+# xray: a rollout is drawn as the agent loop's own nodes inside the ``rollout`` subgraph.
+MUSE_NODES = {"router", "report", "aggregate"} | {f"rollout:{n}" for n in SEARCH_NODES}
+MUSE_EDGES = {
+    ("router", "rollout:start"),
+    ("rollout:start", "rollout:think"),
+    ("rollout:fan_out", "rollout:search"),
+    ("rollout:observe", "rollout:think"),
+    ("rollout:__end__", "router"),
+    ("router", "report"),
+    ("report", "aggregate"),
+}
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,6 @@ from langgraph_parallel.errors import (
     retry_now,
 )
 from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph, create_rollouts_graph
-from langgraph_parallel.retrieval.search import RetryingSearcher
 from tests.fakes import CountingSearcher, FlakySearcher, FuzzChatModel, ScriptedChatModel
 
 FAST = RetryPolicy(initial_interval=0.001, max_attempts=3, jitter=False, retry_on=is_transient)
@@ -234,17 +233,68 @@ def test_every_muse_branch_failing_is_a_stated_no_answer() -> None:
     assert all(t["stop_reason"].startswith("model_error: ") for t in state["trajectories"])
 
 
-def test_transient_muse_faults_are_retried_call_by_call() -> None:
+def test_transient_muse_faults_are_retried_by_the_rollout_nodes() -> None:
     model = FuzzChatModel(
         outputs=["<search> q </search>", "<answer> x </answer>"], fail_rate=0.3, seed=3
     )
-    searcher = RetryingSearcher(FlakySearcher(0.3, seed=4), FAST)
+    searcher = FlakySearcher(0.3, seed=4)
     graph = create_rollouts_graph(model, searcher, budget=4, retry_policy=FAST)
     for _ in range(10):
         model.reset(model.outputs)
         state = graph.invoke({"question": "Q?"})
         assert state["stop_reason"] == "answered"
-    assert model.failures > 5
+    assert model.failures > 5 and sum(searcher.failures.values()) > 5
+
+
+def flaky_first_calls(failures_per_seed: int) -> tuple[Any, dict[int, int]]:
+    """A model whose first ``failures_per_seed`` steps per seed (branch) drop the connection.
+
+    Returns the model and the number of calls it failed, per seed.
+    """
+    failed: dict[int, int] = {}
+    lock = threading.Lock()
+
+    class Model(FuzzChatModel):
+        def _generate(self, messages: Any, stop: Any = None, **kwargs: Any) -> Any:
+            if "seed" not in kwargs:  # reports and the analyst: not a rollout step
+                return super()._generate(messages, stop, **kwargs)
+            seed = int(kwargs["seed"])
+            with lock:
+                fail = failed.get(seed, 0) < failures_per_seed
+                failed[seed] = failed.get(seed, 0) + int(fail)
+            if fail:
+                raise ConnectionError(f"dropped (seed {seed})")
+            return super()._generate(messages, stop, **kwargs)
+
+    return Model(outputs=["<answer> x </answer>"]), failed
+
+
+def test_a_rollouts_model_call_is_retried_by_the_think_node_retry_policy() -> None:
+    # Two attempts: the node's RetryPolicy re-runs think after the first dropped connection.
+    two = RetryPolicy(initial_interval=0.001, max_attempts=2, jitter=False, retry_on=is_transient)
+    model, failed = flaky_first_calls(1)
+    graph = create_rollouts_graph(model, CountingSearcher(), budget=2, retry_policy=two)
+    inner, final = set(), {}
+    stream = graph.stream({"question": "Q?"}, stream_mode=["updates", "values"], subgraphs=True)
+    for namespace, mode, chunk in stream:
+        if mode == "values" and not namespace:
+            final = chunk
+        elif mode == "updates" and namespace:  # the rollout subgraph's own steps stream
+            inner |= {(namespace[0].split(":")[0], node) for node in chunk}
+    assert {("rollout", "start"), ("rollout", "think"), ("rollout", "answer")} <= inner
+    assert final["answer"] == "x"
+    assert [t["stop_reason"] for t in final["trajectories"]] == ["answered", "answered"]
+    assert failed == {0: 1, 1: 1} and final["counters"]["llm_calls"] == 2  # a retry is no step
+    # Without retries, or with fewer attempts than faults, each trajectory ends instead.
+    for policy, faults in ((None, 1), (two, 2)):
+        model, failed = flaky_first_calls(faults)
+        graph = create_rollouts_graph(model, CountingSearcher(), budget=2, retry_policy=policy)
+        state = graph.invoke({"question": "Q?"})
+        assert state["answer"] is None
+        assert [t["stop_reason"] for t in state["trajectories"]] == [
+            f"model_error: ConnectionError: dropped (seed {seed})" for seed in (0, 1)
+        ]
+        assert failed == {0: faults, 1: faults}
 
 
 def test_failed_report_and_analyst_calls_fall_back() -> None:
