@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.retrieval.indexes import DEFAULT_INDEX, INDEX_KINDS
 
 __all__ = ["RUN_FILE", "add_bench_parser", "bench_command", "cmd_bench"]
 
@@ -94,6 +95,7 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
             previous = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise UserError(f"{path} is not valid JSON; delete it or use another --out.") from exc
+        previous.setdefault("index", "dense")  # runs older than the index choice were dense
         changed = sorted(k for k in settings if previous.get(k) != settings[k])
         if changed:
             was = ", ".join(f"{k}={previous.get(k)!r}" for k in changed)
@@ -112,7 +114,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from langgraph_parallel.eval.datasets import load_questions
     from langgraph_parallel.eval.harness import RESULTS_FILE, load_results, run_benchmark
     from langgraph_parallel.eval.report import write_report
-    from langgraph_parallel.retrieval.faiss_index import corpus_index
+    from langgraph_parallel.retrieval.indexes import corpus_index
 
     names = _graph_names(args.graphs)
     if args.concurrency < 1:
@@ -132,13 +134,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "max_turns": args.max_turns,
         "top_k": args.top_k,
         "corpus": args.corpus and str(Path(args.corpus).resolve()),
+        "index": args.index,
     }
     _check_settings(out, settings)
     models = {
         m: load_model(m, check=True) for m in dict.fromkeys(chosen.values())
     }  # one engine per model
     # The direct baseline needs no index; loading it costs time and memory.
-    search = corpus_index(args.corpus) if any(name != "direct" for name in names) else None
+    needs_search = any(name != "direct" for name in names)
+    search = corpus_index(args.corpus, kind=args.index) if needs_search else None
     options = {"max_turns": args.max_turns, "top_k": args.top_k}
     graphs = {name: build_graph(name, models[chosen[name]], search, **options) for name in names}
     summary = run_benchmark(questions, graphs, out, concurrency=args.concurrency, warmup=True)
@@ -180,5 +184,17 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     bench.add_argument("--max-turns", type=int, default=4, help="model steps per question")
     bench.add_argument("--top-k", type=int, default=3, help="documents per sub-query")
     bench.add_argument("--corpus", default=None, help="corpus .jsonl(.gz); default: bundled")
+    add_index_argument(bench)
     bench.set_defaults(func=cmd_bench)
     return bench
+
+
+def add_index_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--index`` (the corpus index kind) to a sub-command's parser."""
+    parser.add_argument(
+        "--index",
+        choices=INDEX_KINDS,
+        default=DEFAULT_INDEX,
+        help=f"corpus index: BM25 and dense rankings fused (hybrid), or one of them "
+        f"(default: {DEFAULT_INDEX}; see benchmarks/retrieval)",
+    )

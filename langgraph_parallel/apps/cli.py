@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from langgraph_parallel.apps.bench_cli import add_bench_parser
+from langgraph_parallel.apps.bench_cli import add_bench_parser, add_index_argument
 from langgraph_parallel.apps.registry import GRAPH_NAMES
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.train.cli import add_train_parser
@@ -34,12 +34,16 @@ def cmd_ask(args: argparse.Namespace) -> int:
         )
     from langgraph_parallel.agent.run import run_question
     from langgraph_parallel.apps.registry import build_graph, default_model, load_model
-    from langgraph_parallel.retrieval.faiss_index import corpus_index
+    from langgraph_parallel.retrieval.indexes import corpus_index
 
     # check=True: a bad model name fails before the index loads.
     model = load_model(args.model or default_model(args.graph), check=True)
     graph = build_graph(
-        args.graph, model, corpus_index(args.corpus), max_turns=args.max_turns, top_k=args.top_k
+        args.graph,
+        model,
+        corpus_index(args.corpus, kind=args.index),
+        max_turns=args.max_turns,
+        top_k=args.top_k,
     )
     _ = getattr(model, "worker", None)  # start the engine first: wall_s times the question only
     run = run_question(graph, question)
@@ -73,11 +77,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    """Build (or load) the embedding index of a corpus and report its size."""
-    from langgraph_parallel.retrieval.faiss_index import corpus_index
+    """Build (or load) the index of a corpus and report its size."""
+    from langgraph_parallel.retrieval.indexes import corpus_index
 
-    index = corpus_index(args.corpus)
-    print(f"indexed {len(index)} passages")
+    index = corpus_index(args.corpus, kind=args.index)
+    print(f"indexed {len(index)} passages ({args.index})")
     return 0
 
 
@@ -97,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         "model or adapter folder",
     )
     ask.add_argument("--corpus", default=None, help="corpus .jsonl(.gz); default: bundled HotpotQA")
+    add_index_argument(ask)
     ask.add_argument("--max-turns", type=int, default=4)
     ask.add_argument("--top-k", type=int, default=3)
     ask.add_argument("--json", action="store_true", help="print one JSON object")
@@ -113,8 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=cmd_serve)
 
-    index = sub.add_parser("index", help="build the corpus embedding index")
-    index.add_argument("--corpus", default=None)
+    index = sub.add_parser("index", help="build (and cache) the index of a corpus")
+    index.add_argument("--corpus", default=None, help="corpus .jsonl(.gz); default: bundled")
+    add_index_argument(index)
     index.set_defaults(func=cmd_index)
     add_bench_parser(sub)
     add_train_parser(sub)

@@ -2,7 +2,7 @@
 
 The CLI (``ask``, ``bench``), the benchmark harness and the Studio modules all build graphs and
 models through here, so a name means the same thing everywhere. Searchers come from
-:func:`~langgraph_parallel.retrieval.faiss_index.corpus_index` for all of them.
+:func:`~langgraph_parallel.retrieval.indexes.corpus_index` for all of them.
 """
 
 from __future__ import annotations

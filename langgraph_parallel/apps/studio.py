@@ -2,8 +2,8 @@
 
 ``langgraph.json`` points at thin modules in ``graphs/``; each calls :func:`studio_graph`, so
 the model and search settings are read in one place. Nothing heavy happens at import time:
-the in-process engine starts on the first model call and the FAISS index is built on the first
-search, so ``langgraph dev`` comes up in seconds.
+the in-process engine starts on the first model call and the corpus index is built on the
+first search, so ``langgraph dev`` comes up in seconds.
 
 Environment:
     OPENAI_BASE_URL: Use ``ChatOpenAI`` on this OpenAI-compatible server (e.g. the one
@@ -15,8 +15,10 @@ Environment:
         ``OPENAI_BASE_URL`` is set.
     LANGGRAPH_PARALLEL_ENGINE: JSON object of ``vllm.LLM`` settings for the in-process engine,
         over the defaults, e.g. ``{"kv_cache_memory_bytes": 536870912}`` on a small machine.
-    LANGGRAPH_PARALLEL_SEARCH: ``faiss`` (default: the bundled HotpotQA corpus) or ``tavily``
-        (web search; needs ``TAVILY_API_KEY``, else building the graph fails at once).
+    LANGGRAPH_PARALLEL_SEARCH: A corpus index kind, ``hybrid`` (default; BM25 and dense
+        rankings fused), ``bm25`` or ``dense`` (``faiss`` is an older name for it), over the
+        bundled HotpotQA corpus; or ``tavily`` (web search; needs ``TAVILY_API_KEY``, else
+        building the graph fails at once).
     LANGGRAPH_PARALLEL_CORPUS: A ``.jsonl(.gz)`` corpus to index instead of the bundled one.
     LANGGRAPH_PARALLEL_INDEX_LIMIT: Index only the first N corpus rows (a quick start).
 """
@@ -130,20 +132,23 @@ def search_from_env(env: Mapping[str, str] | None = None) -> Searcher:
             index limit, so a misconfigured graph fails when it is built, not mid-run.
     """
     env = os.environ if env is None else env
-    kind = (env.get("LANGGRAPH_PARALLEL_SEARCH") or "faiss").strip().lower()
+    from langgraph_parallel.retrieval.indexes import DEFAULT_INDEX, INDEX_KINDS, corpus_index
+
+    kind = (env.get("LANGGRAPH_PARALLEL_SEARCH") or DEFAULT_INDEX).strip().lower()
     if kind == "tavily":
         from langgraph_parallel.retrieval.tavily import TavilySearcher
 
         return TavilySearcher(api_key=env.get("TAVILY_API_KEY") or None)
-    if kind != "faiss":
-        raise UserError(f"LANGGRAPH_PARALLEL_SEARCH must be 'faiss' or 'tavily', got {kind!r}.")
+    kind = "dense" if kind == "faiss" else kind  # the name before BM25 and hybrid existed
+    if kind not in INDEX_KINDS:
+        allowed = ", ".join(f"'{k}'" for k in (*INDEX_KINDS, "tavily"))
+        raise UserError(f"LANGGRAPH_PARALLEL_SEARCH must be one of {allowed}; got {kind!r}.")
     limit = _index_limit(env)
     corpus = env.get("LANGGRAPH_PARALLEL_CORPUS") or None
-    from langgraph_parallel.retrieval.faiss_index import corpus_index
-
     what = corpus or "the bundled HotpotQA corpus"
     return LazySearcher(
-        lambda: corpus_index(corpus, limit=limit), f"FAISS over {what}, limit={limit}"
+        lambda: corpus_index(corpus, limit=limit, kind=kind),
+        f"{kind} index over {what}, limit={limit}",
     )
 
 

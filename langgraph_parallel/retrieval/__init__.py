@@ -1,4 +1,4 @@
-"""Closed-corpus retrieval: passages, the MiniLM encoder, a FAISS index, any LangChain retriever.
+"""Closed-corpus retrieval: BM25, MiniLM + FAISS and their hybrid, any LangChain retriever.
 
 Heavy dependencies (torch, transformers, faiss) are imported only when an encoder or index is
 actually built, so importing this package stays cheap.
@@ -6,16 +6,22 @@ actually built, so importing this package stays cheap.
 
 from langgraph_parallel.retrieval.documents import Passage, format_passages
 from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
-from langgraph_parallel.retrieval.faiss_index import CorpusIndex, default_index
+from langgraph_parallel.retrieval.faiss_index import CorpusIndex
+from langgraph_parallel.retrieval.hybrid import HybridIndex
+from langgraph_parallel.retrieval.indexes import corpus_index, default_index
+from langgraph_parallel.retrieval.lexical import BM25Index
 from langgraph_parallel.retrieval.search import RetrieverSearcher, Searcher, as_searcher
 
 __all__ = [
+    "BM25Index",
     "CorpusIndex",
+    "HybridIndex",
     "MiniLMEmbeddings",
     "Passage",
     "RetrieverSearcher",
     "Searcher",
     "as_searcher",
+    "corpus_index",
     "default_index",
     "format_passages",
 ]

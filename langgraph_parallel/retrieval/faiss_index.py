@@ -10,8 +10,8 @@ the rows needed; anything else, including an unreadable file, is ignored and reb
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +22,11 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.paths import cache_dir as default_cache_dir
 from langgraph_parallel.paths import repo_data_dir
 from langgraph_parallel.retrieval import matrix_store
-from langgraph_parallel.retrieval.corpus import bundled_corpus_path, file_sha256, load_corpus
+from langgraph_parallel.retrieval.corpus import file_sha256, load_corpus
 from langgraph_parallel.retrieval.documents import Passage
 
 __all__ = [
     "CorpusIndex",
-    "corpus_index",
-    "default_index",
     "embed_passages",
     "embed_texts",
     "encoder_id",
@@ -171,6 +169,33 @@ class CorpusIndex:
         """Return the ``k`` passages closest to ``query``, best first (see :meth:`batch_search`)."""
         return self.batch_search([query], k)[0]
 
+    def ranked(self, queries: Sequence[str], depth: int) -> list[list[tuple[int, float]]]:
+        """Return the ``depth`` closest passages per query as ``(position, cosine)``, best first.
+
+        One encoder call and one FAISS search for all queries; blank queries rank nothing
+        without being embedded.
+        """
+        results: list[list[tuple[int, float]]] = [[] for _ in queries]
+        live = [i for i, q in enumerate(queries) if q.strip()]
+        depth = min(depth, len(self.passages))
+        if depth <= 0 or not live:
+            return results
+        vectors = np.ascontiguousarray(
+            embed_texts(self.embeddings, [queries[i] for i in live]), dtype=np.float32
+        )
+        if vectors.ndim != 2 or vectors.shape[1] != self.dimension:
+            raise UserError(
+                f"The query encoder gives {vectors.shape[-1]}-dim vectors but the index holds "
+                f"{self.dimension}-dim ones; search with the encoder the index was built with."
+            )
+        self._faiss.normalize_L2(vectors)
+        scores, ids = self._index.search(vectors, depth)
+        for row, qi in enumerate(live):
+            # FAISS pads with -1 when fewer than ``depth`` vectors exist.
+            pairs = zip(ids[row], scores[row], strict=True)
+            results[qi] = [(int(j), float(score)) for j, score in pairs if j >= 0]
+        return results
+
     def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
         """Search several queries with one encoder call and one FAISS search.
 
@@ -182,58 +207,7 @@ class CorpusIndex:
             One list per query, in query order, each best first with ``score`` = cosine.
 
         """
-        results: list[list[Passage]] = [[] for _ in queries]
-        live = [i for i, q in enumerate(queries) if q.strip()]
-        k = min(k, len(self.passages))
-        if k <= 0 or not live:
-            return results
-        vectors = np.ascontiguousarray(
-            embed_texts(self.embeddings, [queries[i] for i in live]), dtype=np.float32
-        )
-        if vectors.ndim != 2 or vectors.shape[1] != self.dimension:
-            raise UserError(
-                f"The query encoder gives {vectors.shape[-1]}-dim vectors but the index holds "
-                f"{self.dimension}-dim ones; search with the encoder the index was built with."
-            )
-        self._faiss.normalize_L2(vectors)
-        scores, ids = self._index.search(vectors, k)
-        for row, qi in enumerate(live):
-            results[qi] = [
-                Passage(hit.id, hit.title, hit.text, float(score))
-                for score, j in zip(scores[row], ids[row], strict=True)
-                if j >= 0  # FAISS pads with -1 when fewer than k vectors exist
-                for hit in (self.passages[int(j)],)
-            ]
-        return results
-
-
-_DEFAULT: dict[int | None, CorpusIndex] = {}
-_DEFAULT_LOCK = threading.Lock()
-
-
-def default_index(limit: int | None = None) -> CorpusIndex:
-    """Return the process-wide index over the bundled HotpotQA corpus with MiniLM embeddings.
-
-    Built once per ``limit`` and reused; uses the prebuilt ``data/`` matrix when present.
-    """
-    from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
-
-    with _DEFAULT_LOCK:
-        if limit not in _DEFAULT:
-            _DEFAULT[limit] = CorpusIndex.build(
-                bundled_corpus_path(), MiniLMEmbeddings(), limit=limit
-            )
-        return _DEFAULT[limit]
-
-
-def corpus_index(corpus: str | None = None, *, limit: int | None = None) -> CorpusIndex:
-    """Index ``corpus`` (a ``.jsonl(.gz)`` file) with MiniLM, or the bundled one for ``None``.
-
-    The searcher of every named graph (CLI, benchmarks, Studio, training); ``limit`` indexes
-    only the first passages (a quick start).
-    """
-    if corpus is None:
-        return default_index(limit)
-    from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
-
-    return CorpusIndex.build(corpus, MiniLMEmbeddings(), limit=limit)
+        return [
+            [replace(self.passages[j], score=score) for j, score in ranking]
+            for ranking in self.ranked(queries, k)
+        ]

@@ -169,7 +169,7 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         raise UserError(
             f"training needs the train extra: pip install 'langgraph-parallel[train]' ({exc})"
         ) from exc
-    from langgraph_parallel.retrieval.faiss_index import corpus_index
+    from langgraph_parallel.retrieval.indexes import corpus_index
     from langgraph_parallel.train.rollout import GraphRollout
 
     out = Path(config.out)

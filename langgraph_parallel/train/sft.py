@@ -118,7 +118,7 @@ def synthesize_all(config: SFTRunConfig, golds: list[GoldQuestion]) -> list[dict
 
 def searcher_for(config: SFTRunConfig, golds: list[GoldQuestion]) -> Any:
     """Open the bundled index for HotpotQA; else an index of the questions' own paragraphs."""
-    from langgraph_parallel.retrieval.faiss_index import corpus_index
+    from langgraph_parallel.retrieval.indexes import corpus_index
 
     if config.corpus or all(g.dataset == "hotpotqa" for g in golds):
         return corpus_index(config.corpus)

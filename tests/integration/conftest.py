@@ -1,4 +1,4 @@
-"""Fixtures for integration tests: the real in-process engine and the real FAISS index.
+"""Fixtures for integration tests: the real in-process engine and the real corpus index.
 
 The engine is process-global (one per model and settings), so every test that uses
 ``chat_model`` shares one engine start per pytest run.
@@ -21,7 +21,7 @@ def chat_model() -> ChatVLLM:
 
 @pytest.fixture(scope="session")
 def hotpot_index():  # type: ignore[no-untyped-def]
-    """The bundled HotpotQA corpus index (prebuilt MiniLM matrix from data/)."""
-    from langgraph_parallel.retrieval.faiss_index import default_index
+    """The default index over the bundled HotpotQA corpus (BM25 + the prebuilt MiniLM matrix)."""
+    from langgraph_parallel.retrieval.indexes import default_index
 
     return default_index()

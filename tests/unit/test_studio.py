@@ -41,14 +41,14 @@ def test_graph_module_builds_without_starting_engine_or_index(
     for name in ("OPENAI_BASE_URL", "LANGGRAPH_PARALLEL_SEARCH", "LANGGRAPH_PARALLEL_MODEL"):
         monkeypatch.delenv(name, raising=False)
     from langgraph_parallel.models import engine
-    from langgraph_parallel.retrieval import faiss_index
+    from langgraph_parallel.retrieval import indexes as corpus_indexes
 
-    engines, indexes = dict(engine._ENGINES), dict(faiss_index._DEFAULT)
+    engines, indexes = dict(engine._ENGINES), dict(corpus_indexes._CACHE)
     graph = runpy.run_path(str(REPO / "graphs" / "parallel_search.py"))["graph"]
     assert graph.name == "parallel_search"
     assert {"think", "fan_out", "search", "observe", "answer"} <= set(graph.get_graph().nodes)
     # Building served the graph without starting an engine or building an index.
-    assert engines == engine._ENGINES and indexes == faiss_index._DEFAULT
+    assert engines == engine._ENGINES and indexes == corpus_indexes._CACHE
     lazy = search_from_env({})
     assert isinstance(lazy, LazySearcher) and lazy._searcher is None
 
@@ -85,7 +85,7 @@ def test_tavily_without_key_fails_the_graph_build(monkeypatch: pytest.MonkeyPatc
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"LANGGRAPH_PARALLEL_SEARCH": "bing"}, "'faiss' or 'tavily'"),
+        ({"LANGGRAPH_PARALLEL_SEARCH": "bing"}, "'hybrid', 'bm25', 'dense', 'tavily'"),
         ({"LANGGRAPH_PARALLEL_INDEX_LIMIT": "lots"}, "positive integer"),
         ({"LANGGRAPH_PARALLEL_INDEX_LIMIT": "0"}, "positive integer"),
     ],

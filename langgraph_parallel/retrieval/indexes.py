@@ -1,0 +1,88 @@
+"""Named index kinds over a corpus file: the one way every graph, command and tool gets one.
+
+``hybrid`` (the default) fuses BM25 and dense MiniLM rankings; ``bm25`` and ``dense`` are its
+halves. ``tools/bench_retrieval.py`` measured the choice (``benchmarks/retrieval/``): the hybrid
+index finds more gold pages in its top 3 than either half on HotpotQA and 2Wiki.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.retrieval.corpus import bundled_corpus_path
+
+if TYPE_CHECKING:  # the indexes import faiss, torch or bm25s: only when one is built
+    from langgraph_parallel.retrieval.faiss_index import CorpusIndex
+    from langgraph_parallel.retrieval.hybrid import HybridIndex
+    from langgraph_parallel.retrieval.lexical import BM25Index
+
+__all__ = ["DEFAULT_INDEX", "INDEX_KINDS", "Index", "IndexKind", "corpus_index", "default_index"]
+
+IndexKind = Literal["hybrid", "bm25", "dense"]
+INDEX_KINDS: tuple[str, ...] = get_args(IndexKind)
+DEFAULT_INDEX: IndexKind = "hybrid"
+Index: TypeAlias = "HybridIndex | BM25Index | CorpusIndex"
+
+_CACHE: dict[tuple[str, float, int, int | None, str], Index] = {}
+_LOCK = threading.Lock()
+
+
+def corpus_index(
+    corpus: str | None = None, *, limit: int | None = None, kind: str = DEFAULT_INDEX
+) -> Index:
+    """Return an index of ``kind`` over ``corpus`` (a ``.jsonl(.gz)`` file; ``None``: bundled).
+
+    Indexes are built once per process and corpus, limit and kind (the dense half of a hybrid
+    index is shared with a ``dense`` one); the files behind them are cached on disk.
+
+    Args:
+        corpus: Corpus file, or ``None`` for the bundled HotpotQA corpus.
+        limit: Index only the first ``limit`` passages (a quick start).
+        kind: ``hybrid``, ``bm25`` or ``dense``.
+
+    Raises:
+        UserError: An unknown kind, or a missing or malformed corpus.
+    """
+    if kind not in INDEX_KINDS:
+        raise UserError(f"Unknown index kind {kind!r}; choose one of {', '.join(INDEX_KINDS)}.")
+    path = str(corpus) if corpus is not None else str(bundled_corpus_path())
+    try:
+        stat = os.stat(os.path.expanduser(path))
+        # An edited corpus file is a new corpus: re-index it rather than serve the old one.
+        version = (stat.st_mtime, stat.st_size)
+    except OSError:
+        version = (0.0, -1)  # the build below names the missing file
+    with _LOCK:
+        return _get((path, *version, limit, kind))
+
+
+def _get(key: tuple[str, float, int, int | None, str]) -> Index:
+    """Return the cached index for ``key``, building it (and a hybrid's halves) if needed."""
+    if key not in _CACHE:
+        _CACHE[key] = _build(key)
+    return _CACHE[key]
+
+
+def _build(key: tuple[str, float, int, int | None, str]) -> Index:
+    path, limit, kind = key[0], key[3], key[4]
+    if kind == "bm25":
+        from langgraph_parallel.retrieval.lexical import BM25Index
+
+        return BM25Index.build(path, limit=limit)
+    if kind == "dense":
+        from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
+        from langgraph_parallel.retrieval.faiss_index import CorpusIndex
+
+        return CorpusIndex.build(path, MiniLMEmbeddings(), limit=limit)
+    from langgraph_parallel.retrieval.hybrid import HybridIndex
+
+    # The halves are cached under their own keys, so a ``dense`` index shares the encoder's work.
+    return HybridIndex(_get((*key[:4], "bm25")), _get((*key[:4], "dense")))
+
+
+def default_index(limit: int | None = None, kind: str = DEFAULT_INDEX) -> Index:
+    """Return the process-wide index of ``kind`` over the bundled HotpotQA corpus."""
+    return corpus_index(None, limit=limit, kind=kind)

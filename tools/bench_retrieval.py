@@ -1,0 +1,157 @@
+"""Gold-page recall and latency of every index kind, on HotpotQA and on a 2Wiki corpus.
+
+    .venv/bin/python tools/bench_retrieval.py --out benchmarks/retrieval
+
+For each corpus and index kind (``dense``, ``bm25``, ``hybrid`` with min-max and with RRF
+fusion): recall@1/3/10 of the gold supporting titles with the question itself as the query
+(mean share of gold titles found, and the share of questions with all of them found), and
+latency: one query, four sub-queries sent as the fan-out sends them (four concurrent
+one-query calls), and four queries in one call.
+
+Questions: HotpotQA from the distractor subset in ``../shared/data`` minus the bundled evaluation
+sample, shuffled with seed 0; questions ``[0, 400)`` of that order were used to choose the hybrid
+fusion and its weights, so the figures reported here come from ``[400, 800)``. 2Wiki: all 500
+questions of its sample, over a corpus of their context paragraphs (no tuning on it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from langgraph_parallel.apps.bench_cli import source_commit  # noqa: E402
+from langgraph_parallel.paths import repo_data_dir  # noqa: E402
+from langgraph_parallel.retrieval import BM25Index, HybridIndex  # noqa: E402
+from langgraph_parallel.retrieval.indexes import corpus_index  # noqa: E402
+from langgraph_parallel.train.contexts import context_corpus  # noqa: E402
+
+SHARED = REPO.parent / "shared" / "data"
+KS = (1, 3, 10)
+
+
+def rows(path: Path) -> list[dict[str, Any]]:
+    opener: Callable[..., Any] = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def hotpot_questions(offset: int, limit: int) -> list[dict[str, Any]]:
+    held = {r["id"] for r in rows(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")}
+    pool = [
+        r
+        for r in rows(SHARED / "hotpotqa_dev_distractor_subset.jsonl.gz")
+        if r["id"] not in held and r["supporting_titles"]
+    ]
+    random.Random(0).shuffle(pool)
+    return pool[offset : offset + limit]
+
+
+def twowiki() -> tuple[list[dict[str, Any]], Path]:
+    questions = [r for r in rows(SHARED / "2wikimultihopqa_dev_sample500.jsonl.gz")]
+    contexts = [
+        {c["title"]: " ".join(s.strip() for s in c["sentences"]) for c in q["context"]}
+        for q in questions
+    ]
+    return [q for q in questions if q["supporting_titles"]], context_corpus(contexts)
+
+
+def recall(index: Any, questions: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Recall@k of gold titles, the question as the query (one batched call per 32)."""
+    found: dict[int, list[float]] = {k: [] for k in KS}
+    complete: dict[int, list[bool]] = {k: [] for k in KS}
+    for start in range(0, len(questions), 32):
+        chunk = questions[start : start + 32]
+        hits = index.batch_search([q["question"] for q in chunk], max(KS))
+        for q, passages in zip(chunk, hits, strict=True):
+            gold = set(q["supporting_titles"])
+            for k in KS:
+                got = gold & {p.title for p in passages[:k]}
+                found[k].append(len(got) / len(gold))
+                complete[k].append(got == gold)
+    out = {f"recall@{k}": round(statistics.mean(found[k]), 4) for k in KS}
+    out |= {f"all@{k}": round(statistics.mean(complete[k]), 4) for k in KS}
+    return out
+
+
+def latency(index: Any, questions: Sequence[dict[str, Any]], n: int) -> dict[str, float]:
+    """Median seconds: one query; four concurrent one-query calls; one four-query call."""
+    texts = [q["question"] for q in questions[: 4 * n]]
+    one, fan, batch = [], [], []
+    with ThreadPoolExecutor(4) as pool:
+        for i in range(n):
+            four = texts[4 * i : 4 * i + 4]
+            start = time.perf_counter()
+            index.batch_search([four[0]], 3)
+            one.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            list(pool.map(lambda q: index.batch_search([q], 3), four))
+            fan.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            index.batch_search(four, 3)
+            batch.append(time.perf_counter() - start)
+    one_s, fan_s = statistics.median(one), statistics.median(fan)
+    return {
+        "one_query_s": round(one_s, 4),
+        "fan_out_4_s": round(fan_s, 4),
+        "one_call_4_s": round(statistics.median(batch), 4),
+        "fan_out_4_over_one": round(fan_s / one_s, 2),
+    }
+
+
+def indexes(corpus: str | None) -> dict[str, Any]:
+    dense = corpus_index(corpus, kind="dense")
+    lexical = corpus_index(corpus, kind="bm25")
+    assert isinstance(lexical, BM25Index)
+    return {
+        "dense": dense,
+        "bm25": lexical,
+        "hybrid": corpus_index(corpus, kind="hybrid"),
+        "hybrid-rrf": HybridIndex(lexical, dense, method="rrf"),  # type: ignore[arg-type]
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default="benchmarks/retrieval")
+    parser.add_argument("--offset", type=int, default=400, help="first HotpotQA question used")
+    parser.add_argument("--limit", type=int, default=400, help="HotpotQA questions")
+    parser.add_argument("--latency-samples", type=int, default=30)
+    args = parser.parse_args()
+    results: dict[str, Any] = {"commit": source_commit(), "command": " ".join(sys.argv)}
+    wiki_questions, wiki_corpus = twowiki()
+    sets = {
+        "hotpotqa": (hotpot_questions(args.offset, args.limit), None),
+        "2wiki": (wiki_questions, str(wiki_corpus)),
+    }
+    for name, (questions, corpus) in sets.items():
+        block: dict[str, Any] = {"questions": len(questions)}
+        for kind, index in indexes(corpus).items():
+            index.batch_search(["warm up"], 3)
+            block[kind] = {
+                "passages": len(index.passages),
+                **recall(index, questions),
+                **latency(index, questions, args.latency_samples),
+            }
+            print(name, kind, block[kind], flush=True)
+        results[name] = block
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "retrieval.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out / 'retrieval.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
