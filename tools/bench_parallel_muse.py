@@ -41,7 +41,7 @@ from langgraph_parallel.parallel_muse.graph import (  # noqa: E402
 )
 from langgraph_parallel.parallel_muse.reduce import vote  # noqa: E402
 from langgraph_parallel.parallel_muse.uncertainty import token_regions  # noqa: E402
-from langgraph_parallel.retrieval.faiss_index import corpus_index  # noqa: E402
+from langgraph_parallel.retrieval.indexes import corpus_index  # noqa: E402
 
 DATASET = Path(__file__).resolve().parents[1] / "data" / "hotpotqa_dev_sample300.jsonl.gz"
 SYSTEMS = ("parallel-muse", "rollouts")
