@@ -165,6 +165,30 @@ def render_reliability(path: Path = REPO / "benchmarks" / "reliability.json") ->
     )
 
 
+def render_retrieval(path: Path = REPO / "benchmarks" / "retrieval" / "retrieval.json") -> str:
+    """Gold-title recall and latency per index kind (``tools/bench_retrieval.py``)."""
+    result: dict[str, Any] = json.loads(path.read_text())
+    lines = [
+        f"Made by `{result['command']}`{_at(result)}; the question itself is the query. "
+        "Recall@k: share of gold supporting titles in the top k (all@3: questions with every "
+        "gold title in the top 3). Latency: median seconds of one query, and of four "
+        "sub-queries sent as the fan-out sends them (four concurrent one-query calls).",
+        "",
+        "| corpus | index | recall@1 | recall@3 | all@3 | recall@10 | 1 query s | fan-out of 4 s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for corpus in ("hotpotqa", "2wiki"):
+        block = result[corpus]
+        for kind in ("dense", "bm25", "hybrid", "hybrid-rrf"):
+            r = block[kind]
+            lines.append(
+                f"| {corpus} ({block['questions']} q, {r['passages']:,} passages) | {kind} | "
+                f"{r['recall@1']:.3f} | {r['recall@3']:.3f} | {r['all@3']:.3f} | "
+                f"{r['recall@10']:.3f} | {r['one_query_s']:.3f} | {r['fan_out_4_s']:.3f} |"
+            )
+    return "\n".join(lines)
+
+
 def _command(markdown: Path) -> str:
     """The ``Command: `...``` line a benchmark's markdown file starts with."""
     match = re.search(r"^Command: `(.+)`$", markdown.read_text(), re.M)
@@ -316,6 +340,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "reliability-results": render_reliability,
     "sft-results": render_sft,
     "muse-results": render_parallel_muse,
+    "retrieval-results": render_retrieval,
 }
 """README block name -> renderer."""
 

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
@@ -40,7 +41,17 @@ Ranking = list[tuple[int, float]]
 
 
 def _bm25s() -> tuple[Any, Any]:
+    """Import bm25s (on its numpy backend) and PyStemmer.
+
+    bm25s imports numba when it is installed, and numba loads llvmlite, whose ``ffi.lib`` object
+    breaks vLLM's CPU engine start (0.32's Triton kernel override scan calls ``vars()`` on every
+    module attribute and fails on it). We use bm25s's numpy backend, so numba is hidden while
+    bm25s is first imported; a numba someone else already imported is left alone.
+    """
+    hide = "bm25s" not in sys.modules and "numba" not in sys.modules
     try:
+        if hide:
+            sys.modules["numba"] = None  # type: ignore[assignment]  # import numba -> ImportError
         import bm25s
         import Stemmer
     except ImportError as exc:
@@ -48,6 +59,9 @@ def _bm25s() -> tuple[Any, Any]:
             "BM25 search needs bm25s and PyStemmer; install them with "
             "`pip install bm25s PyStemmer` (or `pip install 'langgraph-parallel[retrieval]'`)."
         ) from exc
+    finally:
+        if hide:
+            del sys.modules["numba"]
     return bm25s, Stemmer
 
 
