@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -134,3 +136,16 @@ def test_corpus_index_builds_each_kind_once_and_rejects_unknown_kinds(
     assert len(corpus_indexes.corpus_index(str(corpus), kind="bm25")) == 2
     with pytest.raises(UserError, match="hybrid, bm25, dense"):
         corpus_indexes.corpus_index(str(corpus), kind="tfidf")
+
+
+def test_bm25_leaves_numba_unloaded_so_the_cpu_engine_can_start() -> None:
+    # numba's llvmlite breaks vLLM 0.32 CPU's engine start; bm25s would import it if installed.
+    code = (
+        "import sys\n"
+        "from langgraph_parallel.retrieval import BM25Index, Passage\n"
+        "BM25Index.from_passages([Passage('a', 'A', 'alpha text')]).batch_search(['alpha'])\n"
+        "assert 'bm25s' in sys.modules\n"
+        "assert 'numba' not in sys.modules and 'llvmlite' not in sys.modules, 'numba loaded'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
