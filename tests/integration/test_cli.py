@@ -68,19 +68,25 @@ def test_user_errors_are_one_line_without_traceback(args, message):
     assert "Traceback" not in result.stderr
 
 
-def test_index_command_embeds_a_new_corpus_once(tmp_path, monkeypatch, capsys):
+def test_index_command_indexes_a_new_corpus_once(tmp_path, monkeypatch, capsys):
     corpus = tmp_path / "mine.jsonl"
     rows = [
         {"id": f"d{i}", "title": f"T{i}", "text": f"Paragraph {i} about rivers."} for i in range(5)
     ]
     corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path / "cache"))
+    from langgraph_parallel.retrieval import indexes
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(cache))
+    monkeypatch.setattr(indexes, "_CACHE", {})
     assert main(["index", "--corpus", str(corpus)]) == 0
-    assert capsys.readouterr().out.strip() == "indexed 5 passages"
-    cached = list((tmp_path / "cache").rglob("*.npy"))
-    assert len(cached) == 1  # the embeddings, reused by the next run
+    assert capsys.readouterr().out.strip() == "indexed 5 passages (hybrid)"
+    assert len(list((cache / "embeddings").glob("*.npy"))) == 1  # the dense half
+    assert len(list((cache / "bm25").iterdir())) == 1  # the BM25 half
+    files = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()}
+    monkeypatch.setattr(indexes, "_CACHE", {})  # a new process: only the disk cache is left
     assert main(["index", "--corpus", str(corpus)]) == 0
-    assert list((tmp_path / "cache").rglob("*.npy")) == cached
+    assert {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()} == files
 
 
 def test_serve_command_serves_the_trained_policy_until_stopped(tmp_path):
