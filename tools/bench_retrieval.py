@@ -118,7 +118,7 @@ def indexes(corpus: str | None) -> dict[str, Any]:
         "dense": dense,
         "bm25": lexical,
         "hybrid": corpus_index(corpus, kind="hybrid"),
-        "hybrid-rrf": HybridIndex(lexical, dense, method="rrf"),  # type: ignore[arg-type]
+        "hybrid-rrf": HybridIndex(lexical, dense, method="rrf"),
     }
 
 

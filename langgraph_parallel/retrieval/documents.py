@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-__all__ = ["Passage", "format_passages"]
+__all__ = ["Passage", "Ranking", "format_passages", "ranked_passages"]
 
 NO_RESULTS = "No results."
 
@@ -27,6 +27,17 @@ class Passage:
     title: str
     text: str
     score: float = 0.0
+
+
+Ranking = list[tuple[int, float]]
+"""Passage positions in an index's corpus with their scores, best first."""
+
+
+def ranked_passages(
+    passages: Sequence[Passage], rankings: Sequence[Ranking]
+) -> list[list[Passage]]:
+    """Turn each ranking over ``passages`` into the passages it names, scored, best first."""
+    return [[replace(passages[j], score=score) for j, score in ranking] for ranking in rankings]
 
 
 def format_passages(passages: Sequence[Passage]) -> str:

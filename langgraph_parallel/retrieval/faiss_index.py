@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from langgraph_parallel.paths import cache_dir as default_cache_dir
 from langgraph_parallel.paths import repo_data_dir
 from langgraph_parallel.retrieval import matrix_store
 from langgraph_parallel.retrieval.corpus import file_sha256, load_corpus
-from langgraph_parallel.retrieval.documents import Passage
+from langgraph_parallel.retrieval.documents import Passage, Ranking, ranked_passages
 
 __all__ = [
     "CorpusIndex",
@@ -169,13 +168,13 @@ class CorpusIndex:
         """Return the ``k`` passages closest to ``query``, best first (see :meth:`batch_search`)."""
         return self.batch_search([query], k)[0]
 
-    def ranked(self, queries: Sequence[str], depth: int) -> list[list[tuple[int, float]]]:
+    def ranked(self, queries: Sequence[str], depth: int) -> list[Ranking]:
         """Return the ``depth`` closest passages per query as ``(position, cosine)``, best first.
 
         One encoder call and one FAISS search for all queries; blank queries rank nothing
         without being embedded.
         """
-        results: list[list[tuple[int, float]]] = [[] for _ in queries]
+        results: list[Ranking] = [[] for _ in queries]
         live = [i for i, q in enumerate(queries) if q.strip()]
         depth = min(depth, len(self.passages))
         if depth <= 0 or not live:
@@ -207,7 +206,4 @@ class CorpusIndex:
             One list per query, in query order, each best first with ``score`` = cosine.
 
         """
-        return [
-            [replace(self.passages[j], score=score) for j, score in ranking]
-            for ranking in self.ranked(queries, k)
-        ]
+        return ranked_passages(self.passages, self.ranked(queries, k))

@@ -15,11 +15,9 @@ recall@3. Ties are broken by corpus position, so results are deterministic.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Literal, Protocol
 
-from langgraph_parallel.retrieval.documents import Passage
-from langgraph_parallel.retrieval.lexical import Ranking
+from langgraph_parallel.retrieval.documents import Passage, Ranking, ranked_passages
 
 __all__ = ["Fusion", "HybridIndex", "RankedIndex", "fuse"]
 
@@ -127,7 +125,4 @@ class HybridIndex:
 
     def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
         """Search several queries; one list per query, best first, ``score`` = fused score."""
-        return [
-            [replace(self.passages[j], score=score) for j, score in ranking]
-            for ranking in self.ranked(queries, k)
-        ]
+        return ranked_passages(self.passages, self.ranked(queries, k))

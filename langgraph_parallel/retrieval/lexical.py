@@ -21,23 +21,19 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.paths import cache_dir as default_cache_dir
 from langgraph_parallel.retrieval.corpus import file_sha256, load_corpus
-from langgraph_parallel.retrieval.documents import Passage
+from langgraph_parallel.retrieval.documents import Passage, Ranking, ranked_passages
 from langgraph_parallel.retrieval.matrix_store import stem
 
-__all__ = ["BM25Index", "Ranking"]
+__all__ = ["BM25Index"]
 
 logger = logging.getLogger(__name__)
 FORMAT_VERSION = 1
-
-Ranking = list[tuple[int, float]]
-"""Passage positions in the corpus with their scores, best first."""
 
 
 def _bm25s() -> tuple[Any, Any]:
@@ -180,10 +176,7 @@ class BM25Index:
 
     def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
         """Search several queries; one list per query, best first, ``score`` = BM25 score."""
-        return [
-            [replace(self.passages[j], score=score) for j, score in ranking]
-            for ranking in self.ranked(queries, k)
-        ]
+        return ranked_passages(self.passages, self.ranked(queries, k))
 
 
 def _load(folder: Path, meta: dict[str, Any]) -> Any:

@@ -14,8 +14,8 @@ import pytest
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.retrieval import BM25Index, HybridIndex, Passage
 from langgraph_parallel.retrieval import indexes as corpus_indexes
+from langgraph_parallel.retrieval.documents import Ranking
 from langgraph_parallel.retrieval.hybrid import fuse
-from langgraph_parallel.retrieval.lexical import Ranking
 
 ROWS = [
     {"id": "p0", "title": "Scott Derrickson", "text": "Scott Derrickson is an American director."},
