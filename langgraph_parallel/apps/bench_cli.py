@@ -55,6 +55,7 @@ def bench_command(args: argparse.Namespace) -> str:
     parts += ["--top-k", str(args.top_k)]
     if args.corpus:
         parts += ["--corpus", str(args.corpus)]
+    parts += ["--index", args.index]
     return shlex.join(parts)
 
 
@@ -183,7 +184,9 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     bench.add_argument("--max-turns", type=int, default=4, help="model steps per question")
     bench.add_argument("--top-k", type=int, default=3, help="documents per sub-query")
-    bench.add_argument("--corpus", default=None, help="corpus .jsonl(.gz); default: bundled")
+    bench.add_argument(
+        "--corpus", default=None, help="corpus .jsonl(.gz) or folder of .txt/.md; default: bundled"
+    )
     add_index_argument(bench)
     bench.set_defaults(func=cmd_bench)
     return bench

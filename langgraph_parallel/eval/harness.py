@@ -22,6 +22,7 @@ from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.agent.state import COUNTER_KEYS
 from langgraph_parallel.errors import reported_error
 from langgraph_parallel.eval.datasets import Question
+from langgraph_parallel.eval.recall import gold_recall, run_searches
 from langgraph_parallel.eval.summary import summarize, write_summary
 from langgraph_parallel.metrics import cover_exact_match, exact_match, f1_score
 
@@ -56,7 +57,8 @@ def evaluate(graph: Any, name: str, question: Question) -> dict[str, Any]:
 
     Returns:
         The row: ``graph``, ``id``, ``dataset``, ``type``, ``class``, ``question``,
-        ``gold_answers``, ``answer``, ``stop_reason``, ``em``, ``f1``, ``cover_em``, the six
+        ``gold_answers``, ``answer``, ``stop_reason``, ``em``, ``f1``, ``cover_em``, the
+        gold-page recall fields of :func:`~langgraph_parallel.eval.recall.gold_recall`, the six
         counters, ``wall_s`` and ``error`` (``None`` unless the graph raised).
     """
     start = time.perf_counter()
@@ -66,9 +68,11 @@ def evaluate(graph: Any, name: str, question: Question) -> dict[str, Any]:
         answer, stop_reason = run.answer, run.stop_reason
         # Graph-specific counters (invalid_steps, parallel_turns, ...) ride along in the row.
         counters = {**run.extra_counters, **run.counters}
+        searches = run_searches(run.state)
     except Exception as exc:  # recorded per question; see docstring
         error = reported_error(exc)  # results files are shared: the text has no keys in it
         answer, stop_reason, counters = None, "error", dict.fromkeys(COUNTER_KEYS, 0)
+        searches = []
     return {
         "graph": name,
         "id": question.id,
@@ -82,6 +86,7 @@ def evaluate(graph: Any, name: str, question: Question) -> dict[str, Any]:
         "em": exact_match(answer, question.answers),
         "f1": f1_score(answer, question.answers),
         "cover_em": cover_exact_match(answer, question.answers),
+        **gold_recall(searches, question.supporting_titles),
         **counters,
         "wall_s": round(time.perf_counter() - start, 3),
         "error": error,

@@ -32,6 +32,9 @@ _COLUMNS = (  # (summary key, header, format)
     ("n", "n", "{:d}"),
     ("em", "EM", "{:.3f}"),
     ("f1", "F1", "{:.3f}"),
+    ("recall", "gold recall", "{:.3f}"),
+    ("all_gold", "all gold", "{:.3f}"),
+    ("sub_query_hits", "hit sub-queries", "{:.3f}"),
     ("llm_calls", "LLM calls", "{:.2f}"),
     ("turns", "turns", "{:.2f}"),
     ("sub_queries", "sub-queries", "{:.2f}"),
@@ -89,6 +92,10 @@ def markdown_report(
     lines = ["# Benchmark report", "", "Produced by:", "", "```sh", command, "```", ""]
     lines += [
         "Means per question (`n` is a count; tokens are per question, summed over calls).",
+        "Gold recall: share of the question's gold supporting pages that any sub-query",
+        "retrieved (in its top `--top-k`); all gold: share of questions with every gold page",
+        "retrieved; hit sub-queries: share of sub-queries that retrieved a gold page. High recall",
+        "with low EM is a reading failure, low recall a search failure; `–`: no gold titles.",
         "",
     ]
     lines += ["## All questions", ""]

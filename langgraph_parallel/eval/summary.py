@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.agent.state import COUNTER_KEYS
+from langgraph_parallel.eval.recall import RECALL_KEYS
 
 __all__ = ["CLASSES", "METRIC_KEYS", "group_metrics", "summarize", "write_summary"]
 
-METRIC_KEYS: tuple[str, ...] = ("n", "em", "f1", *COUNTER_KEYS, "wall_s")
-"""Keys of every metrics block: ``n`` is a count, the rest are means per question."""
+METRIC_KEYS: tuple[str, ...] = ("n", "em", "f1", *RECALL_KEYS, *COUNTER_KEYS, "wall_s")
+"""Keys of every metrics block: ``n`` is a count, the rest are means per question (the recall
+keys over the questions that have gold titles and, for ``sub_query_hits``, sub-queries)."""
 
 CLASSES: tuple[str, ...] = ("parallelizable", "sequential")
 """Question classes always present under ``by_class`` (ARCHITECTURE.md section 4)."""
@@ -28,23 +30,28 @@ Row = Mapping[str, Any]
 
 
 def group_metrics(rows: Sequence[Row]) -> dict[str, Any]:
-    """Return ``n`` and the per-question means of EM, F1, the six counters and ``wall_s``.
+    """Return ``n`` and the per-question means of EM, F1, gold recall, the counters and time.
 
     Rows with an ``error`` count like any other (EM 0, counters as recorded): a question the
-    graph could not answer is a failure of the graph, not a question to leave out.
+    graph could not answer is a failure of the graph, not a question to leave out. A recall key
+    is averaged over the rows where it is not ``None`` (questions without gold titles, rows
+    written before recall was recorded, runs without a sub-query for ``sub_query_hits``).
 
     Args:
         rows: Result rows (see :func:`langgraph_parallel.eval.harness.run_benchmark`).
 
     Returns:
-        ``{"n": int, key: float | None, ...}``; means are ``None`` when ``n`` is 0 and are rounded
-        to 6 decimals.
+        ``{"n": int, key: float | None, ...}``; a mean is ``None`` when no row counts for it and
+        is rounded to 6 decimals.
     """
     n = len(rows)
     out: dict[str, Any] = {"n": n}
     for key in METRIC_KEYS[1:]:
-        total = math.fsum(float(row.get(key) or 0.0) for row in rows)
-        out[key] = round(total / n, 6) if n else None
+        if key in RECALL_KEYS:
+            values = [float(row[key]) for row in rows if row.get(key) is not None]
+        else:
+            values = [float(row.get(key) or 0.0) for row in rows]
+        out[key] = round(math.fsum(values) / len(values), 6) if values else None
     return out
 
 

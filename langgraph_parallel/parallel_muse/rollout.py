@@ -57,7 +57,7 @@ def to_dicts(messages: list[BaseMessage]) -> list[dict[str, str]]:
 
 
 class StartNode:
-    """Load the branch: its message prefix, its inherited step count, its sampling options.
+    """Load the branch: its message prefix, inherited step and turn counts, sampling options.
 
     Args:
         defaults: Settings used when the run passes no :class:`MuseContext`.
@@ -71,11 +71,15 @@ class StartNode:
         ctx = run_context(runtime, self.defaults)
         branch = state["branch"]
         sampling = {"temperature": ctx.temperature, "top_p": ctx.top_p, "seed": branch["seed"]}
+        # Each search round after the first prompt left one observation (a user message) in
+        # the prefix: a fork's own searches continue the parent's turn numbers.
+        observations = sum(m["role"] == "user" for m in branch["messages"][1:])
         return {
             "question": branch["question"],
             # An empty prefix: ``think`` writes the question's first prompt itself.
             "messages": to_messages(branch["messages"]),
             "steps": len(branch["steps"]),
+            "turn": observations,
             "sampling": sampling,
         }
 
@@ -112,6 +116,7 @@ def finish_node(state: RolloutState) -> dict[str, Any]:
         answer=ended["answer"],
         stop_reason=ended["stop_reason"],
         counters=dict(state.get("counters") or {}),
+        search_results=list(state.get("search_results") or []),
     )
     return {**ended, "trajectories": [trajectory]}
 

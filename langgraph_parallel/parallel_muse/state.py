@@ -13,7 +13,7 @@ from typing import Annotated, Any, TypeVar
 from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
-from langgraph_parallel.agent.state import ParallelSearchState, add_counters
+from langgraph_parallel.agent.state import ParallelSearchState, SearchResult, add_counters
 from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, Step
 
 __all__ = ["Branch", "MuseInput", "MuseOutput", "MuseState", "Report", "ReportTask",
@@ -49,12 +49,14 @@ class Trajectory(Branch):
         answer: The final answer, or ``None``.
         stop_reason: ``answered``, ``max_turns: ...`` or ``model_error: ...``.
         counters: This trajectory's own model calls and searches (inherited steps excluded).
+        search_results: This trajectory's own sub-query results (inherited searches excluded).
     """
 
     messages_prefix_len: int
     answer: str | None
     stop_reason: str
     counters: dict[str, int]
+    search_results: NotRequired[list[SearchResult]]
 
 
 class ReportTask(TypedDict):

@@ -304,7 +304,7 @@ def test_bench_command_is_explicit() -> None:
     )
     assert bench_command(args) == (
         "langgraph-parallel bench --dataset 'my data.jsonl' --graphs direct,sequential --out o "
-        "--concurrency 1 --model auto --max-turns 4 --top-k 3"
+        "--concurrency 1 --model auto --max-turns 4 --top-k 3 --index hybrid"
     )
 
 

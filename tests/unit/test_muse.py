@@ -163,6 +163,18 @@ def test_branch_prompts_equal_the_parent_prefix_byte_for_byte():
     assert len({t["seed"] for t in state["trajectories"]}) == 7
 
 
+def test_each_trajectory_keeps_only_its_own_searches():
+    state, _ = run_muse(three_step_agent(SPREADS), budget=7)
+    for trajectory in state["trajectories"]:
+        own = len(trajectory["steps"]) - (trajectory["branch_step"] or 0) - 1  # minus the answer
+        searched = trajectory["search_results"]
+        assert len(searched) == own == trajectory["counters"]["sub_queries"]
+        # a fork re-runs the steps from its branch step on: its turns continue the parent's
+        first = (trajectory["branch_step"] or 0) + 1
+        assert [r["turn"] for r in searched] == list(range(first, first + own))
+        assert [r["query"] for r in searched] == [f"q{t - 1}" for t in range(first, first + own)]
+
+
 def test_counters_sum_own_steps_and_keep_reduction_apart():
     state, _ = run_muse(three_step_agent(SPREADS), budget=4, samples_per_step=3, join="select")
     agent_calls = sum(len(t["steps"]) - (t["branch_step"] or 0) for t in state["trajectories"])
