@@ -23,7 +23,7 @@ from langgraph_parallel.paths import repo_data_dir  # noqa: E402
 from langgraph_parallel.retrieval import matrix_store  # noqa: E402
 from langgraph_parallel.retrieval.corpus import (  # noqa: E402
     bundled_corpus_path,
-    file_sha256,
+    corpus_sha256,
     load_corpus,
 )
 from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings  # noqa: E402
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     passages = load_corpus(args.corpus, limit=args.limit)
     embeddings = MiniLMEmbeddings(batch_size=args.batch_size)
     key = matrix_store.MatrixKey(
-        corpus_sha256=file_sha256(args.corpus),
+        corpus_sha256=corpus_sha256(args.corpus),
         encoder=encoder_id(embeddings),
         rows=len(passages),
         limit=args.limit,

@@ -100,7 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(default of sequential), smollm2 (untrained base, default of direct), gemma3, or a "
         "model or adapter folder",
     )
-    ask.add_argument("--corpus", default=None, help="corpus .jsonl(.gz); default: bundled HotpotQA")
+    ask.add_argument(
+        "--corpus", default=None, help="corpus .jsonl(.gz) or folder of .txt/.md; default: bundled"
+    )
     add_index_argument(ask)
     ask.add_argument("--max-turns", type=int, default=4)
     ask.add_argument("--top-k", type=int, default=3)
@@ -119,7 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=cmd_serve)
 
     index = sub.add_parser("index", help="build (and cache) the index of a corpus")
-    index.add_argument("--corpus", default=None, help="corpus .jsonl(.gz); default: bundled")
+    index.add_argument(
+        "--corpus", default=None, help="corpus .jsonl(.gz) or folder of .txt/.md; default: bundled"
+    )
     add_index_argument(index)
     index.set_defaults(func=cmd_index)
     add_bench_parser(sub)

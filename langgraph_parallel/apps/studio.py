@@ -19,7 +19,8 @@ Environment:
         rankings fused), ``bm25`` or ``dense`` (``faiss`` is an older name for it), over the
         bundled HotpotQA corpus; or ``tavily`` (web search; needs ``TAVILY_API_KEY``, else
         building the graph fails at once).
-    LANGGRAPH_PARALLEL_CORPUS: A ``.jsonl(.gz)`` corpus to index instead of the bundled one.
+    LANGGRAPH_PARALLEL_CORPUS: A corpus to index instead of the bundled one: a ``.jsonl(.gz)``
+        file or a folder of ``.txt``/``.md`` files.
     LANGGRAPH_PARALLEL_INDEX_LIMIT: Index only the first N corpus rows (a quick start).
 """
 

@@ -1,56 +1,43 @@
-"""Load benchmark questions in the normalised JSONL format of ``shared/data``.
+"""Load benchmark questions: the normalised JSONL of ``shared/data`` or a user's own file.
 
 Each question carries its dataset and type, which decide whether it counts as "parallelizable" or
-"sequential" in the ParallelSearch split (ARCHITECTURE.md section 4).
+"sequential" in the ParallelSearch split (:mod:`~langgraph_parallel.eval.classes`).
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import random
-import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.eval.classes import (
+    CLASS_NAMES,
+    QuestionClass,
+    canonical_dataset,
+    classify,
+)
 
 __all__ = [
+    "QUESTION_FORMAT",
     "Question",
     "QuestionClass",
     "canonical_dataset",
     "class_counts",
+    "generated_id",
     "classify",
     "load_questions",
 ]
 
-QuestionClass = Literal["parallelizable", "sequential", "unknown"]
-
-_CLASSES: tuple[QuestionClass, ...] = ("parallelizable", "sequential", "unknown")
-_PARALLEL_TYPES = {"hotpotqa": {"comparison"}, "2wiki": {"comparison", "bridge_comparison"}}
-_SEQUENTIAL_TYPES = {"hotpotqa": {"bridge"}, "2wiki": {"compositional", "inference"}}
-# Every MuSiQue and Bamboogle question is a compositional chain, whatever its type label says.
-_ALL_SEQUENTIAL = {"musique", "bamboogle"}
-
-# Checked in order against file names and free-text `source.dataset` descriptions.
-_DATASET_PATTERNS = [
-    (re.compile(r"hotpot"), "hotpotqa"),
-    (re.compile(r"2\s*wiki"), "2wiki"),
-    (re.compile(r"musique"), "musique"),
-    (re.compile(r"bamboogle"), "bamboogle"),
-    (re.compile(r"trivia\s*qa"), "triviaqa"),
-    (re.compile(r"pop\s*qa"), "popqa"),
-    (re.compile(r"simple\s*qa"), "simpleqa"),
-    (re.compile(r"webwalker"), "webwalkerqa"),
-    (re.compile(r"frames"), "frames"),
-    (re.compile(r"(?<![a-z])nq(?![a-z])|natural\s*questions"), "nq"),
-]
-_REQUIRED = ("id", "question", "answer")
-_FORMAT_HINT = (
-    "the file must be in the normalised format of shared/data "
-    "(fields id, question, answer, answers, type; see shared/data/README.md)"
+QUESTION_FORMAT = (
+    'a question file is .jsonl or .jsonl.gz with one JSON object per line holding "question" '
+    'and "answer" strings (or an "answers" list) and optional "id", "type" and '
+    '"supporting_titles"; see "Your own corpus and questions" in the langgraph-parallel README'
 )
 
 
@@ -83,41 +70,6 @@ class Question:
         return classify(self.dataset, self.type)
 
 
-def canonical_dataset(text: str) -> str | None:
-    """Map a file name or dataset description to a canonical dataset name, or ``None``."""
-    lowered = text.lower()
-    for pattern, name in _DATASET_PATTERNS:
-        if pattern.search(lowered):
-            return name
-    return None
-
-
-def classify(dataset: str, type: str | None) -> QuestionClass:
-    """Return the ParallelSearch class of a question from its dataset and type.
-
-    Parallelizable: HotpotQA ``comparison``; 2Wiki ``comparison`` and ``bridge_comparison``.
-    Sequential: HotpotQA ``bridge``; 2Wiki ``compositional`` and ``inference``; every MuSiQue and
-    Bamboogle question. Anything else (other datasets, unknown types) is "unknown".
-
-    Args:
-        dataset: Dataset name; aliases such as "HotpotQA" or "2WikiMultihopQA" are accepted.
-        type: The question type, or ``None``.
-
-    Returns:
-        "parallelizable", "sequential" or "unknown".
-
-    """
-    name = canonical_dataset(dataset) or dataset.lower()
-    if name in _ALL_SEQUENTIAL:
-        return "sequential"
-    kind = (type or "").lower()
-    if kind in _PARALLEL_TYPES.get(name, ()):
-        return "parallelizable"
-    if kind in _SEQUENTIAL_TYPES.get(name, ()):
-        return "sequential"
-    return "unknown"
-
-
 def class_counts(questions: Iterable[Question]) -> dict[QuestionClass, int]:
     """Count questions per class; all three classes are always present as keys.
 
@@ -128,7 +80,7 @@ def class_counts(questions: Iterable[Question]) -> dict[QuestionClass, int]:
         A mapping from class name to count, in the order parallelizable, sequential, unknown.
 
     """
-    counts: dict[QuestionClass, int] = dict.fromkeys(_CLASSES, 0)
+    counts: dict[QuestionClass, int] = dict.fromkeys(CLASS_NAMES, 0)
     for q in questions:
         counts[q.question_class] += 1
     return counts
@@ -140,21 +92,27 @@ def _iter_lines(path: Path) -> Iterator[tuple[int, str]]:
         with opener(path, "rt", encoding="utf-8") as f:
             yield from enumerate(f, start=1)
     except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read question file {path}: {exc}; {_FORMAT_HINT}") from exc
+        raise UserError(f"cannot read question file {path}: {exc}; {QUESTION_FORMAT}") from exc
+
+
+def generated_id(question: str) -> str:
+    """Return the id of a row that has none: a hash of its question, stable across runs."""
+    return "q-" + hashlib.sha1(question.encode("utf-8")).hexdigest()[:12]
 
 
 def _parse_row(row: Any, path: Path, lineno: int, file_dataset: str | None) -> Question:
     where = f"{path}, line {lineno}"
     if not isinstance(row, dict):
-        raise UserError(f"{where}: expected a JSON object per line; {_FORMAT_HINT}")
-    for field in _REQUIRED:
-        if row.get(field) is None:
-            raise UserError(f"{where}: missing required field '{field}'; {_FORMAT_HINT}")
-    answer = str(row["answer"])
+        raise UserError(f"{where}: expected a JSON object per line; {QUESTION_FORMAT}")
+    if not isinstance(row.get("question"), str) or not row["question"].strip():
+        raise UserError(f"{where}: missing the 'question' string; {QUESTION_FORMAT}")
     raw_answers = row.get("answers")
     if isinstance(raw_answers, str):
         raw_answers = [raw_answers]
     answers = [str(a) for a in raw_answers or [] if a is not None]
+    if row.get("answer") is None and not answers:
+        raise UserError(f"{where}: missing 'answer' (or a non-empty 'answers'); {QUESTION_FORMAT}")
+    answer = str(row["answer"]) if row.get("answer") is not None else answers[0]
     # The main answer must always score, even if a source listed only aliases.
     if answer not in answers:
         answers.insert(0, answer)
@@ -163,8 +121,9 @@ def _parse_row(row: Any, path: Path, lineno: int, file_dataset: str | None) -> Q
     if dataset is None and isinstance(source, dict):
         dataset = canonical_dataset(str(source.get("dataset", "")))
     raw_type = row.get("type")
+    raw_id = row.get("id")
     return Question(
-        id=str(row["id"]),
+        id=generated_id(row["question"]) if raw_id is None else str(raw_id),
         question=str(row["question"]),
         answer=answer,
         answers=tuple(answers),
@@ -200,16 +159,21 @@ def load_questions(
     Returns:
         The selected questions.
 
+    Rows need ``question`` and ``answer`` (or a non-empty ``answers`` list, whose first entry is
+    then the main answer); a row without ``id`` gets :func:`generated_id` of its question (a
+    repeated question a ``-2``, ``-3``, ... suffix), so reruns resume the same rows.
+
     Raises:
-        UserError: The file is missing or unreadable, a line is not JSON, a row lacks ``id``,
-            ``question`` or ``answer``, ``limit`` is negative, or ``types`` matches nothing.
+        UserError: The file is missing or unreadable, a line is not JSON, a row lacks
+            ``question`` or an answer, ``limit`` is negative, or ``types`` matches nothing; the
+            message names the line and the format (:data:`QUESTION_FORMAT`).
 
     """
     path = Path(path)
     if not path.is_file():
         raise UserError(
-            f"question file not found: {path}; pass the path of a .jsonl or .jsonl.gz file "
-            "such as shared/data/hotpotqa_dev_distractor_subset.jsonl.gz"
+            f"question file not found: {path}; pass a file such as the bundled "
+            f"data/hotpotqa_dev_sample300.jsonl.gz; {QUESTION_FORMAT}"
         )
     if limit is not None and limit < 0:
         raise UserError(f"limit must be >= 0 or None, got {limit}")
@@ -220,6 +184,7 @@ def load_questions(
         file_dataset = canonical_dataset(path.name)
 
     questions: list[Question] = []
+    seen: dict[str, int] = {}  # generated ids so far
     for lineno, line in _iter_lines(path):
         if not line.strip():
             continue
@@ -227,9 +192,14 @@ def load_questions(
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise UserError(
-                f"{path}, line {lineno}: not valid JSON ({exc.msg}); {_FORMAT_HINT}"
+                f"{path}, line {lineno}: not valid JSON ({exc.msg}); {QUESTION_FORMAT}"
             ) from exc
-        questions.append(_parse_row(row, path, lineno, file_dataset))
+        question = _parse_row(row, path, lineno, file_dataset)
+        if row.get("id") is None:
+            seen[question.id] = seen.get(question.id, 0) + 1
+            if seen[question.id] > 1:
+                question = replace(question, id=f"{question.id}-{seen[question.id]}")
+        questions.append(question)
 
     if wanted is not None:
         selected = [q for q in questions if q.type in wanted]

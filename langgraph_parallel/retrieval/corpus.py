@@ -1,10 +1,16 @@
-"""Read a paragraph corpus from JSON Lines (optionally gzip-compressed)."""
+"""Read a corpus: JSON Lines (optionally gzip-compressed) or a folder of text files.
+
+The formats are documented in the README ("Your own corpus and questions"): one JSON object
+per line with a ``text`` string and optional ``title`` and ``id`` (or a Search-R1 ``contents``
+string), or a folder whose ``.txt`` and ``.md`` files are one document each.
+"""
 
 from __future__ import annotations
 
 import gzip
 import hashlib
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -13,9 +19,27 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.paths import repo_data_dir
 from langgraph_parallel.retrieval.documents import Passage
 
-__all__ = ["BUNDLED_CORPUS", "bundled_corpus_path", "file_sha256", "load_corpus"]
+__all__ = [
+    "BUNDLED_CORPUS",
+    "CORPUS_FORMAT",
+    "TEXT_SUFFIXES",
+    "bundled_corpus_path",
+    "corpus_sha256",
+    "corpus_version",
+    "file_sha256",
+    "load_corpus",
+]
+
+logger = logging.getLogger(__name__)
 
 BUNDLED_CORPUS = "hotpotqa_dev_distractor_corpus.jsonl.gz"
+TEXT_SUFFIXES = (".txt", ".md")
+"""Files of a corpus folder that are documents; others are ignored."""
+CORPUS_FORMAT = (
+    'a corpus is a .jsonl or .jsonl.gz file with one JSON object per line holding a "text" '
+    'string and optional "title" and "id", or a folder of .txt/.md files (one document '
+    'each); see "Your own corpus and questions" in the langgraph-parallel README'
+)
 
 
 def bundled_corpus_path() -> Path:
@@ -32,6 +56,50 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def _documents(folder: Path) -> list[Path]:
+    """Return the ``.txt`` / ``.md`` files under ``folder`` (hidden ones skipped), sorted."""
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.suffix.lower() in TEXT_SUFFIXES
+        and p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+
+
+def corpus_sha256(path: str | Path) -> str:
+    """Return the fingerprint of a corpus file (its SHA-256) or folder.
+
+    A folder's covers its documents' relative paths and bytes, so adding, renaming or editing
+    one changes it.
+    """
+    path = Path(path).expanduser()
+    if not path.is_dir():
+        return file_sha256(path)
+    digest = hashlib.sha256(b"folder-corpus-v1")
+    for doc in _documents(path):
+        digest.update(doc.relative_to(path).as_posix().encode() + b"\0")
+        digest.update(file_sha256(doc).encode())
+    return digest.hexdigest()
+
+
+def corpus_version(path: str | Path) -> tuple[float, int]:
+    """Return a cheap ``(mtime, size)`` that changes when the corpus does (for in-process memos).
+
+    A folder's is its newest document's mtime and the sum of their sizes plus their count.
+    ``(0.0, -1)`` when the path does not exist (loading it then names the problem).
+    """
+    path = Path(path).expanduser()
+    try:
+        if not path.is_dir():
+            stat = path.stat()
+            return stat.st_mtime, stat.st_size
+        stats = [doc.stat() for doc in _documents(path)]
+    except OSError:
+        return 0.0, -1
+    return max((s.st_mtime for s in stats), default=0.0), sum(s.st_size for s in stats) + len(stats)
+
+
 def _open_text(path: Path) -> IO[str]:
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8")
@@ -39,17 +107,24 @@ def _open_text(path: Path) -> IO[str]:
 
 
 def _iter_rows(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
-    with _open_text(path) as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}: line {line_no} is not valid JSON ({exc.msg}).") from exc
-            if not isinstance(row, dict):
-                raise UserError(f"{path}: line {line_no} must be a JSON object.")
-            yield line_no, row
+    try:
+        with _open_text(path) as fh:
+            for line_no, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise UserError(
+                        f"{path}: line {line_no} is not valid JSON ({exc.msg}); {CORPUS_FORMAT}."
+                    ) from exc
+                if not isinstance(row, dict):
+                    raise UserError(
+                        f"{path}: line {line_no} must be a JSON object; {CORPUS_FORMAT}."
+                    )
+                yield line_no, row
+    except (OSError, EOFError, UnicodeDecodeError) as exc:  # not gzip, cut short, not UTF-8
+        raise UserError(f"Cannot read corpus {path} ({exc}); {CORPUS_FORMAT}.") from exc
 
 
 def _to_passage(path: Path, line_no: int, row: dict[str, object]) -> Passage:
@@ -59,13 +134,12 @@ def _to_passage(path: Path, line_no: int, row: dict[str, object]) -> Passage:
     if title is None and text is None and isinstance(contents, str):
         title, _, text = contents.partition("\n")
         title = title.strip().strip('"')
+    if title is None:
+        title = ""  # optional: untitled documents are shown without a title
     for field, value in (("title", title), ("text", text)):
         if not isinstance(value, str):
             problem = "is missing" if value is None else "must be a string"
-            raise UserError(
-                f"{path}: line {line_no}: field {field!r} {problem}; every row needs "
-                '"title" and "text" strings (or a Search-R1 "contents" string).'
-            )
+            raise UserError(f"{path}: line {line_no}: field {field!r} {problem}; {CORPUS_FORMAT}.")
     assert isinstance(title, str) and isinstance(text, str)
     row_id = row.get("id")
     return Passage(
@@ -73,32 +147,74 @@ def _to_passage(path: Path, line_no: int, row: dict[str, object]) -> Passage:
     )
 
 
-def load_corpus(path: str | Path, *, limit: int | None = None) -> list[Passage]:
-    """Load paragraphs from a ``.jsonl`` or ``.jsonl.gz`` file.
+def _file_passage(folder: Path, doc: Path) -> Passage | None:
+    """One document of a folder corpus; ``None`` for a blank file (nothing to find in it)."""
+    try:
+        content = doc.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"{doc} is not UTF-8 text ({exc.reason}); save it as UTF-8 or move it out of {folder}."
+        ) from exc
+    except OSError as exc:
+        raise UserError(f"Cannot read {doc}: {exc.strerror or exc}.") from exc
+    if not content.strip():
+        logger.warning("Skipping %s: the file is blank.", doc)
+        return None
+    title, body = doc.stem, content.strip()
+    first, _, rest = body.partition("\n")
+    # A Markdown file's leading "# Heading" is its title.
+    if doc.suffix.lower() == ".md" and first.startswith("# ") and rest.strip():
+        title, body = first[2:].strip(), rest.strip()
+    return Passage(id=doc.relative_to(folder).as_posix(), title=title, text=body)
 
-    Each line is a JSON object with ``title`` and ``text`` strings and an optional ``id``
-    (rows without one get ``line-{n}``); a Search-R1 style ``contents`` field (title on the
-    first line) is accepted instead of ``title``/``text``. Blank lines are skipped.
+
+def _load_folder(folder: Path, limit: int | None) -> list[Passage]:
+    docs = _documents(folder)
+    if not docs:
+        raise UserError(f"Corpus folder {folder} has no .txt or .md file; {CORPUS_FORMAT}.")
+    passages: list[Passage] = []
+    for doc in docs:
+        passage = _file_passage(folder, doc)
+        if passage is not None:
+            passages.append(passage)
+        if limit is not None and len(passages) >= limit:
+            break
+    if not passages:
+        raise UserError(f"Every .txt/.md file in {folder} is blank; {CORPUS_FORMAT}.")
+    return passages
+
+
+def load_corpus(path: str | Path, *, limit: int | None = None) -> list[Passage]:
+    """Load documents from a ``.jsonl`` / ``.jsonl.gz`` file or a folder of text files.
+
+    A file has one JSON object per line with a ``text`` string and optional ``title`` (``""``
+    when missing) and ``id`` (``line-{n}`` when missing); a Search-R1 style ``contents`` field
+    (title on the first line) is accepted instead of ``title``/``text``. Blank lines are
+    skipped. A folder's ``.txt`` and ``.md`` files (in subfolders too, hidden ones skipped,
+    sorted by path) are one document each: the id is the relative path, the title the file
+    name without suffix or a Markdown file's leading ``# Heading``; blank files are skipped.
 
     Args:
-        path: The corpus file.
-        limit: Keep only the first ``limit`` rows (``None`` keeps all).
+        path: The corpus file or folder.
+        limit: Keep only the first ``limit`` documents (``None`` keeps all).
 
     Returns:
-        The passages in file order, with ``score`` 0.
+        The passages in file (or path) order, with ``score`` 0.
 
     Raises:
-        UserError: The file is missing or empty, a line is not a JSON object, or a row lacks
-            ``title`` or ``text``; the message names the file and line.
+        UserError: The path is missing or empty, a line is not a JSON object, a row lacks
+            ``text``, or a file is not UTF-8; the message names the file, line and format.
 
     """
     path = Path(path).expanduser()
     if limit is not None and limit <= 0:
         raise UserError(f"limit must be a positive number of rows, got {limit}.")
+    if path.is_dir():
+        return _load_folder(path, limit)
     if not path.is_file():
         raise UserError(
-            f"Corpus file {path} not found. The repo ships data/{BUNDLED_CORPUS}; "
-            "pass --corpus PATH to use another .jsonl or .jsonl.gz file."
+            f"Corpus {path} not found. The repo ships data/{BUNDLED_CORPUS}; pass --corpus PATH "
+            f"to use another; {CORPUS_FORMAT}."
         )
     passages: list[Passage] = []
     for line_no, row in _iter_rows(path):
@@ -106,5 +222,5 @@ def load_corpus(path: str | Path, *, limit: int | None = None) -> list[Passage]:
         if limit is not None and len(passages) >= limit:
             break
     if not passages:
-        raise UserError(f"Corpus file {path} has no rows; it needs one JSON object per line.")
+        raise UserError(f"Corpus file {path} has no rows; {CORPUS_FORMAT}.")
     return passages

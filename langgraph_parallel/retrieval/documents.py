@@ -47,13 +47,14 @@ def format_passages(passages: Sequence[Passage]) -> str:
         passages: Passages in rank order.
 
     Returns:
-        One ``Doc {rank}(Title: {title}) {text}`` line per passage, ranks starting at 1, joined
-        by newlines; ``"No results."`` for an empty sequence so the model never sees an empty
-        observation.
+        One ``Doc {rank}(Title: {title}) {text}`` line per passage (``Doc {rank} {text}`` for
+        an untitled one), ranks starting at 1, joined by newlines; ``"No results."`` for an
+        empty sequence so the model never sees an empty observation.
 
     """
     if not passages:
         return NO_RESULTS
     return "\n".join(
-        f"Doc {rank}(Title: {p.title}) {p.text}" for rank, p in enumerate(passages, start=1)
+        f"Doc {rank}(Title: {p.title}) {p.text}" if p.title else f"Doc {rank} {p.text}"
+        for rank, p in enumerate(passages, start=1)
     )

@@ -21,7 +21,7 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.paths import cache_dir as default_cache_dir
 from langgraph_parallel.paths import repo_data_dir
 from langgraph_parallel.retrieval import matrix_store
-from langgraph_parallel.retrieval.corpus import file_sha256, load_corpus
+from langgraph_parallel.retrieval.corpus import corpus_sha256, load_corpus
 from langgraph_parallel.retrieval.documents import Passage, Ranking, ranked_passages
 
 __all__ = [
@@ -120,7 +120,7 @@ class CorpusIndex:
         """Load a corpus and its embedding matrix (prebuilt, cached, or computed) into an index.
 
         Args:
-            corpus_path: A ``.jsonl`` / ``.jsonl.gz`` corpus (see :func:`load_corpus`).
+            corpus_path: A corpus file or folder (see :func:`load_corpus`).
             embeddings: Any LangChain ``Embeddings``; give it an ``identifier`` string attribute
                 if its class and model name do not pin down its vectors.
             limit: Index only the first ``limit`` rows.
@@ -137,7 +137,7 @@ class CorpusIndex:
         corpus_path = Path(corpus_path).expanduser()
         passages = load_corpus(corpus_path, limit=limit)
         key = matrix_store.MatrixKey(
-            corpus_sha256=file_sha256(corpus_path),
+            corpus_sha256=corpus_sha256(corpus_path),
             encoder=encoder_id(embeddings),
             rows=len(passages),
             limit=limit,

@@ -7,12 +7,11 @@ index finds more gold pages in its top 3 than either half on HotpotQA and 2Wiki.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.retrieval.corpus import bundled_corpus_path
+from langgraph_parallel.retrieval.corpus import bundled_corpus_path, corpus_version
 
 if TYPE_CHECKING:  # the indexes import faiss, torch or bm25s: only when one is built
     from langgraph_parallel.retrieval.faiss_index import CorpusIndex
@@ -33,13 +32,14 @@ _LOCK = threading.Lock()
 def corpus_index(
     corpus: str | None = None, *, limit: int | None = None, kind: str = DEFAULT_INDEX
 ) -> Index:
-    """Return an index of ``kind`` over ``corpus`` (a ``.jsonl(.gz)`` file; ``None``: bundled).
+    """Return an index of ``kind`` over ``corpus`` (a file or folder; ``None``: the bundled one).
 
     Indexes are built once per process and corpus, limit and kind (the dense half of a hybrid
     index is shared with a ``dense`` one); the files behind them are cached on disk.
 
     Args:
-        corpus: Corpus file, or ``None`` for the bundled HotpotQA corpus.
+        corpus: Corpus file or folder (see :func:`~.corpus.load_corpus`), or ``None`` for the
+            bundled HotpotQA corpus.
         limit: Index only the first ``limit`` passages (a quick start).
         kind: ``hybrid``, ``bm25`` or ``dense``.
 
@@ -49,12 +49,8 @@ def corpus_index(
     if kind not in INDEX_KINDS:
         raise UserError(f"Unknown index kind {kind!r}; choose one of {', '.join(INDEX_KINDS)}.")
     path = str(corpus) if corpus is not None else str(bundled_corpus_path())
-    try:
-        stat = os.stat(os.path.expanduser(path))
-        # An edited corpus file is a new corpus: re-index it rather than serve the old one.
-        version = (stat.st_mtime, stat.st_size)
-    except OSError:
-        version = (0.0, -1)  # the build below names the missing file
+    # An edited corpus is a new corpus: re-index it rather than serve the old one.
+    version = corpus_version(path)
     with _LOCK:
         return _get((path, *version, limit, kind))
 

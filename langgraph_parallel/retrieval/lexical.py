@@ -26,7 +26,7 @@ from typing import Any
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.paths import cache_dir as default_cache_dir
-from langgraph_parallel.retrieval.corpus import file_sha256, load_corpus
+from langgraph_parallel.retrieval.corpus import corpus_sha256, load_corpus
 from langgraph_parallel.retrieval.documents import Passage, Ranking, ranked_passages
 from langgraph_parallel.retrieval.matrix_store import stem
 
@@ -112,7 +112,7 @@ class BM25Index:
         """Load a corpus file and its BM25 index (cached, or built and cached).
 
         Args:
-            corpus_path: A ``.jsonl`` / ``.jsonl.gz`` corpus (see ``load_corpus``).
+            corpus_path: A corpus file or folder (see ``load_corpus``).
             limit: Index only the first ``limit`` rows.
             cache_dir: Where indexes are kept; defaults to ``<cache_dir()>/bm25``.
             k1: BM25 term-frequency saturation.
@@ -126,7 +126,7 @@ class BM25Index:
         passages = load_corpus(corpus_path, limit=limit)
         meta = {
             "format": FORMAT_VERSION,
-            "corpus_sha256": file_sha256(corpus_path),
+            "corpus_sha256": corpus_sha256(corpus_path),
             "limit": limit,
             "rows": len(passages),
             "k1": k1,

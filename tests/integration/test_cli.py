@@ -89,6 +89,32 @@ def test_index_command_indexes_a_new_corpus_once(tmp_path, monkeypatch, capsys):
     assert {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()} == files
 
 
+def test_index_command_indexes_a_folder_of_text_files(tmp_path, monkeypatch, capsys):
+    """A folder of .txt/.md files is a corpus: real MiniLM + BM25, one document per file."""
+    docs = tmp_path / "my_notes"
+    (docs / "rivers").mkdir(parents=True)
+    (docs / "rivers" / "nile.md").write_text("# The Nile\n\nThe Nile flows north into Egypt.\n")
+    (docs / "rivers" / "amazon.txt").write_text("The Amazon carries more water than any river.")
+    (docs / "deserts.txt").write_text("The Sahara is the largest hot desert.")
+    from langgraph_parallel.retrieval import indexes
+
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(indexes, "_CACHE", {})
+    assert main(["index", "--corpus", str(docs)]) == 0
+    assert capsys.readouterr().out.strip() == "indexed 3 passages (hybrid)"
+    index = indexes.corpus_index(str(docs))
+    best = index.batch_search(["Which river flows into Egypt?", "biggest hot desert"], k=1)
+    assert [(r[0].id, r[0].title) for r in best] == [
+        ("rivers/nile.md", "The Nile"),
+        ("deserts.txt", "deserts"),
+    ]
+    (docs / "deserts.txt").write_text("The Gobi is a cold desert in Asia.")
+    os.utime(docs / "deserts.txt", (1e9 + 1, 2e9))  # an edit the in-process memo must notice
+    edited = indexes.corpus_index(str(docs))
+    assert edited is not index
+    assert edited.batch_search(["cold desert in Asia"], k=1)[0][0].text.startswith("The Gobi")
+
+
 def test_serve_command_serves_the_trained_policy_until_stopped(tmp_path):
     """`serve` execs vLLM's server with the merged policy; flags after -- reach vLLM."""
     import shutil

@@ -12,6 +12,7 @@ import pytest
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval import Question, class_counts, classify, load_questions
+from langgraph_parallel.eval.datasets import QUESTION_FORMAT, generated_id
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -155,7 +156,7 @@ def test_answers_default_and_dataset_from_source(tmp_path: Path) -> None:
     assert load_questions(tmp_path / "questions.jsonl.gz", dataset="2wiki")[0].dataset == "2wiki"
 
 
-@pytest.mark.parametrize("field", ["id", "question", "answer"])
+@pytest.mark.parametrize("field", ["question", "answer"])
 def test_missing_required_field(tmp_path: Path, field: str) -> None:
     bad = row(2)
     del bad[field]
@@ -164,8 +165,39 @@ def test_missing_required_field(tmp_path: Path, field: str) -> None:
         load_questions(path)
     message = str(info.value)
     assert f"'{field}'" in message and "line 2" in message
-    assert "normalised format" in message and "shared/data" in message
-    assert "\n" not in message
+    # the documented format, in this project's own README (not a path outside the project)
+    assert message.endswith(QUESTION_FORMAT) and "README" in message
+    assert "shared/" not in message and "\n" not in message
+
+
+def test_rows_with_only_question_and_answer_get_stable_ids(tmp_path: Path) -> None:
+    rows = [
+        {"question": "Who wrote Hamlet?", "answer": "Shakespeare"},
+        {"question": "Capital of Italy?", "answers": ["Rome", "Roma"]},
+        {"question": "Who wrote Hamlet?", "answer": "William Shakespeare"},
+    ]
+    path = write_jsonl(tmp_path / "mine.jsonl", rows)
+    first = load_questions(path)
+    assert [(q.answer, q.answers) for q in first] == [
+        ("Shakespeare", ("Shakespeare",)),
+        ("Rome", ("Rome", "Roma")),
+        ("William Shakespeare", ("William Shakespeare",)),
+    ]
+    ids = [q.id for q in first]
+    assert ids[0] == generated_id("Who wrote Hamlet?") and ids[2] == ids[0] + "-2"
+    assert len(set(ids)) == 3
+    # same ids on a shuffled reload, so a benchmark resumes the same rows
+    shuffled = load_questions(path, seed=3)
+    assert {(q.answer, q.id) for q in shuffled} == {(q.answer, q.id) for q in first}
+    assert {q.dataset for q in first} == {"mine"} and first[0].question_class == "unknown"
+
+
+def test_a_blank_question_or_empty_answers_list_is_refused(tmp_path: Path) -> None:
+    for bad, field in (({"question": " ", "answer": "a"}, "question"),
+                       ({"question": "q?", "answers": []}, "answer")):  # fmt: skip
+        path = write_jsonl(tmp_path / "mine.jsonl", [bad])
+        with pytest.raises(UserError, match=f"line 1: missing .*'{field}'"):
+            load_questions(path)
 
 
 def test_bad_json_line_number(tmp_path: Path) -> None:
