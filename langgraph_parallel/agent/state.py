@@ -49,11 +49,17 @@ def merge_results(
 
 
 class SubQuery(TypedDict):
-    """Payload of one ``Send("search", ...)`` branch."""
+    """Payload of one ``Send("search", ...)`` branch.
+
+    ``group`` (unique per fan-out) and ``size`` (its sub-query count) let the search node
+    search the branches of one fan-out in one call; a payload without them searches alone.
+    """
 
     turn: int
     index: int
     query: str
+    group: NotRequired[str]
+    size: NotRequired[int]
 
 
 class SearchResult(TypedDict):

@@ -8,6 +8,7 @@ the order the model wrote the sub-queries.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -38,11 +39,17 @@ class FanOutNode:
 
 
 def dispatch(state: FanOutState) -> list[Send]:
-    """Conditional edge: one ``Send("search", SubQuery)`` per sub-query of this turn."""
+    """Conditional edge: one ``Send("search", SubQuery)`` per sub-query of this turn.
+
+    The branches share a fresh ``group`` key and know the group's ``size``, so the search node
+    can search them in one call (:class:`~langgraph_parallel.retrieval.batching.SearchBatcher`).
+    """
     turn = int(state.get("turn") or 0)
+    queries = list(state.get("queries") or [])
+    group = uuid.uuid4().hex
     return [
-        Send("search", SubQuery(turn=turn, index=i, query=q))
-        for i, q in enumerate(state.get("queries") or [])
+        Send("search", SubQuery(turn=turn, index=i, query=q, group=group, size=len(queries)))
+        for i, q in enumerate(queries)
     ]
 
 

@@ -11,6 +11,7 @@ from langgraph.types import RetryPolicy
 from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.state import SearchResult, SubQuery
 from langgraph_parallel.errors import clean_text, reported_error
+from langgraph_parallel.retrieval.batching import SearchBatcher
 from langgraph_parallel.retrieval.documents import format_passages
 from langgraph_parallel.retrieval.search import Searcher
 
@@ -20,6 +21,9 @@ _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix
 
 class SearchNode:
     """Run one sub-query; failures and timeouts become an observation, never an exception.
+
+    The sub-queries of one fan-out are searched in one ``batch_search`` call (one encoder pass
+    for all of them) through a :class:`~langgraph_parallel.retrieval.batching.SearchBatcher`.
 
     A transient error (connection, HTTP 429/5xx) is re-raised while ``retry`` has attempts left,
     so LangGraph re-runs this branch alone; the last attempt reports it. A timeout is reported at
@@ -41,6 +45,7 @@ class SearchNode:
         retry: RetryPolicy | None = None,
     ) -> None:
         self.searcher = searcher
+        self.batcher = SearchBatcher(searcher, _POOL)
         self.top_k = top_k
         self.timeout = timeout
         self.defaults = SearchContext(top_k=top_k, search_timeout=timeout)
@@ -53,9 +58,11 @@ class SearchNode:
         result = SearchResult(
             turn=payload["turn"], index=payload["index"], query=payload["query"], text="", titles=[]
         )
-        future = _POOL.submit(self.searcher.batch_search, [payload["query"]], top_k)
+        future = self.batcher.submit(
+            payload["query"], top_k, group=payload.get("group"), size=payload.get("size", 1)
+        )
         try:
-            passages = future.result(timeout=timeout)[0]
+            passages = future.result(timeout=timeout)
             # Formatting is inside the try: a searcher returning the wrong shape is a failing tool.
             result["text"] = clean_text(format_passages(passages))
             result["titles"] = [clean_text(str(p.title)) for p in passages]

@@ -98,7 +98,9 @@ def test_process_killed_mid_run_resumes_without_redoing_steps(
         [sys.executable, "-c", CHILD, db], cwd=REPO, capture_output=True, text=True, timeout=120
     )
     assert child.returncode == 17, child.stderr
-    assert child.stdout.count("searched") == 2
+    # The fan-out's two sub-queries were searched, together in one call, before the death.
+    (searched,) = child.stdout.splitlines()
+    assert "Ed Wood nationality" in searched and "Scott Derrickson nationality" in searched
     config = {"configurable": {"thread_id": "t-2"}}
     with SqliteSaver.from_conn_string(db) as saver:
         model, searcher = ScriptedChatModel(script=SCRIPT[1:]), CountingSearcher()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 
 from langchain_core.messages import AIMessage, HumanMessage
 
@@ -50,26 +49,35 @@ def test_ten_sub_queries_run_four_and_name_the_six_skipped():
     assert state["search_results"][3]["query"] == "q3"
 
 
-def test_sub_queries_run_concurrently_and_join_in_order_whatever_finishes_first():
-    fast_done = threading.Event()
-    overlapped: list[bool] = []
+def test_a_fan_out_is_searched_in_one_call_and_joined_in_the_models_order():
+    calls: list[list[str]] = []
 
-    class SlowFirst(CountingSearcher):
+    class Recording(CountingSearcher):
         def batch_search(self, queries, k=3):
-            if queries[0] == "slow":
-                # Run one after another, "fast" would only start after this returns: the wait
-                # would time out. Concurrent branches let "fast" finish while "slow" is in flight.
-                overlapped.append(fast_done.wait(10))
-            out = super().batch_search(queries, k)
-            if queries[0] == "fast":
-                fast_done.set()
-            return out
+            calls.append(list(queries))
+            return super().batch_search(queries, k)
 
-    state, _, _ = run(["<search> slow ## fast </search>", "<answer> a </answer>"], SlowFirst())
-    assert overlapped == [True]
-    assert [r["query"] for r in state["search_results"]] == ["slow", "fast"]
+    script = ["<search> slow ## fast ## third </search>", "<search> again </search>",
+              "<answer> a </answer>"]  # fmt: skip
+    state, _, _ = run(script, Recording())
+    # one call per fan-out, whatever order the branches arrived in
+    assert sorted(map(sorted, calls)) == [["again"], ["fast", "slow", "third"]]
+    assert [r["query"] for r in state["search_results"]] == ["slow", "fast", "third", "again"]
+    assert [r["titles"] for r in state["search_results"][:3]] == [
+        ["Title slow"], ["Title fast"], ["Title third"]
+    ]
     obs = observations(state)[0]
-    assert obs.index("[slow]") < obs.index("[fast]")
+    assert obs.index("[slow]") < obs.index("[fast]") < obs.index("[third]")
+
+
+def test_branches_run_one_at_a_time_still_search_every_sub_query():
+    """With ``max_concurrency=1`` a fan-out's group never fills: each branch searches alone."""
+    model = ScriptedChatModel(script=["<search> a ## b </search>", "<answer> x </answer>"])
+    searcher = CountingSearcher()
+    graph = create_parallel_search_graph(model, searcher)
+    state = graph.invoke({"question": "Q?"}, {"max_concurrency": 1})
+    assert searcher.queries == ["a", "b"] and state["answer"] == "x"
+    assert [r["titles"] for r in state["search_results"]] == [["Title a"], ["Title b"]]
 
 
 def test_no_action_gets_the_invalid_action_observation_and_the_loop_goes_on():

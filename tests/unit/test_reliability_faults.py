@@ -153,15 +153,22 @@ def test_a_failing_tool_is_an_observation_and_the_run_goes_on(mode: str, says: s
 def test_a_transient_search_fault_is_retried_by_the_node_retry_policy() -> None:
     failures = iter([ConnectionError("blip")])
     searcher = CountingSearcher(fail=lambda q: next(failures, None))
+    model = ScriptedChatModel(script=["<search> a </search>", "<answer> c </answer>"])
+    state = ask(model, searcher)
+    assert [r.get("error") for r in state["search_results"]] == [None]
+    assert searcher.queries == ["a", "a"]  # the branch ran again
+    assert state["counters"]["sub_queries"] == 1  # the retried branch is not counted twice
+
+
+def test_a_fault_in_a_joined_fan_out_search_falls_back_to_one_search_per_sub_query() -> None:
+    failures = iter([ConnectionError("blip")])
+    searcher = CountingSearcher(fail=lambda q: next(failures, None))
     model = ScriptedChatModel(script=["<search> a ## b </search>", "<answer> c </answer>"])
     state = ask(model, searcher)
-    assert "error" not in " ".join(r.get("error") or "" for r in state["search_results"])
-    assert sorted(searcher.queries) == ["a", "a", "b"] or sorted(searcher.queries) == [
-        "a",
-        "b",
-        "b",
-    ]
-    assert state["counters"]["sub_queries"] == 2  # the retried branch is not counted twice
+    assert [r.get("error") for r in state["search_results"]] == [None, None]
+    # the joined call (both queries), then each alone
+    assert sorted(searcher.queries) == ["a", "a", "b", "b"]
+    assert state["counters"]["sub_queries"] == 2
 
 
 def test_a_transient_model_fault_is_retried_then_answered() -> None:
@@ -341,6 +348,8 @@ def test_a_run_killed_inside_the_fan_out_resumes_without_repeating_finished_bran
 
     class Searcher(CountingSearcher):
         def batch_search(self, queries: Any, k: int = 3) -> Any:
+            if len(queries) > 1:  # the fan-out's joined call fails: each branch searches alone
+                raise ConnectionError("joined search down")
             if self.fail and (error := self.fail(queries[0])):
                 raise error  # a BaseException passes the node's `except Exception`
             return super().batch_search(queries, k)
