@@ -1,4 +1,4 @@
-"""Your own corpus: text-only JSONL rows, folders of .txt/.md files, their fingerprints and errors."""
+"""Your own corpus: text-only JSONL rows, folders of .txt/.md files, fingerprints, errors."""
 
 from __future__ import annotations
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_parallel import SearchContext, create_parallel_search_graph
@@ -64,7 +63,9 @@ def test_a_fan_out_is_searched_in_one_call_and_joined_in_the_models_order():
     assert sorted(map(sorted, calls)) == [["again"], ["fast", "slow", "third"]]
     assert [r["query"] for r in state["search_results"]] == ["slow", "fast", "third", "again"]
     assert [r["titles"] for r in state["search_results"][:3]] == [
-        ["Title slow"], ["Title fast"], ["Title third"]
+        ["Title slow"],
+        ["Title fast"],
+        ["Title third"],
     ]
     obs = observations(state)[0]
     assert obs.index("[slow]") < obs.index("[fast]") < obs.index("[third]")
