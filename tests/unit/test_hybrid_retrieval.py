@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from langgraph_parallel.errors import UserError
@@ -16,6 +17,7 @@ from langgraph_parallel.retrieval import BM25Index, HybridIndex, Passage
 from langgraph_parallel.retrieval import indexes as corpus_indexes
 from langgraph_parallel.retrieval.documents import Ranking
 from langgraph_parallel.retrieval.hybrid import fuse
+from langgraph_parallel.retrieval.lexical import _top
 
 ROWS = [
     {"id": "p0", "title": "Scott Derrickson", "text": "Scott Derrickson is an American director."},
@@ -66,6 +68,18 @@ def test_bm25_matches_entity_names_and_skips_queries_without_indexed_terms(corpu
     assert index.batch_search(["Paris"], k=10)[0][0] == Passage(
         "p4", "Paris", ROWS[4]["text"], index.batch_search(["Paris"], k=1)[0][0].score
     )
+
+
+def test_bm25_top_keeps_the_best_positive_scores_ties_by_position() -> None:
+    scores = np.zeros(1000, dtype=np.float32)
+    scores[[900, 5, 40, 7, 300, 2]] = [3.0, 1.0, 3.0, 0.5, 2.0, 1.0]
+    assert _top(scores, 4) == [(40, 3.0), (900, 3.0), (300, 2.0), (2, 1.0)]
+    assert _top(scores, 50) == [(40, 3.0), (900, 3.0), (300, 2.0), (2, 1.0), (5, 1.0), (7, 0.5)]
+    assert _top(np.zeros(10, dtype=np.float32), 3) == []
+    rng = np.random.default_rng(0)
+    dense = rng.integers(0, 4, size=5000).astype(np.float32)  # many ties, many zeros
+    expected = sorted((j for j in range(5000) if dense[j] > 0), key=lambda j: (-dense[j], j))
+    assert [j for j, _ in _top(dense, 100)] == expected[:100]
 
 
 def test_bm25_index_is_cached_and_rebuilt_when_the_corpus_or_cache_changes(

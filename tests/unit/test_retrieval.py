@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -118,6 +119,38 @@ def test_edge_cases_k_and_blank_queries(corpus: Path) -> None:
     results = index.batch_search(["", "Paris", "   "], 100)
     assert results[0] == [] and results[2] == [] and len(results[1]) == 5
     assert emb.texts[-1:] == ["Paris"]
+
+
+class FixedVectors(Embeddings):
+    """Texts are row numbers into a fixed matrix of query vectors."""
+
+    def __init__(self, queries: np.ndarray) -> None:
+        self.queries = queries
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self.queries[int(t)].tolist() for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+def test_torch_and_faiss_scans_rank_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    docs, queries = rng.normal(size=(300, 32)), rng.normal(size=(4, 32))
+    passages = [Passage(f"p{i}", f"T{i}", "x") for i in range(300)]
+    index = CorpusIndex(passages, docs.astype(np.float32), FixedVectors(queries))
+    texts = ["0", "1", "2", "3"]
+    with_torch = index.ranked(texts, 20)
+    monkeypatch.setitem(sys.modules, "torch", None)  # as in a process that never loaded torch
+    with_faiss = index.ranked(texts, 20)
+    unit = docs / np.linalg.norm(docs, axis=1, keepdims=True)
+    cosines = (queries / np.linalg.norm(queries, axis=1, keepdims=True)) @ unit.T
+    for q, (a, b) in enumerate(zip(with_torch, with_faiss, strict=True)):
+        expected = [int(j) for j in np.argsort(-cosines[q])[:20]]
+        assert [j for j, _ in a] == [j for j, _ in b] == expected
+        assert [s for _, s in a] == pytest.approx([s for _, s in b], abs=1e-5)
+        assert a[0][1] == pytest.approx(cosines[q, expected[0]], abs=1e-5)
 
 
 def test_second_build_reuses_cache(corpus: Path, tmp_path: Path) -> None:
