@@ -6,11 +6,9 @@ Each question carries its dataset and type, which decide whether it counts as "p
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ from langgraph_parallel.eval.classes import (
     canonical_dataset,
     classify,
 )
+from langgraph_parallel.jsonl import read_objects
 
 __all__ = [
     "QUESTION_FORMAT",
@@ -86,24 +85,13 @@ def class_counts(questions: Iterable[Question]) -> dict[QuestionClass, int]:
     return counts
 
 
-def _iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    opener = gzip.open if path.name.endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as f:
-            yield from enumerate(f, start=1)
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read question file {path}: {exc}; {QUESTION_FORMAT}") from exc
-
-
 def generated_id(question: str) -> str:
     """Return the id of a row that has none: a hash of its question, stable across runs."""
     return "q-" + hashlib.sha1(question.encode("utf-8")).hexdigest()[:12]
 
 
-def _parse_row(row: Any, path: Path, lineno: int, file_dataset: str | None) -> Question:
+def _parse_row(row: dict[str, Any], path: Path, lineno: int, file_dataset: str | None) -> Question:
     where = f"{path}, line {lineno}"
-    if not isinstance(row, dict):
-        raise UserError(f"{where}: expected a JSON object per line; {QUESTION_FORMAT}")
     if not isinstance(row.get("question"), str) or not row["question"].strip():
         raise UserError(f"{where}: missing the 'question' string; {QUESTION_FORMAT}")
     raw_answers = row.get("answers")
@@ -185,15 +173,7 @@ def load_questions(
 
     questions: list[Question] = []
     seen: dict[str, int] = {}  # generated ids so far
-    for lineno, line in _iter_lines(path):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(
-                f"{path}, line {lineno}: not valid JSON ({exc.msg}); {QUESTION_FORMAT}"
-            ) from exc
+    for lineno, row in read_objects(path, what="question file", fmt=QUESTION_FORMAT):
         question = _parse_row(row, path, lineno, file_dataset)
         if row.get("id") is None:
             seen[question.id] = seen.get(question.id, 0) + 1

@@ -7,15 +7,12 @@ string), or a folder whose ``.txt`` and ``.md`` files are one document each.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.jsonl import read_objects
 from langgraph_parallel.paths import repo_data_dir
 from langgraph_parallel.retrieval.documents import Passage
 
@@ -98,33 +95,6 @@ def corpus_version(path: str | Path) -> tuple[float, int]:
     except OSError:
         return 0.0, -1
     return max((s.st_mtime for s in stats), default=0.0), sum(s.st_size for s in stats) + len(stats)
-
-
-def _open_text(path: Path) -> IO[str]:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
-def _iter_rows(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
-    try:
-        with _open_text(path) as fh:
-            for line_no, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UserError(
-                        f"{path}: line {line_no} is not valid JSON ({exc.msg}); {CORPUS_FORMAT}."
-                    ) from exc
-                if not isinstance(row, dict):
-                    raise UserError(
-                        f"{path}: line {line_no} must be a JSON object; {CORPUS_FORMAT}."
-                    )
-                yield line_no, row
-    except (OSError, EOFError, UnicodeDecodeError) as exc:  # not gzip, cut short, not UTF-8
-        raise UserError(f"Cannot read corpus {path} ({exc}); {CORPUS_FORMAT}.") from exc
 
 
 def _to_passage(path: Path, line_no: int, row: dict[str, object]) -> Passage:
@@ -217,7 +187,7 @@ def load_corpus(path: str | Path, *, limit: int | None = None) -> list[Passage]:
             f"to use another; {CORPUS_FORMAT}."
         )
     passages: list[Passage] = []
-    for line_no, row in _iter_rows(path):
+    for line_no, row in read_objects(path, what="corpus", fmt=CORPUS_FORMAT):
         passages.append(_to_passage(path, line_no, row))
         if limit is not None and len(passages) >= limit:
             break

@@ -215,7 +215,7 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_not_gzip(tmp_path: Path) -> None:
     path = tmp_path / "hotpotqa.jsonl.gz"
     path.write_text(json.dumps(row(1)) + "\n")
-    with pytest.raises(UserError, match="cannot read"):
+    with pytest.raises(UserError, match="Cannot read question file"):
         load_questions(path)
 
 

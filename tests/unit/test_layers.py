@@ -19,20 +19,21 @@ LAYERS: dict[str, int] = {
     "paths": 0,
     "metrics": 0,
     "protocol": 0,
-    "prompts": 1,
-    "retrieval": 1,
-    "models": 2,
-    "rewards": 2,
+    "jsonl": 1,
+    "prompts": 2,
+    "retrieval": 2,
+    "models": 3,
+    "rewards": 3,
     # the Search-R1 step loop both papers run
-    "agent": 3,
+    "agent": 4,
     # the papers and the baselines
-    "parallel_search": 4,
-    "baselines": 4,
-    "parallel_muse": 5,
-    "eval": 5,
-    "train": 6,
+    "parallel_search": 5,
+    "baselines": 5,
+    "parallel_muse": 6,
+    "eval": 6,
+    "train": 7,
     # what people run
-    "apps": 7,
+    "apps": 8,
 }
 
 
