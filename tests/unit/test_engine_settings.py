@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from langgraph_parallel.errors import UserError
@@ -27,3 +29,33 @@ def test_a_bad_value_names_the_variable_and_an_example(monkeypatch: pytest.Monke
     monkeypatch.setenv("LANGGRAPH_PARALLEL_ENGINE", "enforce_eager=false")
     with pytest.raises(UserError, match=r"LANGGRAPH_PARALLEL_ENGINE must be a JSON object.*e\.g\."):
         engine.engine_defaults()
+
+
+def test_serve_passes_every_engine_setting_as_a_vllm_flag(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langgraph_parallel.models.server import server_command
+
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_ENGINE", '{"block_size": 64}')
+    spec = {"method": "ngram", "num_speculative_tokens": 8}
+    monkeypatch.setattr(
+        engine, "CPU_ENGINE_DEFAULTS", {"enforce_eager": True, "speculative_config": spec}
+    )
+    command = server_command("org/some-model", engine_kwargs={"max_model_len": None})
+    assert command[command.index("--model") + 1] == "org/some-model"
+    assert "--enforce-eager" in command and "--max-model-len" not in command
+    assert command[command.index("--block-size") + 1] == "64"
+    # vLLM parses a dict-valued flag as JSON (a Python repr would be refused).
+    assert json.loads(command[command.index("--speculative-config") + 1]) == spec
+
+
+def test_llvmlite_no_longer_breaks_vllms_module_scan() -> None:
+    ffi = pytest.importorskip("llvmlite.binding.ffi")
+    dispatcher = pytest.importorskip("vllm.triton_utils.dispatcher")
+    engine._tolerate_llvmlite()
+    engine._tolerate_llvmlite()  # a second call wraps nothing twice
+    assert not hasattr(ffi.lib, "__dict__")
+    assert ffi.lib.LLVMPY_GetVersionInfo() > 0  # the C functions still answer
+    # The scan an engine start runs over every module (it failed on ffi.lib before).
+    dispatcher._rebind_kernels([])
