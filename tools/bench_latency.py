@@ -16,9 +16,11 @@ In that process, on the same engine:
 
 Then a cold ``ask`` per setting: ``langgraph-parallel ask --json`` in a new process, timed from
 outside (imports, index load, engine start and one question), twice, as a user at a terminal.
-Settings: ``eager`` (no compilation) and ``compiled`` (vLLM's torch.compile of the model; its
-cache under ``~/.cache/vllm`` makes only the first start pay the compilation). Run it on an
-idle machine: the figures are wall times.
+Settings (over the CPU engine defaults): ``eager`` (no compilation, no speculation: the engine
+before this benchmark), ``eager+ngram`` (the default: prompt-lookup speculative decoding) and
+``compiled+ngram`` (vLLM's torch.compile of the model too; its cache under ``~/.cache/vllm``
+makes only the first start pay the compilation). Run it on an idle machine: the figures are
+wall times.
 """
 
 from __future__ import annotations
@@ -37,8 +39,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 SETTINGS: dict[str, dict[str, Any]] = {
-    "eager": {"enforce_eager": True},
-    "compiled": {"enforce_eager": False},
+    # Before: eager, every token its own engine step.
+    "eager": {"enforce_eager": True, "speculative_config": None},
+    # The CPU default: eager with prompt-lookup speculative decoding.
+    "eager+ngram": {"enforce_eager": True},
+    "compiled+ngram": {"enforce_eager": False},
 }
 ASK_QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
 PROMPTS = [f"Question {i}: name a famous scientist and say why.\nAnswer:" for i in range(8)]
@@ -155,27 +160,6 @@ def cold_ask(setting: str) -> float:
     return round(time.perf_counter() - start, 1)
 
 
-def render(results: dict[str, Any]) -> str:
-    lines = [
-        "# Latency of one question on this CPU",
-        "",
-        f"Command: `{results['command']}` (commit `{results['commit']}`)",
-        "",
-        "| setting | start s | cold ask s | 1 stream tok/s | 4 streams tok/s | 8 streams tok/s "
-        "| first question s | median warm question s | EM | outside engine | search |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for name, r in results["settings"].items():
-        s = r["summary"]
-        lines.append(
-            f"| {name} | {r['start_s']} | {' / '.join(str(x) for x in r['cold_ask_s'])} | "
-            f"{r['single_tok_s']} | {r['batch4_tok_s']} | {r['batch8_tok_s']} | "
-            f"{s['first_question_s']} | {s['median_wall_s']} | {s['em']:.3f} | "
-            f"{s['outside_engine_share']:.1%} | {s['search_share']:.2%} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="benchmarks/latency")
@@ -205,7 +189,6 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "latency.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    (out / "latency.md").write_text(render(results), encoding="utf-8")
     print(f"wrote {out / 'latency.json'}")
     return 0
 

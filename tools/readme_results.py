@@ -338,6 +338,32 @@ def render_rl(root: Path = REPO / "benchmarks" / "rl") -> str:
     )
 
 
+def render_latency(path: Path = REPO / "benchmarks" / "latency" / "latency.json") -> str:
+    """Start, decode rates and warm per-question time per engine setting (bench_latency.py)."""
+    result: dict[str, Any] = json.loads(path.read_text())
+    first = next(iter(result["settings"].values()))["summary"]
+    lines = [
+        f"Made by `{result['command']}`{_at(result)}, 2 CPU cores, nothing else running. "
+        f"Questions: `parallel-search`, `smollm2-parallel`, hybrid index, the first "
+        f"{first['questions']} of the bundled HotpotQA sample one at a time after one warm-up "
+        "question. Cold ask: `langgraph-parallel ask --json` in a new process (model already "
+        "converted), twice. Decode: 64 greedy tokens of free text, one stream and 4 / 8 at once.",
+        "",
+        "| engine | start s | cold ask s | 1 stream tok/s | 4 streams tok/s | 8 streams tok/s "
+        "| first question s | median warm question s | EM | outside the engine |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, r in result["settings"].items():
+        s = r["summary"]
+        lines.append(
+            f"| {name} | {r['start_s']:.1f} | {' / '.join(f'{x:.1f}' for x in r['cold_ask_s'])} "
+            f"| {r['single_tok_s']:.1f} | {r['batch4_tok_s']:.1f} | {r['batch8_tok_s']:.1f} "
+            f"| {s['first_question_s']:.1f} | **{s['median_wall_s']:.2f}** | {s['em']:.3f} "
+            f"| {s['outside_engine_share']:.1%} |"
+        )
+    return "\n".join(lines)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "hotpotqa200-results": render_hotpotqa200,
     "engine-results": render_engine,
@@ -347,6 +373,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "sft-results": render_sft,
     "muse-results": render_parallel_muse,
     "retrieval-results": render_retrieval,
+    "latency-results": render_latency,
 }
 """README block name -> renderer."""
 
