@@ -350,8 +350,8 @@ def render_latency(path: Path = REPO / "benchmarks" / "latency" / "latency.json"
         "converted), twice. Decode: 64 greedy tokens of free text, one stream and 4 / 8 at once.",
         "",
         "| engine | start s | cold ask s | 1 stream tok/s | 4 streams tok/s | 8 streams tok/s "
-        "| first question s | median warm question s | EM | outside the engine |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| first question s | median warm question s | EM | F1 | outside the engine |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in result["settings"].items():
         s = r["summary"]
@@ -359,7 +359,7 @@ def render_latency(path: Path = REPO / "benchmarks" / "latency" / "latency.json"
             f"| {name} | {r['start_s']:.1f} | {' / '.join(f'{x:.1f}' for x in r['cold_ask_s'])} "
             f"| {r['single_tok_s']:.1f} | {r['batch4_tok_s']:.1f} | {r['batch8_tok_s']:.1f} "
             f"| {s['first_question_s']:.1f} | **{s['median_wall_s']:.2f}** | {s['em']:.3f} "
-            f"| {s['outside_engine_share']:.1%} |"
+            f"| {s['f1']:.3f} | {s['outside_engine_share']:.1%} |"
         )
     return "\n".join(lines)
 
