@@ -13,6 +13,7 @@ import logging
 import sys
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,7 @@ class CorpusIndex:
         self._matrix = matrix
         self._index: Any = None  # the FAISS index, built on its first use
         self._lock = threading.Lock()
+        self._runner = ThreadPoolExecutor(1, thread_name_prefix="dense-search")
 
     @classmethod
     def build(
@@ -183,9 +185,13 @@ class CorpusIndex:
     def ranked(self, queries: Sequence[str], depth: int) -> list[Ranking]:
         """Return the ``depth`` closest passages per query as ``(position, cosine)``, best first.
 
-        One encoder call and one FAISS search for all queries; blank queries rank nothing
-        without being embedded.
+        One encoder call and one scan for all queries; blank queries rank nothing without being
+        embedded. The work runs on this index's own thread: each thread that calls into torch
+        gets its own OpenMP worker team, and the graph's branches arrive on many threads.
         """
+        return self._runner.submit(self._ranked, list(queries), depth).result()
+
+    def _ranked(self, queries: Sequence[str], depth: int) -> list[Ranking]:
         results: list[Ranking] = [[] for _ in queries]
         live = [i for i, q in enumerate(queries) if q.strip()]
         depth = min(depth, len(self.passages))

@@ -7,6 +7,8 @@ import hashlib
 import json
 import re
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -151,6 +153,24 @@ def test_torch_and_faiss_scans_rank_alike(monkeypatch: pytest.MonkeyPatch) -> No
         assert [j for j, _ in a] == [j for j, _ in b] == expected
         assert [s for _, s in a] == pytest.approx([s for _, s in b], abs=1e-5)
         assert a[0][1] == pytest.approx(cosines[q, expected[0]], abs=1e-5)
+
+
+def test_searches_from_many_threads_run_on_the_index_thread(corpus: Path) -> None:
+    threads: list[str] = []
+
+    class Recording(HashedBagOfWords):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            threads.append(threading.current_thread().name)
+            return super().embed_documents(texts)
+
+    index = build(corpus, Recording())
+    threads.clear()
+    queries = ["capital of France", "largest planet", "director Derrickson"] * 4
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda q: index.batch_search([q], 1)[0][0].title, queries))
+    assert results == ["Paris", "Jupiter", "Scott Derrickson"] * 4
+    assert len(threads) == 12 and len(set(threads)) == 1
+    assert threads[0].startswith("dense-search")
 
 
 def test_second_build_reuses_cache(corpus: Path, tmp_path: Path) -> None:
