@@ -95,11 +95,10 @@ class CorpusIndex:
     The search is ``faiss.IndexFlatIP``, except when torch is loaded (a torch encoder such as
     :class:`~.embeddings.MiniLMEmbeddings`): then it is one torch matrix product and ``topk``.
     FAISS and torch each bring their own OpenMP runtime, and on a small CPU the two thread pools
-    spin against each other after every encoder call: measured on 2 cores (``benchmarks/
-    retrieval/``), a query took ~20 ms with FAISS after the encoder and ~13 ms with the scan
-    in torch's pool, and FAISS's small-batch path scans the matrix once per query, so four
-    sub-queries cost 1.3-1.5x one where torch's product reads the matrix once (1.2x). Both are
-    exact; rankings agree up to the order of tied scores.
+    spin against each other after every encoder call: measured on 2 cores (scratch runs), a
+    query took ~20 ms with FAISS after the encoder and ~13 ms with the scan in torch's pool,
+    and FAISS's small-batch path scans the matrix once per query, where torch's product reads
+    it once for all of them. Both are exact; rankings agree up to the order of tied scores.
 
     Build it with :meth:`build`. Searching is thread-safe: the scan is read-only and the encoder
     is expected to serialise its own calls (``MiniLMEmbeddings`` does).
