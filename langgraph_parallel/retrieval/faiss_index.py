@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import sys
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -117,8 +116,7 @@ class CorpusIndex:
         faiss.normalize_L2(matrix)
         self._faiss: Any = faiss
         self._matrix = matrix
-        self._index: Any = None  # the FAISS index, built on its first use
-        self._lock = threading.Lock()
+        self._index: Any = None  # the FAISS index, built on its first use (on ``_runner``)
         self._runner = ThreadPoolExecutor(1, thread_name_prefix="dense-search")
 
     @classmethod
@@ -216,10 +214,9 @@ class CorpusIndex:
         """Return ``(scores, positions)``, ``(len(vectors), depth)`` each, best first per row."""
         torch = sys.modules.get("torch")
         if torch is None:
-            with self._lock:
-                if self._index is None:
-                    self._index = self._faiss.IndexFlatIP(self._matrix.shape[1])
-                    self._index.add(self._matrix)
+            if self._index is None:  # no lock: only the index's one thread gets here
+                self._index = self._faiss.IndexFlatIP(self._matrix.shape[1])
+                self._index.add(self._matrix)
             return self._index.search(vectors, depth)
         with torch.inference_mode():
             # matrix @ queries.T reads the matrix once for all queries (shares its memory).
@@ -228,7 +225,7 @@ class CorpusIndex:
         return scores.T.numpy(), ids.T.numpy()
 
     def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
-        """Search several queries with one encoder call and one FAISS search.
+        """Search several queries with one encoder call and one scan.
 
         Args:
             queries: Query strings; blank ones get an empty result without being embedded.
