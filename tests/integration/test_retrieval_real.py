@@ -97,6 +97,74 @@ def test_vectors_are_unit_length_and_thread_safe(embeddings: MiniLMEmbeddings) -
     )
 
 
+def test_numpy_forward_gives_the_vectors_of_transformers(tmp_path: Path) -> None:
+    """Queries (few texts) run the numpy forward, corpora transformers: the vectors must agree."""
+    import json as jsonlib
+
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from langgraph_parallel.retrieval.embeddings import default_model_dir
+    from langgraph_parallel.retrieval.numpy_bert import NumpyBert
+
+    folder = default_model_dir()
+    texts = [
+        "Scott Derrickson",
+        "Were Scott Derrickson and Ed Wood of the same nationality?",
+        "Ça va? Zoë's café — naïve résumé 東京",  # accents, CJK, punctuation
+        "",
+        "word " * 400,  # longer than max_length: truncated as transformers truncates
+    ]
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    model = AutoModel.from_pretrained(folder, local_files_only=True).eval()
+    batch = tokenizer(texts, padding=True, truncation=True, max_length=256, return_tensors="pt")
+    with torch.inference_mode():
+        hidden = model(**batch).last_hidden_state
+    mask = batch["attention_mask"].unsqueeze(-1).float()
+    reference = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=1).numpy()
+
+    encoder = NumpyBert(folder, max_length=256)
+    together = encoder.encode(texts)
+    np.testing.assert_allclose(together, reference, atol=2e-6)
+    # Padding does not leak into a text's vector: alone or in a batch, the same vector.
+    for i, text in enumerate(texts):
+        np.testing.assert_allclose(encoder.encode([text])[0], together[i], atol=2e-6)
+    assert encoder.encode([]).shape == (0, 384)
+
+    # MiniLMEmbeddings: up to 16 texts on numpy, more on transformers, the same vectors.
+    calls: list[int] = []
+    embeddings = MiniLMEmbeddings()
+    forward = NumpyBert.encode
+
+    def counted(self: NumpyBert, batch: Sequence[str]) -> np.ndarray:
+        calls.append(len(batch))
+        return forward(self, batch)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(NumpyBert, "encode", counted)
+        few = embeddings.embed_array(texts)
+        many = embeddings.embed_array(texts * 4)
+    assert calls == [len(texts)]
+    np.testing.assert_allclose(few, reference, atol=2e-6)
+    np.testing.assert_allclose(many[: len(texts)], reference, atol=2e-6)
+
+    # A folder the numpy forward does not reproduce goes to transformers.
+    other = tmp_path / "model"
+    other.mkdir()
+    for item in folder.iterdir():
+        if item.is_file():
+            (other / item.name).symlink_to(item)
+    config = jsonlib.loads((folder / "config.json").read_text())
+    (other / "config.json").unlink()
+    (other / "config.json").write_text(jsonlib.dumps({**config, "hidden_act": "gelu_new"}))
+    assert NumpyBert.supports(folder) and not NumpyBert.supports(other)
+    calls.clear()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(NumpyBert, "encode", counted)
+        MiniLMEmbeddings(other).embed_array(["Paris"])
+    assert calls == []
+
+
 def test_bm25_and_hybrid_find_both_entities_of_a_decomposed_question(
     env: Path, index: CorpusIndex
 ) -> None:
