@@ -127,6 +127,7 @@ class CorpusIndex:
         *,
         limit: int | None = None,
         cache_dir: str | Path | None = None,
+        passages: Sequence[Passage] | None = None,
     ) -> CorpusIndex:
         """Load a corpus and its embedding matrix (prebuilt, cached, or computed) into an index.
 
@@ -136,6 +137,8 @@ class CorpusIndex:
                 if its class and model name do not pin down its vectors.
             limit: Index only the first ``limit`` rows.
             cache_dir: Where computed matrices are kept; defaults to ``<cache_dir()>/embeddings``.
+            passages: The corpus as ``load_corpus(corpus_path, limit=limit)`` returns it, when
+                the caller has it already (a hybrid index loads it once for both halves).
 
         Returns:
             The ready index.
@@ -146,7 +149,8 @@ class CorpusIndex:
         """
         _import_faiss()  # fail before, not after, minutes of embedding
         corpus_path = Path(corpus_path).expanduser()
-        passages = load_corpus(corpus_path, limit=limit)
+        if passages is None:
+            passages = load_corpus(corpus_path, limit=limit)
         key = matrix_store.MatrixKey(
             corpus_sha256=corpus_sha256(corpus_path),
             encoder=encoder_id(embeddings),

@@ -11,7 +11,8 @@ import threading
 from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.retrieval.corpus import bundled_corpus_path, corpus_version
+from langgraph_parallel.retrieval.corpus import bundled_corpus_path, corpus_version, load_corpus
+from langgraph_parallel.retrieval.documents import Passage
 
 if TYPE_CHECKING:  # the indexes import faiss, torch or bm25s: only when one is built
     from langgraph_parallel.retrieval.faiss_index import CorpusIndex
@@ -62,21 +63,30 @@ def _get(key: tuple[str, float, int, int | None, str]) -> Index:
     return _CACHE[key]
 
 
-def _build(key: tuple[str, float, int, int | None, str]) -> Index:
+def _build(
+    key: tuple[str, float, int, int | None, str], passages: list[Passage] | None = None
+) -> Index:
     path, limit, kind = key[0], key[3], key[4]
     if kind == "bm25":
         from langgraph_parallel.retrieval.lexical import BM25Index
 
-        return BM25Index.build(path, limit=limit)
+        return BM25Index.build(path, limit=limit, passages=passages)
     if kind == "dense":
         from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
         from langgraph_parallel.retrieval.faiss_index import CorpusIndex
 
-        return CorpusIndex.build(path, MiniLMEmbeddings(), limit=limit)
+        return CorpusIndex.build(path, MiniLMEmbeddings(), limit=limit, passages=passages)
     from langgraph_parallel.retrieval.hybrid import HybridIndex
 
-    # The halves are cached under their own keys, so a ``dense`` index shares the encoder's work.
-    return HybridIndex(_get((*key[:4], "bm25")), _get((*key[:4], "dense")))
+    # The halves are cached under their own keys, so a ``dense`` index shares the encoder's work;
+    # the corpus is read once for both (a third of a cold start on the bundled corpus).
+    halves = [(*key[:4], half) for half in ("bm25", "dense")]
+    missing = [half for half in halves if half not in _CACHE]
+    if missing:
+        passages = load_corpus(path, limit=limit)
+        for half in missing:
+            _CACHE[half] = _build(half, passages)
+    return HybridIndex(_CACHE[halves[0]], _CACHE[halves[1]])
 
 
 def default_index(limit: int | None = None, kind: str = DEFAULT_INDEX) -> Index:

@@ -108,6 +108,7 @@ class BM25Index:
         *,
         limit: int | None = None,
         cache_dir: str | Path | None = None,
+        passages: Sequence[Passage] | None = None,
         k1: float = 1.2,
         b: float = 0.75,
     ) -> BM25Index:
@@ -117,6 +118,8 @@ class BM25Index:
             corpus_path: A corpus file or folder (see ``load_corpus``).
             limit: Index only the first ``limit`` rows.
             cache_dir: Where indexes are kept; defaults to ``<cache_dir()>/bm25``.
+            passages: The corpus as ``load_corpus(corpus_path, limit=limit)`` returns it, when
+                the caller has it already (a hybrid index loads it once for both halves).
             k1: BM25 term-frequency saturation.
             b: BM25 length normalisation.
 
@@ -125,7 +128,8 @@ class BM25Index:
         """
         bm25s, _ = _bm25s()
         corpus_path = Path(corpus_path).expanduser()
-        passages = load_corpus(corpus_path, limit=limit)
+        if passages is None:
+            passages = load_corpus(corpus_path, limit=limit)
         meta = {
             "format": FORMAT_VERSION,
             "corpus_sha256": corpus_sha256(corpus_path),
