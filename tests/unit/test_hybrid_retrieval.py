@@ -152,6 +152,43 @@ def test_corpus_index_builds_each_kind_once_and_rejects_unknown_kinds(
         corpus_indexes.corpus_index(str(corpus), kind="tfidf")
 
 
+def test_a_hybrid_index_reads_its_corpus_once_and_shares_its_halves(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langchain_core.embeddings import Embeddings
+
+    from langgraph_parallel.retrieval import corpus as corpus_module
+    from langgraph_parallel.retrieval import embeddings, faiss_index, lexical
+
+    class Letters(Embeddings):  # letter counts: deterministic, no model
+        identifier = "letters"
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [[t.lower().count(c) + 0.01 for c in "abcdefghij"] for t in texts]
+
+        def embed_query(self, text: str) -> list[float]:
+            return self.embed_documents([text])[0]
+
+    reads: list[str] = []
+
+    def counted(path: object, **kwargs: object) -> list[Passage]:
+        reads.append(str(path))
+        return corpus_module.load_corpus(path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(corpus.parent / "cache"))
+    monkeypatch.setattr(corpus_indexes, "_CACHE", {})
+    monkeypatch.setattr(embeddings, "MiniLMEmbeddings", Letters)
+    for module in (corpus_indexes, faiss_index, lexical):
+        monkeypatch.setattr(module, "load_corpus", counted)
+    hybrid = corpus_indexes.corpus_index(str(corpus), kind="hybrid")
+    assert isinstance(hybrid, HybridIndex) and len(reads) == 1
+    # The halves are the indexes of their own kinds, built from that one read.
+    assert corpus_indexes.corpus_index(str(corpus), kind="bm25") is hybrid.lexical
+    assert corpus_indexes.corpus_index(str(corpus), kind="dense") is hybrid.dense
+    assert len(reads) == 1
+    assert hybrid.batch_search(["Scott Derrickson"], k=1)[0][0].title == "Scott Derrickson"
+
+
 def test_bm25_leaves_numba_unloaded_so_the_cpu_engine_can_start() -> None:
     # numba's llvmlite breaks vLLM 0.32 CPU's engine start; bm25s would import it if installed.
     code = (
