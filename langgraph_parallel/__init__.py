@@ -14,6 +14,7 @@ from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.agent.state import ParallelSearchState
 from langgraph_parallel.baselines.direct import create_direct_graph
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.served_chat import ChatVLLMServer
 from langgraph_parallel.models.server import chat_openai_for_server
 from langgraph_parallel.models.vllm_chat import ChatVLLM
 from langgraph_parallel.parallel_muse.context import MuseContext
@@ -31,6 +32,7 @@ from langgraph_parallel.retrieval import CorpusIndex, Searcher, default_index
 
 __all__ = [
     "ChatVLLM",
+    "ChatVLLMServer",
     "CorpusIndex",
     "MuseContext",
     "ParallelSearchState",

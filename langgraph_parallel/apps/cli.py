@@ -34,10 +34,18 @@ def cmd_ask(args: argparse.Namespace) -> int:
         )
     from langgraph_parallel.agent.run import run_question
     from langgraph_parallel.apps.registry import build_graph, default_model, load_model
+    from langgraph_parallel.models.server import find_server
     from langgraph_parallel.retrieval.indexes import corpus_index
 
+    name = args.model or default_model(args.graph)
+    base_url = find_server(name, args.server)
+    if base_url:
+        print(
+            f"model {name}: served at {base_url} (--server none: run it in process)",
+            file=sys.stderr,
+        )
     # check=True: a bad model name fails before the index loads.
-    model = load_model(args.model or default_model(args.graph), check=True)
+    model = load_model(name, base_url=base_url, check=True)
     graph = build_graph(
         args.graph,
         model,
@@ -106,6 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_index_argument(ask)
     ask.add_argument("--max-turns", type=int, default=4)
     ask.add_argument("--top-k", type=int, default=3)
+    ask.add_argument(
+        "--server",
+        default="auto",
+        help="a `langgraph-parallel serve` address to run the model on (e.g. "
+        "http://127.0.0.1:8000); auto (default): the local serve if it is up and serves the "
+        "model, else in process; none: always in process",
+    )
     ask.add_argument("--json", action="store_true", help="print one JSON object")
     ask.set_defaults(func=cmd_ask)
 

@@ -104,8 +104,9 @@ def load_model(
     Args:
         name: An embedded model (``smollm2-parallel``, ``smollm2``, ...), a model or adapter
             folder, or (with ``base_url``) the name a server serves.
-        base_url: An OpenAI-compatible server (vLLM): a ``ChatOpenAI`` with token logprobs
-            instead of the in-process engine.
+        base_url: A vLLM server (``langgraph-parallel serve``): a
+            :class:`~langgraph_parallel.models.served_chat.ChatVLLMServer`, prompting as the
+            in-process engine would, instead of the in-process engine.
         engine_kwargs: ``vllm.LLM`` settings of the in-process engine.
         check: Resolve the name now (converting an embedded model on first use), so a bad name
             fails before anything slow starts; otherwise the first call resolves it.
@@ -114,9 +115,9 @@ def load_model(
         UserError: With ``check``, a name that is no model.
     """
     if base_url:
-        from langgraph_parallel.models.server import chat_openai_for_server
+        from langgraph_parallel.models.served_chat import ChatVLLMServer
 
-        return chat_openai_for_server(base_url, name)
+        return ChatVLLMServer(base_url=base_url, model=name)
     from langgraph_parallel.models.folders import resolve_model
     from langgraph_parallel.models.vllm_chat import ChatVLLM
 

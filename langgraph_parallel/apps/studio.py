@@ -6,9 +6,10 @@ the in-process engine starts on the first model call and the corpus index is bui
 first search, so ``langgraph dev`` comes up in seconds.
 
 Environment:
-    OPENAI_BASE_URL: Use ``ChatOpenAI`` on this OpenAI-compatible server (e.g. the one
-        ``langgraph-parallel serve`` starts: ``http://127.0.0.1:8000/v1``) instead of the
-        in-process engine.
+    OPENAI_BASE_URL: Run the model on this vLLM server (e.g. the one
+        ``langgraph-parallel serve`` starts: ``http://127.0.0.1:8000/v1``) with
+        ``ChatVLLMServer``, which prompts it as the in-process engine would, instead of
+        starting an engine in the Studio process.
     LANGGRAPH_PARALLEL_MODEL: Model name: the embedded ``smollm2-parallel`` (default: SmolLM2
         with the ParallelSearch adapter; ``smollm2-sequential`` for ``sequential_search``),
         ``smollm2`` or ``gemma3``, a model folder, or the served model name when

@@ -13,13 +13,20 @@ from typing import Literal
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.adapters import is_adapter_dir, merged_model_dir, read_card
 from langgraph_parallel.models.embedded import (
+    ADAPTERS_DIR,
     EMBEDDED_MODELS,
     embedded_model_dir,
     validate_model_dir,
 )
 from langgraph_parallel.prompts import RawPrompt
 
-__all__ = ["folder_prompt_style", "folder_raw_prompt", "model_folder", "resolve_model"]
+__all__ = [
+    "folder_prompt_style",
+    "folder_raw_prompt",
+    "model_folder",
+    "resolve_model",
+    "served_prompt",
+]
 
 
 def resolve_model(model: str) -> tuple[str, Literal["chat", "raw"]]:
@@ -58,6 +65,24 @@ def folder_prompt_style(folder: Path) -> Literal["chat", "raw"]:
 def folder_raw_prompt(folder: Path) -> RawPrompt:
     """Return the raw prompt a folder's card asks for: ``rules`` for SFT policies."""
     return "rules" if read_card(folder).get("raw_prompt") == "rules" else "few_shot"
+
+
+def served_prompt(model: str) -> tuple[Literal["chat", "raw"], RawPrompt]:
+    """Return how to prompt ``model`` (style, raw prompt) without loading or converting it.
+
+    A client of a server (``serve --model NAME`` serves under ``NAME``) needs the same answer as
+    the in-process engine, which reads the card of the resolved folder: embedded names read
+    their shipped adapter's card, folders their own card (adapter cards carry both keys), and
+    any other name is a ``chat`` model.
+    """
+    if model in EMBEDDED_MODELS:
+        spec = EMBEDDED_MODELS[model]
+        card = read_card(ADAPTERS_DIR / spec.adapter) if spec.adapter else {}
+        return spec.prompt_style, "rules" if card.get("raw_prompt") == "rules" else "few_shot"
+    folder = Path(model).expanduser()
+    if folder.is_dir():
+        return folder_prompt_style(folder), folder_raw_prompt(folder)
+    return "chat", "few_shot"
 
 
 def model_folder(model: str) -> Path:

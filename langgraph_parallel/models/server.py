@@ -151,6 +151,64 @@ def _group_alive(pgid: int, timeout: float) -> bool:
     return True
 
 
+DEFAULT_SERVER = "http://127.0.0.1:8000/v1"
+"""Where ``langgraph-parallel serve`` listens by default; ``ask`` looks there first."""
+
+
+def api_url(url: str) -> str:
+    """Return a server address as its OpenAI base URL: ``http://host:port`` gains ``/v1``."""
+    url = url.rstrip("/")
+    return url if url.endswith("/v1") else url + "/v1"
+
+
+def served_models(base_url: str, *, timeout: float = 2.0) -> list[str] | None:
+    """Return the model names a server serves, or ``None`` when nothing answers there."""
+    request = urllib.request.Request(
+        api_url(base_url) + "/models",
+        headers={"Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', 'EMPTY')}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            listing = json.loads(response.read())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    data = listing.get("data") if isinstance(listing, dict) else None
+    return [str(item.get("id")) for item in data or [] if isinstance(item, dict)]
+
+
+def find_server(model: str, server: str | None) -> str | None:
+    """Return the server ``ask`` should use for ``model``, or ``None`` to run it in process.
+
+    Args:
+        model: The model name asked for (``serve --model NAME`` serves it under ``NAME``).
+        server: ``None``/``"auto"``: :data:`DEFAULT_SERVER` if it is up and serves ``model``
+            (a quick local probe); ``"none"``: in process; else a server address that must
+            answer and serve ``model``.
+
+    Raises:
+        UserError: A given server does not answer or serves other models.
+    """
+    if server == "none":
+        return None
+    if server in (None, "auto"):
+        names = served_models(DEFAULT_SERVER, timeout=0.5)
+        return DEFAULT_SERVER if names and model in names else None
+    url = api_url(server)
+    names = served_models(url)
+    if names is None:
+        raise UserError(
+            f"No model server answers at {url}; start one with "
+            f"`langgraph-parallel serve --model {model}`, or drop --server to run in process."
+        )
+    if model not in names:
+        raise UserError(
+            f"The server at {url} serves {', '.join(names) or 'no model'}, not {model!r}; "
+            f"pass --model {names[0] if names else 'NAME'} or start "
+            f"`langgraph-parallel serve --model {model}`."
+        )
+    return url
+
+
 def chat_openai_for_server(base_url: str, model: str = "smollm2", **kwargs: Any) -> Any:
     """Return ``ChatOpenAI`` set up for a vLLM server: logprobs (top 16) and usage on.
 

@@ -16,37 +16,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
-from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
 from pydantic import Field, PrivateAttr
 
-from langgraph_parallel.models.embedded import (
-    DEFAULT_EMBEDDED,
-)
 from langgraph_parallel.models.engine import EngineWorker, get_engine
 from langgraph_parallel.models.folders import folder_raw_prompt, resolve_model
+from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
 from langgraph_parallel.prompts import RawPrompt
 
-_ROLES = {AIMessage: "assistant", HumanMessage: "user", SystemMessage: "system"}
+__all__ = ["ChatVLLM"]
 
 
-def message_text(message: BaseMessage) -> str:
-    """Return a message's text: string content, or the text parts of a content list."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(part if isinstance(part, str) else str(part.get("text", "")) for part in content)
-
-
-class ChatVLLM(BaseChatModel):
+class ChatVLLM(VLLMChatSettings):
     r"""Chat model over an in-process ``vllm.LLM`` with prefix caching.
 
     One engine per (model, engine settings) is started per process on first use and shared by all
@@ -62,26 +44,8 @@ class ChatVLLM(BaseChatModel):
         >>> llm.invoke("Question: who wrote Hamlet?\\n").usage_metadata  # doctest: +SKIP
     """
 
-    model: str = DEFAULT_EMBEDDED
-    """Embedded model name (``smollm2-parallel``, ``smollm2-sequential``, ``smollm2``,
-    ``gemma3``), a model or adapter folder, or a hub name."""
-    prompt_style: Literal["chat", "raw"] | None = None
-    """``None``: ``raw`` for embedded models, ``chat`` otherwise."""
-    raw_prompt: RawPrompt | None = None
-    """Raw-style prompt: ``few_shot`` demos or the ``rules`` alone; ``None``: the model card's
-    choice (``rules`` for the trained policies), else ``few_shot``."""
-    temperature: float = 0.0
-    top_p: float = 1.0
-    max_tokens: int = 256
-    n: int = 1
-    seed: int | None = None
-    stop: list[str] | None = None
-    logprobs: bool = True
-    top_logprobs: int = 16
-    regex: str | None = None
-    """Constrain every generation to this regular expression (vLLM structured outputs)."""
     engine_kwargs: dict[str, Any] = Field(default_factory=dict)
-    timeout: float | None = 900.0
+    """``vllm.LLM`` settings over :func:`~.engine.engine_defaults`."""
 
     _worker: EngineWorker | None = PrivateAttr(default=None)
     _style: Literal["chat", "raw"] = PrivateAttr(default="chat")
@@ -124,31 +88,18 @@ class ChatVLLM(BaseChatModel):
         """Return the prompt token ids the engine sees for ``messages``."""
         tokenizer = self.worker.tokenizer
         if self.style == "raw":
-            return list(tokenizer.encode("".join(message_text(m) for m in messages)))
-        turns = [
-            {
-                "role": "user" if isinstance(m, ToolMessage) else _ROLES.get(type(m), "user"),
-                "content": message_text(m),
-            }
-            for m in messages
-        ]
-        text = tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
+            return list(tokenizer.encode(raw_text(messages)))
+        text = tokenizer.apply_chat_template(
+            chat_turns(messages), tokenize=False, add_generation_prompt=True
+        )
         return list(tokenizer.encode(text, add_special_tokens=False))
 
     def _params(self, stop: list[str] | None, **kwargs: Any) -> Any:
         from vllm import SamplingParams
 
-        regex = kwargs.pop("regex", self.regex)
-        options: dict[str, Any] = {
-            "n": kwargs.pop("n", self.n),
-            "temperature": kwargs.pop("temperature", self.temperature),
-            "top_p": kwargs.pop("top_p", self.top_p),
-            "max_tokens": kwargs.pop("max_tokens", self.max_tokens),
-            "seed": kwargs.pop("seed", self.seed),
-            "stop": stop if stop is not None else self.stop,
-            "include_stop_str_in_output": True,
-            "logprobs": self.top_logprobs if self.logprobs else None,
-        }
+        regex, options = self.sampling(stop, kwargs)
+        options["include_stop_str_in_output"] = True
+        options["logprobs"] = self.top_logprobs if self.logprobs else None
         if regex:
             from vllm.sampling_params import StructuredOutputsParams
 
@@ -183,29 +134,24 @@ class ChatVLLM(BaseChatModel):
     def _to_result(self, output: Any) -> ChatResult:
         prompt_tokens = len(output.prompt_token_ids or [])
         cached = int(output.num_cached_tokens or 0)
-        generations = []
-        for i, completion in enumerate(output.outputs):
-            # The engine prefills once per request; charge the prompt to the first sample only so
-            # sums over generations stay true.
-            input_tokens = prompt_tokens if i == 0 else 0
-            usage = UsageMetadata(
-                input_tokens=input_tokens,
-                output_tokens=len(completion.token_ids),
-                total_tokens=input_tokens + len(completion.token_ids),
-                input_token_details=InputTokenDetails(cache_read=cached if i == 0 else 0),
-            )
-            metadata: dict[str, Any] = {
-                "model_name": self.model,
-                "finish_reason": completion.finish_reason,
-                "stop_reason": completion.stop_reason,
-            }
-            if completion.logprobs is not None:
-                metadata["logprobs"] = {"content": _openai_logprobs(completion, self.worker)}
-            message = AIMessage(
-                content=completion.text, response_metadata=metadata, usage_metadata=usage
-            )
-            generations.append(ChatGeneration(message=message))
-        return ChatResult(generations=generations)
+        return ChatResult(
+            generations=[
+                generation(
+                    completion.text,
+                    model=self.model,
+                    finish_reason=completion.finish_reason,
+                    stop_reason=completion.stop_reason,
+                    prompt_tokens=prompt_tokens,
+                    output_tokens=len(completion.token_ids),
+                    cached_tokens=cached,
+                    first=i == 0,
+                    logprobs=None
+                    if completion.logprobs is None
+                    else _openai_logprobs(completion, self.worker),
+                )
+                for i, completion in enumerate(output.outputs)
+            ]
+        )
 
 
 def _openai_logprobs(completion: Any, worker: EngineWorker) -> list[dict[str, Any]]:

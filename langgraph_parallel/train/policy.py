@@ -24,7 +24,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from langgraph_parallel.models.adapters import MODEL_CARD
-from langgraph_parallel.models.vllm_chat import message_text
+from langgraph_parallel.models.replies import message_text
 from langgraph_parallel.prompts import RawPrompt
 from langgraph_parallel.protocol import STOP_SEQUENCES
 

@@ -25,7 +25,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from langgraph_parallel.models.vllm_chat import message_text
+from langgraph_parallel.models.replies import message_text
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.protocol import action_regex
 from langgraph_parallel.retrieval.documents import Passage

@@ -152,6 +152,19 @@ def test_serve_command_serves_the_trained_policy_until_stopped(tmp_path):
             text = json.load(reply)["choices"][0]["text"]
         # Every training trajectory of the policy opens with a <think> step; greedy decoding too.
         assert text.lstrip().startswith("<think>"), text
+
+        # A second process asks on the running server: no engine of its own, the same output.
+        url = f"http://127.0.0.1:{port}"
+        asked = cli("ask", "--server", url, "--json", QUESTION)
+        assert asked.returncode == 0, asked.stderr[-2000:]
+        assert f"served at {url}/v1" in asked.stderr
+        payload = json.loads(asked.stdout.strip().splitlines()[-1])
+        assert set(payload) == JSON_KEYS and payload["llm_calls"] > 0
+        if payload["llm_calls"] > 1:  # later steps extend the first step's prompt
+            assert payload["cached_prompt_tokens"] > 0
+        wrong = cli("ask", "--server", url, "--model", "smollm2", QUESTION)
+        assert wrong.returncode == 2
+        assert "serves smollm2-parallel, not 'smollm2'" in wrong.stderr.splitlines()[-1]
     finally:
         stop_server(proc)
     assert proc.returncode is not None

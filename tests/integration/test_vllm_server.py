@@ -16,9 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from langgraph_parallel.models.folders import resolve_model
+from langgraph_parallel.models.replies import raw_text
+from langgraph_parallel.models.served_chat import ChatVLLMServer
 from langgraph_parallel.models.server import chat_openai_for_server, start_server, stop_server
 from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
+from langgraph_parallel.protocol import parse_action
 from tests.fakes import CountingSearcher
 from tests.servers import free_port, tail
 
@@ -88,3 +92,25 @@ def test_parallel_search_graph_runs_on_the_server_model(server_url: str) -> None
     assert counters["completion_tokens"] > 0
     # The second step extends the first step's prompt: the server reads it from its cache.
     assert 0 < counters["cached_prompt_tokens"] < counters["prompt_tokens"]
+
+
+def test_served_client_prompts_and_constrains_as_the_engine_does(server_url: str) -> None:
+    from transformers import AutoTokenizer
+
+    model = ChatVLLMServer(base_url=server_url, model="smollm2")
+    assert (model.style, model.prompt_kind) == ("raw", "few_shot")  # the base model's defaults
+    searcher = CountingSearcher()
+    graph = create_parallel_search_graph(model, searcher, max_turns=2, max_tokens=64)
+    state = graph.invoke({"question": "Were Scott Derrickson and Ed Wood of the same nationality?"})
+    steps = [m for m in state["messages"] if m.type == "ai"]
+    assert steps and state["counters"]["llm_calls"] == len(steps)
+    # The action grammar went to the server as structured outputs: every step is an action.
+    assert all(parse_action(str(m.content)).kind != "invalid" for m in steps)
+    # The server saw the tokens the in-process engine renders for the same messages.
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model("smollm2")[0])
+    first = model.invoke(state["messages"][:1], max_tokens=1)
+    assert first.usage_metadata is not None
+    expected = len(tokenizer.encode(raw_text(state["messages"][:1])))
+    assert first.usage_metadata["input_tokens"] == expected
+    logprobs = first.response_metadata["logprobs"]["content"]
+    assert len(logprobs) == 1 and len(logprobs[0]["top_logprobs"]) >= 12  # 16, less same-text ids

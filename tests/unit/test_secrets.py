@@ -21,6 +21,7 @@ from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.apps.studio import model_from_env, search_from_env
 from langgraph_parallel.eval.datasets import Question
 from langgraph_parallel.eval.harness import run_benchmark
+from langgraph_parallel.models.served_chat import ChatVLLMServer
 from langgraph_parallel.models.server import chat_openai_for_server
 from langgraph_parallel.retrieval.tavily import RetryPolicy, TavilySearcher
 from tests.fakes import CountingSearcher, ScriptedChatModel
@@ -89,11 +90,15 @@ def test_tavily_errors_never_carry_the_key(
     assert_clean(json.dumps(run.state, default=str), run.trace, caplog.text)
 
 
+@pytest.mark.parametrize("client", ["ChatOpenAI", "ChatVLLMServer"])
 def test_chat_model_errors_never_carry_the_key(
-    keys: None, echo_server: str, caplog: pytest.LogCaptureFixture
+    keys: None, echo_server: str, caplog: pytest.LogCaptureFixture, client: str
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    model = chat_openai_for_server(f"{echo_server}/v1", max_retries=0)
+    if client == "ChatOpenAI":
+        model: Any = chat_openai_for_server(f"{echo_server}/v1", max_retries=0)
+    else:
+        model = ChatVLLMServer(base_url=f"{echo_server}/v1", max_retries=0)
     env = {"OPENAI_BASE_URL": f"{echo_server}/v1", "OPENAI_API_KEY": OPENAI_KEY}
     assert_clean(repr(model), repr(model_from_env(env)), str(model.model_dump()))
     run = run_question(create_parallel_search_graph(model, CountingSearcher()), "Q?")

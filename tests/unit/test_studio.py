@@ -18,6 +18,7 @@ from langgraph_parallel.apps.studio import (
     studio_graph,
 )
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.served_chat import ChatVLLMServer
 from langgraph_parallel.retrieval.documents import Passage
 from langgraph_parallel.retrieval.tavily import TavilySearcher
 
@@ -57,10 +58,14 @@ def test_model_from_env_uses_the_server_when_openai_base_url_is_set() -> None:
     model = model_from_env(
         {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "LANGGRAPH_PARALLEL_MODEL": "served"}
     )
-    assert type(model).__name__ == "ChatOpenAI"
-    assert model.openai_api_base == "http://127.0.0.1:9/v1"  # type: ignore[attr-defined]
-    assert model.model_name == "served"  # type: ignore[attr-defined]
-    assert model.logprobs and model.top_logprobs == 16  # type: ignore[attr-defined]
+    # The server client that prompts as the in-process engine does (a raw policy stays raw).
+    assert isinstance(model, ChatVLLMServer)
+    assert model.base_url == "http://127.0.0.1:9/v1" and model.model == "served"
+    assert model.logprobs and model.top_logprobs == 16
+    assert model.style == "chat"  # "served" names no model this machine has
+    policy = model_from_env({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert isinstance(policy, ChatVLLMServer) and policy.model == "smollm2-parallel"
+    assert (policy.style, policy.prompt_kind) == ("raw", "rules")
 
 
 def test_model_from_env_defaults_to_the_embedded_engine_lazily() -> None:

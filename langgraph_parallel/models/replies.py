@@ -1,0 +1,117 @@
+"""What the chat models over vLLM share: settings, message rendering, and the reply.
+
+``ChatVLLM`` (in process) and ``ChatVLLMServer`` (over HTTP) take the same settings
+(:class:`VLLMChatSettings`), render messages the same way and return the same ``AIMessage``:
+text, ``finish_reason``/``stop_reason``, token logprobs in the OpenAI chat shape and
+``usage_metadata`` with cached prompt tokens. Keeping that here makes the two interchangeable by
+construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
+from langchain_core.outputs import ChatGeneration
+
+from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
+from langgraph_parallel.prompts import RawPrompt
+
+__all__ = ["VLLMChatSettings", "chat_turns", "generation", "message_text", "raw_text"]
+
+
+class VLLMChatSettings(BaseChatModel):
+    """The settings of the chat models over vLLM, and how a call's options are read from them."""
+
+    model: str = DEFAULT_EMBEDDED
+    """Embedded model name (``smollm2-parallel``, ``smollm2-sequential``, ``smollm2``,
+    ``gemma3``), a model or adapter folder, or a hub name; for a server, the name it serves."""
+    prompt_style: Literal["chat", "raw"] | None = None
+    """``None``: ``raw`` for embedded models and folders whose card says so, else ``chat``."""
+    raw_prompt: RawPrompt | None = None
+    """Raw-style prompt: ``few_shot`` demos or the ``rules`` alone; ``None``: the model card's
+    choice (``rules`` for the trained policies), else ``few_shot``."""
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 256
+    n: int = 1
+    seed: int | None = None
+    stop: list[str] | None = None
+    logprobs: bool = True
+    top_logprobs: int = 16
+    regex: str | None = None
+    """Constrain every generation to this regular expression (vLLM structured outputs)."""
+    timeout: float | None = 900.0
+
+    def sampling(
+        self, stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> tuple[str | None, dict[str, Any]]:
+        """Return a call's regex and sampling options; the options it names leave ``kwargs``."""
+        regex = kwargs.pop("regex", self.regex)
+        return regex, {
+            "n": kwargs.pop("n", self.n),
+            "temperature": kwargs.pop("temperature", self.temperature),
+            "top_p": kwargs.pop("top_p", self.top_p),
+            "max_tokens": kwargs.pop("max_tokens", self.max_tokens),
+            "seed": kwargs.pop("seed", self.seed),
+            "stop": stop if stop is not None else self.stop,
+        }
+
+
+_ROLES = {AIMessage: "assistant", HumanMessage: "user", SystemMessage: "system"}
+
+
+def message_text(message: BaseMessage) -> str:
+    """Return a message's text: string content, or the text parts of a content list."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(part if isinstance(part, str) else str(part.get("text", "")) for part in content)
+
+
+def raw_text(messages: Sequence[BaseMessage]) -> str:
+    """Return the ``raw``-style prompt: the messages' texts concatenated into one document."""
+    return "".join(message_text(m) for m in messages)
+
+
+def chat_turns(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
+    """Return the ``chat``-style turns: role and text, tool results as user turns."""
+    return [{"role": _ROLES.get(type(m), "user"), "content": message_text(m)} for m in messages]
+
+
+def generation(
+    text: str,
+    *,
+    model: str,
+    finish_reason: str | None,
+    stop_reason: Any,
+    prompt_tokens: int,
+    output_tokens: int,
+    cached_tokens: int,
+    first: bool,
+    logprobs: list[dict[str, Any]] | None,
+) -> ChatGeneration:
+    """Return one sample of a reply as a ``ChatGeneration``.
+
+    The engine prefills once per request, so only the ``first`` sample is charged the prompt
+    and its cached part; sums over samples then stay true.
+    """
+    input_tokens = prompt_tokens if first else 0
+    usage = UsageMetadata(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=input_tokens + output_tokens,
+        input_token_details=InputTokenDetails(cache_read=cached_tokens if first else 0),
+    )
+    metadata: dict[str, Any] = {
+        "model_name": model,
+        "finish_reason": finish_reason,
+        "stop_reason": stop_reason,
+    }
+    if logprobs is not None:
+        metadata["logprobs"] = {"content": logprobs}
+    message = AIMessage(content=text, response_metadata=metadata, usage_metadata=usage)
+    return ChatGeneration(message=message)

@@ -1,0 +1,222 @@
+"""``ChatVLLMServer``: ``ChatVLLM``'s twin over a running vLLM OpenAI-compatible server.
+
+The trained policies are raw-prompt models (one document the model continues), which a chat
+client cannot send: ``ChatOpenAI`` always goes through ``/v1/chat/completions`` and the chat
+template. This client sends ``raw`` prompts to ``/v1/completions`` and ``chat`` prompts to
+``/v1/chat/completions``, rendered exactly as :class:`~langgraph_parallel.models.vllm_chat.ChatVLLM`
+renders them (:mod:`~langgraph_parallel.models.replies`), with the action grammar as vLLM's
+``structured_outputs`` regex, and returns the same reply: text with its stop string, token
+logprobs in the chat shape, and usage with the server's cached prompt tokens (the server needs
+``--enable-prompt-tokens-details``, which ``langgraph-parallel serve`` passes). So a graph runs
+the same on ``langgraph-parallel serve`` as in process, and many processes share one engine.
+
+Written on the ``openai`` SDK (retries, timeouts, connection pooling) rather than on
+``ChatOpenAI``, whose chat-only request shape is the thing that does not fit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import weakref
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
+from pydantic import Field, PrivateAttr, SecretStr
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.folders import served_prompt
+from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
+from langgraph_parallel.prompts import RawPrompt
+
+__all__ = ["ChatVLLMServer"]
+
+
+def _api_key() -> SecretStr:
+    return SecretStr(os.environ.get("OPENAI_API_KEY", "EMPTY"))
+
+
+class ChatVLLMServer(VLLMChatSettings):
+    r"""Chat model over a vLLM server, prompting and replying exactly as ``ChatVLLM`` does.
+
+    The prompt style and raw prompt of the served model are read from its name as
+    ``langgraph-parallel serve --model NAME`` serves it (an embedded name or a local folder);
+    set ``prompt_style``/``raw_prompt`` for a model this machine does not have.
+
+    Example:
+        >>> llm = ChatVLLMServer(base_url="http://127.0.0.1:8000/v1")  # doctest: +SKIP
+        >>> llm.invoke("Question: who wrote Hamlet?\\n").usage_metadata  # doctest: +SKIP
+    """
+
+    base_url: str
+    """The server's OpenAI address, ending in ``/v1``."""
+    api_key: SecretStr = Field(default_factory=_api_key)
+    """``OPENAI_API_KEY`` by default (vLLM checks it only when started with ``--api-key``)."""
+    max_retries: int = 2
+
+    _client: Any = PrivateAttr(default=None)
+    _async_clients: Any = PrivateAttr(default_factory=weakref.WeakKeyDictionary)
+
+    @property
+    def _llm_type(self) -> str:
+        return "vllm-server"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model": self.model, "base_url": self.base_url, "temperature": self.temperature}
+
+    @property
+    def style(self) -> Literal["chat", "raw"]:
+        """The prompt style in effect."""
+        return self.prompt_style or served_prompt(self.model)[0]
+
+    @property
+    def prompt_kind(self) -> RawPrompt:
+        """The raw-style prompt in effect (``rules`` for trained policies)."""
+        return self.raw_prompt or served_prompt(self.model)[1]
+
+    def _options(self) -> dict[str, Any]:
+        return {
+            "base_url": self.base_url,
+            "api_key": self.api_key.get_secret_value(),
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+        }
+
+    def _sync_client(self) -> Any:
+        if self._client is None:
+            self._client = _openai().OpenAI(**self._options())
+        return self._client
+
+    def _async_client(self) -> Any:
+        # An async HTTP client's connections belong to the event loop that opened them.
+        loop = asyncio.get_running_loop()
+        client = self._async_clients.get(loop)
+        if client is None:
+            client = self._async_clients[loop] = _openai().AsyncOpenAI(**self._options())
+        return client
+
+    def _request(
+        self, messages: Sequence[BaseMessage], stop: list[str] | None, **kwargs: Any
+    ) -> tuple[Literal["chat", "raw"], dict[str, Any]]:
+        """Return the endpoint kind and the request of one call (``ChatVLLM._params``' twin)."""
+        regex, options = self.sampling(stop, kwargs)
+        style = self.style
+        request: dict[str, Any] = {"model": self.model, **options}
+        # Logprobs are always asked for (top 0 when off): their length is each sample's token
+        # count, which the usage block gives only summed over the samples.
+        top = self.top_logprobs if self.logprobs else 0
+        if style == "raw":
+            request.update(prompt=raw_text(messages), logprobs=top)
+        else:
+            request.update(messages=chat_turns(messages), logprobs=True, top_logprobs=top)
+        # vLLM's own sampling options; anything else a caller passes goes along the same way.
+        body: dict[str, Any] = {"include_stop_str_in_output": True, **kwargs}
+        if regex:
+            body["structured_outputs"] = {"regex": regex}
+        request["extra_body"] = body
+        return style, {key: value for key, value in request.items() if value is not None}
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        style, request = self._request(messages, stop, **kwargs)
+        client = self._sync_client()
+        endpoint = client.completions if style == "raw" else client.chat.completions
+        return self._to_result(style, endpoint.create(**request))
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        style, request = self._request(messages, stop, **kwargs)
+        client = self._async_client()
+        endpoint = client.completions if style == "raw" else client.chat.completions
+        return self._to_result(style, await endpoint.create(**request))
+
+    def _to_result(self, style: Literal["chat", "raw"], response: Any) -> ChatResult:
+        usage = response.usage
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = int(getattr(details, "cached_tokens", None) or 0)
+        generations = []
+        for i, choice in enumerate(response.choices):
+            if style == "raw":
+                text, tokens = choice.text, _completion_logprobs(choice.logprobs)
+            else:
+                text, tokens = choice.message.content or "", _chat_logprobs(choice.logprobs)
+            if tokens is not None:
+                count = len(tokens)
+            else:  # a server without logprobs: the summed count, charged to the first sample
+                count = int(usage.completion_tokens) if i == 0 else 0
+            generations.append(
+                generation(
+                    text,
+                    model=self.model,
+                    finish_reason=choice.finish_reason,
+                    stop_reason=getattr(choice, "stop_reason", None),
+                    prompt_tokens=int(usage.prompt_tokens),
+                    output_tokens=count,
+                    cached_tokens=cached,
+                    first=i == 0,
+                    logprobs=tokens if self.logprobs else None,
+                )
+            )
+        return ChatResult(generations=generations)
+
+
+def _openai() -> Any:
+    try:
+        import openai
+    except ImportError as exc:
+        raise UserError("Install the client: `pip install 'langgraph-parallel[openai]'`.") from exc
+    return openai
+
+
+def _completion_logprobs(logprobs: Any) -> list[dict[str, Any]] | None:
+    """Convert ``/v1/completions`` logprobs (parallel lists) to the chat ``content`` shape.
+
+    Alternatives come as a token -> logprob mapping, so two token ids that decode to the same
+    text appear once (the in-process engine lists both).
+    """
+    if logprobs is None or logprobs.tokens is None:
+        return None
+    tops = logprobs.top_logprobs or [None] * len(logprobs.tokens)
+    return [
+        {
+            "token": token,
+            "logprob": -math.inf if logprob is None else float(logprob),
+            "top_logprobs": [
+                {"token": text, "logprob": float(value)}
+                for text, value in sorted((top or {}).items(), key=lambda kv: -kv[1])
+            ],
+        }
+        for token, logprob, top in zip(logprobs.tokens, logprobs.token_logprobs, tops, strict=False)
+    ]
+
+
+def _chat_logprobs(logprobs: Any) -> list[dict[str, Any]] | None:
+    """Keep token, logprob and alternatives of chat logprobs (the shape ``ChatVLLM`` returns)."""
+    if logprobs is None or logprobs.content is None:
+        return None
+    return [
+        {
+            "token": item.token,
+            "logprob": float(item.logprob),
+            "top_logprobs": [
+                {"token": alt.token, "logprob": float(alt.logprob)}
+                for alt in item.top_logprobs or []
+            ],
+        }
+        for item in logprobs.content
+    ]

@@ -1,0 +1,235 @@
+"""``ChatVLLMServer`` and ``find_server`` against a stub OpenAI-compatible server.
+
+The stub records every request and answers in vLLM's shapes (completions logprobs as parallel
+lists, chat logprobs as ``content``, ``prompt_tokens_details.cached_tokens``), so these tests
+pin down what is sent (endpoint, prompt rendering, stop strings, the action regex) and how the
+reply is read (text, per-sample token counts, logprobs, cached tokens). The real vLLM server is
+in ``tests/integration/test_vllm_server.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.served_chat import ChatVLLMServer
+from langgraph_parallel.models.server import api_url, find_server, served_models
+from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
+from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
+from tests.fakes import CountingSearcher
+from tests.local_http import local_server
+
+STEP = "<think> two people </think>\n<search> Ed Wood ## Scott Derrickson </search>"
+ANSWER = "<think> both American </think>\n<answer> yes </answer>"
+
+
+class Stub:
+    """What the stub server saw and will say."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.texts = [STEP, ANSWER]
+        self.models = ["smollm2-parallel"]
+
+
+def _tokens(text: str) -> list[str]:
+    return [text[i : i + 4] for i in range(0, len(text), 4)]  # 4-character "tokens"
+
+
+def _reply(stub: Stub, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    n = int(body.get("n") or 1)
+    choices = []
+    for i in range(n):
+        text = stub.texts[min(len(stub.requests) - 1, len(stub.texts) - 1)] + "x" * i
+        tokens = _tokens(text)
+        if path.endswith("/chat/completions"):
+            content = [
+                {"token": t, "logprob": -0.5, "bytes": None, "top_logprobs": [
+                    {"token": t, "logprob": -0.5, "bytes": None},
+                    {"token": "?", "logprob": -2.0, "bytes": None},
+                ]}
+                for t in tokens
+            ]  # fmt: skip
+            choices.append({
+                "index": i, "finish_reason": "stop", "stop_reason": "</search>",
+                "message": {"role": "assistant", "content": text},
+                "logprobs": {"content": content},
+            })  # fmt: skip
+        else:
+            choices.append({
+                "index": i, "text": text, "finish_reason": "stop", "stop_reason": "</search>",
+                "logprobs": {
+                    "tokens": tokens,
+                    "token_logprobs": [-0.5] * len(tokens),
+                    "top_logprobs": [{"?": -2.0, t: -0.5} for t in tokens],
+                    "text_offset": [4 * j for j in range(len(tokens))],
+                },
+            })  # fmt: skip
+    prompt = body.get("prompt") or json.dumps(body.get("messages"))
+    usage = {
+        "prompt_tokens": len(prompt) // 4,
+        "completion_tokens": sum(len(_tokens(c.get("text") or "")) for c in choices) or 9,
+        "total_tokens": 0,
+        "prompt_tokens_details": {"cached_tokens": 32},
+    }
+    kind = "chat.completion" if "messages" in body else "text_completion"
+    return {"id": "x", "object": kind, "created": 0, "model": body["model"],
+            "choices": choices, "usage": usage}  # fmt: skip
+
+
+@pytest.fixture
+def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stub, str]]:
+    state = Stub()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _send(self, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._send({"object": "list", "data": [{"id": m} for m in state.models]})
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            state.requests.append((self.path, body))
+            self._send(_reply(state, self.path, body))
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    with local_server(Handler, monkeypatch) as url:
+        yield state, url + "/v1"
+
+
+def test_raw_models_get_the_concatenated_prompt_on_the_completions_endpoint(
+    stub: tuple[Stub, str],
+) -> None:
+    state, url = stub
+    model = ChatVLLMServer(base_url=url, model="smollm2-parallel", max_tokens=64)
+    assert (model.style, model.prompt_kind) == ("raw", "rules")  # read from the shipped card
+    messages = [
+        HumanMessage("Q: who?\n"),
+        AIMessage(STEP),
+        ToolMessage("<information>", tool_call_id="1"),
+    ]
+    reply = model.invoke(messages, stop=list(STOP_SEQUENCES), regex=action_regex(True))
+    path, body = state.requests[-1]
+    assert path == "/v1/completions"
+    assert body["prompt"] == "Q: who?\n" + STEP + "<information>"
+    assert body["stop"] == list(STOP_SEQUENCES) and body["max_tokens"] == 64
+    assert body["include_stop_str_in_output"] is True
+    assert body["structured_outputs"] == {"regex": action_regex(True)}
+    assert body["logprobs"] == 16 and body["temperature"] == 0.0
+    # The reply reads as ChatVLLM's does.
+    assert reply.content == STEP
+    usage = reply.usage_metadata
+    assert usage is not None
+    assert usage["output_tokens"] == len(_tokens(STEP))
+    assert usage["input_token_details"]["cache_read"] == 32
+    content = reply.response_metadata["logprobs"]["content"]
+    assert [c["token"] for c in content] == _tokens(STEP)
+    first = content[0]["top_logprobs"]
+    assert [alt["logprob"] for alt in first] == [-0.5, -2.0]  # best first
+    assert reply.response_metadata["stop_reason"] == "</search>"
+
+
+def test_chat_models_get_chat_turns_and_options_pass_through(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    model = ChatVLLMServer(base_url=url, model="some/hub-model", logprobs=False)
+    assert model.style == "chat"  # a name this machine cannot resolve
+    messages = [HumanMessage("Q?"), AIMessage(STEP), ToolMessage("docs", tool_call_id="1")]
+    reply = model.invoke(messages, min_tokens=2)
+    path, body = state.requests[-1]
+    assert path == "/v1/chat/completions"
+    assert body["messages"] == [
+        {"role": "user", "content": "Q?"},
+        {"role": "assistant", "content": STEP},
+        {"role": "user", "content": "docs"},
+    ]
+    assert body["min_tokens"] == 2 and "structured_outputs" not in body
+    # Logprobs off: not in the reply, but still asked for (top 0) to count each sample's tokens.
+    assert body["logprobs"] is True and body["top_logprobs"] == 0
+    assert "logprobs" not in reply.response_metadata
+    assert reply.usage_metadata is not None
+    assert reply.usage_metadata["output_tokens"] == len(_tokens(STEP))
+
+
+def test_samples_are_counted_apart_and_the_prompt_charged_once(stub: tuple[Stub, str]) -> None:
+    _, url = stub
+    model = ChatVLLMServer(base_url=url, model="smollm2-parallel")
+    result = model.generate([[HumanMessage("Q: who?\n")]], n=3, temperature=1.0)
+    usages = [g.message.usage_metadata for g in result.generations[0]]  # type: ignore[attr-defined]
+    assert [u["output_tokens"] for u in usages] == [len(_tokens(STEP + "x" * i)) for i in range(3)]
+    assert usages[0]["input_tokens"] > 0 and [u["input_tokens"] for u in usages[1:]] == [0, 0]
+    assert [u["input_token_details"]["cache_read"] for u in usages] == [32, 0, 0]
+
+
+def test_async_calls_send_the_same_request(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    model = ChatVLLMServer(base_url=url, model="smollm2-parallel", max_tokens=8)
+
+    async def ask_twice() -> list[Any]:
+        return list(await asyncio.gather(model.ainvoke("A"), model.ainvoke("B")))
+
+    replies = asyncio.run(ask_twice())
+    sync = model.invoke("C")
+    assert sorted(body["prompt"] for _, body in state.requests) == ["A", "B", "C"]
+    assert {json.dumps(sorted(b)) for _, b in state.requests} == {
+        json.dumps(sorted(state.requests[-1][1]))
+    }
+    assert all(r.usage_metadata["output_tokens"] > 0 for r in [*replies, sync])
+
+
+def test_parallel_search_runs_on_the_server_model_with_the_action_grammar(
+    stub: tuple[Stub, str],
+) -> None:
+    state, url = stub
+    searcher = CountingSearcher()
+    graph = create_parallel_search_graph(
+        ChatVLLMServer(base_url=url, model="smollm2-parallel"), searcher
+    )
+    final = graph.invoke({"question": "Were Ed Wood and Scott Derrickson both American?"})
+    assert final["answer"] == "yes" and sorted(searcher.queries) == ["Ed Wood", "Scott Derrickson"]
+    bodies = [body for _, body in state.requests]
+    # Constrained like the in-process engine: the trained policy's prompt, the action regex.
+    assert all(b["structured_outputs"] == {"regex": action_regex(True)} for b in bodies)
+    assert bodies[1]["prompt"].startswith(bodies[0]["prompt"] + STEP)
+    assert final["counters"]["cached_prompt_tokens"] == 64
+
+
+def test_find_server_uses_only_a_server_that_serves_the_model(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    root = url.removesuffix("/v1")
+    assert api_url(root) == url and api_url(url + "/") == url
+    assert served_models(root) == ["smollm2-parallel"]
+    assert find_server("smollm2-parallel", root) == url
+    assert find_server("smollm2-parallel", "none") is None
+    with pytest.raises(UserError, match=r"serves smollm2-parallel, not 'smollm2'.*serve --model"):
+        find_server("smollm2", root)
+    state.models = []
+    with pytest.raises(UserError, match="serves no model"):
+        find_server("smollm2", root)
+
+
+def test_find_server_without_a_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.servers import free_port
+
+    down = f"http://127.0.0.1:{free_port()}"
+    assert served_models(down) is None
+    with pytest.raises(UserError, match=r"No model server answers at .*langgraph-parallel serve"):
+        find_server("smollm2-parallel", down)
+    # auto: the default address; nothing (or another model) there means in process.
+    monkeypatch.setattr("langgraph_parallel.models.server.DEFAULT_SERVER", down + "/v1")
+    assert find_server("smollm2-parallel", "auto") is None
+    assert find_server("smollm2-parallel", None) is None
