@@ -21,6 +21,12 @@ before this benchmark), ``eager+ngram`` (the default: prompt-lookup speculative 
 ``compiled+ngram`` (vLLM's torch.compile of the model too; its cache under ``~/.cache/vllm``
 makes only the first start pay the compilation). Run it on an idle machine: the figures are
 wall times.
+
+``--served``: the warm path for people instead. ``langgraph-parallel serve`` is started (default
+engine), then ``langgraph-parallel ask --server URL --json`` runs in a new process for each of
+the same questions, timed from outside (imports, index load, the question; no engine start). The
+first ask is the server's first request (it compiles the action grammar) and is reported apart.
+The result goes under ``served`` in the existing ``latency.json``, with its own commit.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -160,17 +167,95 @@ def cold_ask(setting: str) -> float:
     return round(time.perf_counter() - start, 1)
 
 
+def served(questions: int, log: Path) -> dict[str, Any]:
+    """Cold ``ask --server`` per question against one running ``serve``, timed from outside."""
+    from langgraph_parallel.eval.datasets import load_questions
+    from langgraph_parallel.metrics import exact_match, f1_score
+    from langgraph_parallel.models.server import start_server, stop_server
+    from langgraph_parallel.paths import repo_data_dir
+
+    with socket.socket() as sock:  # a free port
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    url = f"http://127.0.0.1:{port}"
+    begin = time.perf_counter()
+    proc = start_server("smollm2-parallel", port=port, log_path=str(log))
+    start_s = time.perf_counter() - begin
+
+    def ask(question: str) -> tuple[float, dict[str, Any]]:
+        command = [sys.executable, "-m", "langgraph_parallel.apps.cli", "ask", "--json"]
+        begin = time.perf_counter()
+        done = subprocess.run(
+            [*command, "--server", url, question], check=True, capture_output=True, text=True,
+            cwd=REPO,
+        )  # fmt: skip
+        return time.perf_counter() - begin, json.loads(done.stdout.strip().splitlines()[-1])
+
+    try:
+        first_s, _ = ask(ASK_QUESTION)
+        again_s, _ = ask(ASK_QUESTION)
+        rows = []
+        sample = load_questions(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
+        for question in sample[1 : questions + 1]:  # the in-process runs' questions after warm-up
+            outside, run = ask(question.question)
+            row = {
+                "id": question.id,
+                "cold_ask_s": round(outside, 2),
+                "wall_s": run["wall_s"],
+                "em": exact_match(run["answer"], question.answers),
+                "f1": round(f1_score(run["answer"], question.answers), 3),
+                "llm_calls": run["llm_calls"],
+                "completion_tokens": run["completion_tokens"],
+            }
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        stop_server(proc)
+    asks = [r["cold_ask_s"] for r in rows]
+    return {
+        "server_start_s": round(start_s, 1),
+        "first_ask_s": round(first_s, 2),
+        "second_ask_s": round(again_s, 2),
+        "summary": {
+            "questions": len(rows),
+            "median_cold_ask_s": round(statistics.median(asks), 2),
+            "p90_cold_ask_s": round(sorted(asks)[int(0.9 * (len(asks) - 1))], 2),
+            "median_question_s": round(statistics.median(r["wall_s"] for r in rows), 2),
+            "within_5s": sum(a <= 5.0 for a in asks),
+            "em": round(statistics.mean(r["em"] for r in rows), 3),
+            "f1": round(statistics.mean(r["f1"] for r in rows), 3),
+        },
+        "rows": rows,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="benchmarks/latency")
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--settings", default=",".join(SETTINGS))
+    parser.add_argument("--served", action="store_true", help="ask on a running serve instead")
     parser.add_argument("--child", choices=list(SETTINGS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print("RESULT " + json.dumps(child(args.child, args.questions)), flush=True)
         return 0
     from langgraph_parallel.apps.bench_cli import source_commit
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.served:
+        path = out / "latency.json"
+        results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        results["served"] = {
+            "commit": source_commit(),
+            "command": " ".join(["tools/bench_latency.py", *sys.argv[1:]]),
+            **served(args.questions, out / "serve.log"),
+        }
+        print("served", results["served"]["summary"], flush=True)
+        path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
+        return 0
 
     results: dict[str, Any] = {
         "commit": source_commit(),
@@ -186,8 +271,11 @@ def main() -> int:
         result["cold_ask_s"] = [cold_ask(name), cold_ask(name)]
         results["settings"][name] = result
         print(name, result["summary"], result["cold_ask_s"], flush=True)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    path = out / "latency.json"
+    if path.exists():  # keep the --served part of an earlier run
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+        if "served" in earlier:
+            results["served"] = earlier["served"]
     (out / "latency.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {out / 'latency.json'}")
     return 0
