@@ -25,8 +25,9 @@ wall times.
 ``--served``: the warm path for people instead. ``langgraph-parallel serve`` is started (default
 engine), then ``langgraph-parallel ask --server URL --json`` runs in a new process for each of
 the same questions, timed from outside (imports, index load, the question; no engine start). The
-first ask is the server's first request (it compiles the action grammar) and is reported apart.
-The result goes under ``served`` in the existing ``latency.json``, with its own commit.
+server is warmed up first, as ``serve`` warms itself up (``warm_up``); the first ask and a
+second one of the same question are reported apart. The result goes under ``served`` in the
+existing ``latency.json``, with its own commit.
 """
 
 from __future__ import annotations
@@ -179,7 +180,7 @@ def served(questions: int, log: Path) -> dict[str, Any]:
         port = int(sock.getsockname()[1])
     url = f"http://127.0.0.1:{port}"
     begin = time.perf_counter()
-    proc = start_server("smollm2-parallel", port=port, log_path=str(log))
+    proc = start_server("smollm2-parallel", port=port, log_path=str(log), warm=True)  # as serve
     start_s = time.perf_counter() - begin
 
     def ask(question: str) -> tuple[float, dict[str, Any]]:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from langgraph_parallel.apps.bench_cli import add_bench_parser, add_index_argument
 from langgraph_parallel.apps.registry import GRAPH_NAMES
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, describe_error
 from langgraph_parallel.train.cli import add_train_parser
 
 
@@ -71,8 +71,15 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Serve a model with vLLM's OpenAI-compatible server (runs until stopped)."""
-    from langgraph_parallel.models.server import server_command
+    """Serve a model with vLLM's OpenAI-compatible server, warmed up, until stopped.
+
+    The server runs as a child in this process group, its output on this terminal; Ctrl-C or
+    SIGTERM reaches both, and the server is stopped if this command ends first.
+    """
+    import signal
+    import subprocess
+
+    from langgraph_parallel.models.server import server_command, wait_until_up, warm_up
 
     extra = list(args.vllm_args)
     if extra[:1] == ["--"]:
@@ -80,8 +87,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Flags after ``--`` go to vLLM last, so they override the engine defaults it repeats.
     command = server_command(args.model, port=args.port, host=args.host) + extra
     print(" ".join(command), file=sys.stderr)
-    os.execv(command[0], command)
-    return 0  # pragma: no cover - execv does not return
+    local = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
+    url = f"http://{local}:{args.port}/v1"
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    proc = subprocess.Popen(command)
+    try:
+        wait_until_up(proc, url, timeout=600.0)
+        try:
+            warmed = f"warmed up in {warm_up(url, args.model):.1f} s"
+        except Exception as exc:  # a server that cannot take the warm-up can still serve
+            warmed = f"warm-up failed: {describe_error(exc)}"
+        print(f"serving {args.model} at {url} ({warmed})", file=sys.stderr)
+        return proc.wait()
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 def cmd_index(args: argparse.Namespace) -> int:

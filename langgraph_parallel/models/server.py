@@ -66,6 +66,7 @@ def start_server(
     timeout: float = 600.0,
     log_path: str | None = None,
     engine_kwargs: Mapping[str, Any] | None = None,
+    warm: bool = False,
 ) -> subprocess.Popen[bytes]:
     """Start the server in a child process and wait until it answers ``/v1/models``.
 
@@ -78,6 +79,7 @@ def start_server(
         timeout: Seconds to wait for the server to come up.
         log_path: File for the server's output (default: discarded).
         engine_kwargs: Engine settings over the defaults (see :func:`server_command`).
+        warm: Then send :func:`warm_up`'s requests, as ``langgraph-parallel serve`` does.
 
     Returns:
         The running process; stop it with :func:`stop_server`.
@@ -101,22 +103,63 @@ def start_server(
             env=env,
             start_new_session=True,
         )
+    try:
+        wait_until_up(proc, f"http://127.0.0.1:{port}/v1", timeout, log_path)
+    except UserError:
+        stop_server(proc)  # the engine-core child may still be running
+        raise
+    if warm:
+        warm_up(f"http://127.0.0.1:{port}/v1", model)
+    return proc
+
+
+def wait_until_up(
+    proc: subprocess.Popen[bytes], base_url: str, timeout: float, log_path: str | None = None
+) -> None:
+    """Wait until the server ``proc`` runs answers ``GET {base_url}/models``.
+
+    Raises:
+        UserError: If it exits first, or does not answer within ``timeout`` seconds.
+    """
     deadline = time.monotonic() + timeout
-    url = f"http://127.0.0.1:{port}/v1/models"
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            stop_server(proc)  # the engine-core child may still be running
             raise UserError(
                 f"The vLLM server exited with status {proc.returncode}; "
                 f"see {log_path or 'its log (pass log_path)'}."
             )
         try:
-            with urllib.request.urlopen(url, timeout=2):
-                return proc
+            with urllib.request.urlopen(base_url + "/models", timeout=2):
+                return
         except (urllib.error.URLError, OSError):
             time.sleep(1.0)
-    stop_server(proc)
-    raise UserError(f"The vLLM server did not answer on port {port} within {timeout:g} s.")
+    raise UserError(f"The vLLM server did not answer at {base_url} within {timeout:g} s.")
+
+
+WARM_UP_QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
+
+
+def warm_up(base_url: str, model: str) -> float:
+    """Send the requests whose first use is slow on a new server; return the seconds taken.
+
+    On the 2-core CPU a fresh server took 1.3 s for its first request, 2.2 s more for the first
+    with the action grammar (compiling it) and 2.0 s more for the first with top-16 logprobs;
+    then 0.2-0.6 s for the same requests. One step of each action grammar with logprobs, as
+    the agents send it, pays all three before the first user question does.
+    """
+    from langgraph_parallel.models.served_chat import ChatVLLMServer
+    from langgraph_parallel.prompts import raw_prompt
+    from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
+
+    begin = time.perf_counter()
+    client = ChatVLLMServer(base_url=base_url, model=model, max_tokens=16)
+    if client.style == "raw":
+        for decompose in (True, False):  # ParallelSearch's grammar and Search-R1's
+            prompt = raw_prompt(WARM_UP_QUESTION, decompose, client.prompt_kind)
+            client.invoke(prompt, stop=list(STOP_SEQUENCES), regex=action_regex(decompose))
+    else:
+        client.invoke(WARM_UP_QUESTION)
+    return time.perf_counter() - begin
 
 
 def stop_server(proc: subprocess.Popen[bytes], *, timeout: float = 30.0) -> None:

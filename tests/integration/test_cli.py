@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -136,6 +137,13 @@ def test_serve_command_serves_the_trained_policy_until_stopped(tmp_path):
             served = [m["id"] for m in json.load(reply)["data"]]
         assert served == ["smollm2-parallel"]
         assert "--kv-cache-memory-bytes 536870912" in log.read_text(errors="replace")
+        # It warms itself up (grammar compile, first logprobs) and then says it is ready.
+        ready = f"serving smollm2-parallel at http://127.0.0.1:{port}/v1 (warmed up in "
+        deadline = time.monotonic() + 300
+        while ready not in log.read_text(errors="replace") and time.monotonic() < deadline:
+            assert proc.poll() is None, log.read_text(errors="replace")[-2000:]
+            time.sleep(0.5)
+        assert ready in log.read_text(errors="replace")
         body = {
             "model": "smollm2-parallel",
             "prompt": rules_prompt("Were Harvey Pekar and Denise Levertov born in the same year?",
@@ -168,3 +176,5 @@ def test_serve_command_serves_the_trained_policy_until_stopped(tmp_path):
     finally:
         stop_server(proc)
     assert proc.returncode is not None
+    with pytest.raises(ProcessLookupError):  # the vLLM server in its process group is gone too
+        os.killpg(proc.pid, 0)

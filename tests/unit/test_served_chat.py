@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.served_chat import ChatVLLMServer
-from langgraph_parallel.models.server import api_url, find_server, served_models
+from langgraph_parallel.models.server import api_url, find_server, served_models, warm_up
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
 from tests.fakes import CountingSearcher
@@ -233,3 +233,17 @@ def test_find_server_without_a_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("langgraph_parallel.models.server.DEFAULT_SERVER", down + "/v1")
     assert find_server("smollm2-parallel", "auto") is None
     assert find_server("smollm2-parallel", None) is None
+
+
+def test_warm_up_sends_a_step_of_each_action_grammar(stub: tuple[Stub, str]) -> None:
+    state, url = stub
+    assert warm_up(url, "smollm2-parallel") >= 0.0
+    bodies = [body for path, body in state.requests if path == "/v1/completions"]
+    assert [b["structured_outputs"]["regex"] for b in bodies] == [
+        action_regex(True),
+        action_regex(False),
+    ]
+    assert all(b["logprobs"] == 16 and b["stop"] == list(STOP_SEQUENCES) for b in bodies)
+    state.requests.clear()
+    warm_up(url, "some/hub-model")  # a chat model: one plain chat request
+    assert [path for path, _ in state.requests] == ["/v1/chat/completions"]
