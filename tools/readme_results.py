@@ -361,6 +361,21 @@ def render_latency(path: Path = REPO / "benchmarks" / "latency" / "latency.json"
             f"| {s['first_question_s']:.1f} | **{s['median_wall_s']:.2f}** | {s['em']:.3f} "
             f"| {s['f1']:.3f} | {s['outside_engine_share']:.1%} |"
         )
+    served = result.get("served")
+    if served:
+        v = served["summary"]
+        lines += [
+            "",
+            f"With `langgraph-parallel serve` running (made by `{served['command']}` at commit "
+            f"`{served['commit'][:7]}`): `ask --server URL --json` in a new process for each of "
+            f"the same {v['questions']} questions took a median **{v['median_cold_ask_s']:.2f} s**"
+            f" from outside (p90 {v['p90_cold_ask_s']:.2f} s; {v['within_5s']} of "
+            f"{v['questions']} within 5 s), of which the question {v['median_question_s']:.2f} s"
+            f" (imports and index load the rest); EM {v['em']:.3f}, F1 {v['f1']:.3f}. The server "
+            f"started and warmed up in {served['server_start_s']:.1f} s; its first ask (the "
+            f"cold-ask question above) took {served['first_ask_s']:.1f} s and a second "
+            f"{served['second_ask_s']:.1f} s.",
+        ]
     return "\n".join(lines)
 
 
