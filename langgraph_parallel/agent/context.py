@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, get_type_hints
 
 from langgraph_parallel.prompts import SEARCH_R1_INSTRUCTION
-from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES
+from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES, THINK_MAX_CHARS
 
 PromptStyleOption = Literal["auto", "chat", "raw"]
 
@@ -36,6 +36,9 @@ class SearchContext:
         instruction: The chat-style instruction template (``{question}`` placeholder); ``None``
             picks the Search-R1 text plus the decomposition sentence when ``decompose``.
         max_tokens: Token limit of one think step.
+        think_max_chars: Most characters of a step's ``<think>`` text when steps are
+            constrained to the action grammar (fewer tokens per step, at some cost in accuracy:
+            see ``benchmarks/latency``).
         search_timeout: Seconds one sub-query search may take before it is reported as failed.
     """
 
@@ -47,10 +50,11 @@ class SearchContext:
     constrain: bool | None = None
     instruction: str | None = None
     max_tokens: int = 256
+    think_max_chars: int = THINK_MAX_CHARS
     search_timeout: float = 60.0
 
     def __post_init__(self) -> None:
-        for name in ("max_turns", "max_parallel_queries", "top_k", "max_tokens"):
+        for name in ("max_turns", "max_parallel_queries", "top_k", "max_tokens", "think_max_chars"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)}).")
         if self.instruction is not None and "{question}" not in self.instruction:

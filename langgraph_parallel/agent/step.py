@@ -130,7 +130,8 @@ def step_options(model: BaseChatModel, context: SearchContext, **sampling: Any) 
     options: dict[str, Any] = {"stop": list(STOP_SEQUENCES), "max_tokens": context.max_tokens}
     options.update(sampling)
     style = prompt_style(model, context)
-    regex = constrained_regex(model, style, context.constrain, action_regex(context.decompose))
+    grammar = action_regex(context.decompose, context.think_max_chars)
+    regex = constrained_regex(model, style, context.constrain, grammar)
     if regex:
         options["regex"] = regex
     return options

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.protocol import THINK_MAX_CHARS
 from langgraph_parallel.retrieval.indexes import DEFAULT_INDEX, INDEX_KINDS
 
 __all__ = ["RUN_FILE", "add_bench_parser", "bench_command", "cmd_bench"]
@@ -53,6 +54,8 @@ def bench_command(args: argparse.Namespace) -> str:
         parts += ["--seed", str(args.seed)]
     parts += ["--model", args.model, "--max-turns", str(args.max_turns)]
     parts += ["--top-k", str(args.top_k)]
+    if args.think_max_chars != THINK_MAX_CHARS:
+        parts += ["--think-max-chars", str(args.think_max_chars)]
     if args.corpus:
         parts += ["--corpus", str(args.corpus)]
     parts += ["--index", args.index]
@@ -97,6 +100,7 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
         except ValueError as exc:
             raise UserError(f"{path} is not valid JSON; delete it or use another --out.") from exc
         previous.setdefault("index", "dense")  # runs older than the index choice were dense
+        previous.setdefault("think_max_chars", THINK_MAX_CHARS)  # and than the think bound
         changed = sorted(k for k in settings if previous.get(k) != settings[k])
         if changed:
             was = ", ".join(f"{k}={previous.get(k)!r}" for k in changed)
@@ -134,6 +138,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "models": chosen,
         "max_turns": args.max_turns,
         "top_k": args.top_k,
+        "think_max_chars": args.think_max_chars,
         "corpus": args.corpus and str(Path(args.corpus).resolve()),
         "index": args.index,
     }
@@ -144,7 +149,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     # The direct baseline needs no index; loading it costs time and memory.
     needs_search = any(name != "direct" for name in names)
     search = corpus_index(args.corpus, kind=args.index) if needs_search else None
-    options = {"max_turns": args.max_turns, "top_k": args.top_k}
+    options: dict[str, Any] = {"max_turns": args.max_turns, "top_k": args.top_k}
+    if args.think_max_chars != THINK_MAX_CHARS:  # the direct baseline has no think bound
+        options["think_max_chars"] = args.think_max_chars
     graphs = {name: build_graph(name, models[chosen[name]], search, **options) for name in names}
     summary = run_benchmark(questions, graphs, out, concurrency=args.concurrency, warmup=True)
 
@@ -184,6 +191,12 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     bench.add_argument("--max-turns", type=int, default=4, help="model steps per question")
     bench.add_argument("--top-k", type=int, default=3, help="documents per sub-query")
+    bench.add_argument(
+        "--think-max-chars",
+        type=int,
+        default=THINK_MAX_CHARS,
+        help=f"most characters of a constrained step's <think> (default {THINK_MAX_CHARS})",
+    )
     bench.add_argument(
         "--corpus", default=None, help="corpus .jsonl(.gz) or folder of .txt/.md; default: bundled"
     )

@@ -20,7 +20,7 @@ from langgraph_parallel.agent.state import (
 )
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.parallel_search.loop import add_agent_loop, add_fan_out
-from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES
+from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES, THINK_MAX_CHARS
 from langgraph_parallel.retrieval.search import SearchSource
 
 
@@ -35,6 +35,7 @@ def create_parallel_search_graph(
     prompt_style: PromptStyleOption = "auto",
     constrain: bool | None = None,
     max_tokens: int = 256,
+    think_max_chars: int = THINK_MAX_CHARS,
     search_timeout: float = 60.0,
     retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
     checkpointer: Any = None,
@@ -48,7 +49,7 @@ def create_parallel_search_graph(
 
     Args:
         model: Any LangChain chat model (``ChatVLLM`` for the in-process engine, or
-            ``ChatOpenAI(base_url=...)`` for a vLLM server).
+            ``ChatVLLMServer(base_url=...)`` for a vLLM server).
         search: A :class:`~langgraph_parallel.retrieval.search.Searcher` (e.g. ``CorpusIndex``)
             or any LangChain ``BaseRetriever``.
         max_turns: Maximum model steps per question.
@@ -59,6 +60,7 @@ def create_parallel_search_graph(
         constrain: Constrain steps to the action grammar (``None``: on for ``ChatVLLM`` in
             ``raw`` style).
         max_tokens: Token limit of one step.
+        think_max_chars: Most characters of a constrained step's ``<think>`` text.
         search_timeout: Seconds before one sub-query search is reported as failed.
         retry_policy: LangGraph retry policy of the ``think`` and ``search`` nodes; transient
             errors only (see :mod:`~langgraph_parallel.errors`). ``None``: no retries.
@@ -85,6 +87,7 @@ def create_parallel_search_graph(
         prompt_style=prompt_style,
         constrain=constrain,
         max_tokens=max_tokens,
+        think_max_chars=think_max_chars,
         search_timeout=search_timeout,
     )
     builder = StateGraph(

@@ -2,30 +2,35 @@
 
 from __future__ import annotations
 
-__all__ = ["action_regex"]
+__all__ = ["THINK_MAX_CHARS", "action_regex"]
 
-# Bounds of the structured-output regex (see action_regex).
-_THINK_MAX_CHARS = 300
+THINK_MAX_CHARS = 300
+"""Default bound of a ``<think>`` body in :func:`action_regex` (the trained policies' think
+text is at most 280 characters: ``train.synth.THINK_BUDGET``)."""
+# The other bounds of the structured-output regex (see action_regex).
 _QUERY_MAX_CHARS = 120
 _ANSWER_MAX_CHARS = 80
 
 
-def action_regex(decompose: bool) -> str:
+def action_regex(decompose: bool, think_max_chars: int = THINK_MAX_CHARS) -> str:
     """Build a regular expression for one valid step, for engines' structured output.
 
     It uses only groups, classes, alternation and bounded repeats (no lookarounds or backrefs), so
     Python ``re`` and vLLM's regex backends (xgrammar, outlines, guidance) accept it. Think text
-    has no ``<`` and at most 300 characters; a sub-query (at most 120 characters) or an answer (at
-    most 80) starts with a non-space character and has no ``<`` or newline; a sub-query has no
-    ``#`` either. The bounds make a small model close its think and its action instead of
-    rambling until ``max_tokens`` cuts the step (an invalid step). Compiling this pattern takes
-    xgrammar 1-3 s on 2 cores, so :mod:`~langgraph_parallel.models.engine` raises vLLM's 5 s
-    regex-compilation guard. The number of sub-queries is not limited here: :func:`cap_queries`
-    reports the excess to the model.
+    has no ``<`` and at most ``think_max_chars`` characters; a sub-query (at most 120
+    characters) or an answer (at most 80) starts with a non-space character and has no ``<`` or
+    newline; a sub-query has no ``#`` either. The bounds make a small model close its think and
+    its action instead of rambling until ``max_tokens`` cuts the step (an invalid step).
+    Compiling this pattern takes xgrammar 1-3 s on 2 cores, so
+    :mod:`~langgraph_parallel.models.engine` raises vLLM's 5 s regex-compilation guard. The
+    number of sub-queries is not limited here: :func:`cap_queries` reports the excess to the
+    model.
 
     Args:
         decompose: Allow several sub-queries joined by ``##`` in one search (ParallelSearch);
             ``False`` allows exactly one (Search-R1).
+        think_max_chars: Most characters of the ``<think>`` body (fewer generated tokens per
+            step; see ``benchmarks/latency`` for what a shorter bound does to accuracy).
 
     Returns:
         The pattern, meant for ``re.fullmatch`` on the step text.
@@ -34,5 +39,5 @@ def action_regex(decompose: bool) -> str:
     query = f"[^ \\t\\r\\n<#][^<#\\n]{{0,{_QUERY_MAX_CHARS - 1}}}"
     queries = f"{query}(## ?{query})*" if decompose else query
     answer = f"[^ \\t\\r\\n<][^<\\n]{{0,{_ANSWER_MAX_CHARS - 1}}}"
-    think = f"(<think>[^<]{{0,{_THINK_MAX_CHARS}}}</think>[ \\n]{{0,2}})?"
+    think = f"(<think>[^<]{{0,{think_max_chars}}}</think>[ \\n]{{0,2}})?"
     return f"{think}(<search> ?{queries}</search>|<answer> ?{answer}</answer>)"

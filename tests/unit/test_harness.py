@@ -298,6 +298,16 @@ def test_bench_cli_refuses_to_mix_settings(
     assert "model='gemma3'" in capsys.readouterr().err
 
 
+def test_runs_older_than_a_setting_resume_with_its_old_default(tmp_path: Path) -> None:
+    from langgraph_parallel.apps.bench_cli import _check_settings
+
+    settings = {"model": "auto", "index": "dense", "think_max_chars": 300}
+    (tmp_path / "run.json").write_text(json.dumps({"model": "auto"}))  # before both settings
+    _check_settings(tmp_path, settings)
+    with pytest.raises(UserError, match="think_max_chars=300"):
+        _check_settings(tmp_path, {**settings, "think_max_chars": 150})
+
+
 def test_bench_command_is_explicit() -> None:
     args = build_parser().parse_args(
         ["bench", "--dataset", "my data.jsonl", "--graphs", "direct, sequential", "--out", "o"]
@@ -306,6 +316,10 @@ def test_bench_command_is_explicit() -> None:
         "langgraph-parallel bench --dataset 'my data.jsonl' --graphs direct,sequential --out o "
         "--concurrency 1 --model auto --max-turns 4 --top-k 3 --index hybrid"
     )
+    shorter = build_parser().parse_args(
+        ["bench", "--dataset", "d", "--graphs", "direct", "--out", "o", "--think-max-chars", "150"]
+    )
+    assert "--top-k 3 --think-max-chars 150 --index hybrid" in bench_command(shorter)
 
 
 def test_warmup_runs_each_pending_graph_once_unrecorded(tmp_path: Path) -> None:

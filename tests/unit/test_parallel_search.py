@@ -158,6 +158,25 @@ def test_stop_sequences_and_token_limit_are_passed_to_the_model():
     assert "regex" not in model.call_kwargs[0]  # not an engine with structured outputs
 
 
+def test_think_bound_reaches_the_step_regex_and_runs_can_change_it():
+    from langgraph_parallel.protocol import action_regex
+
+    class Constrained(ScriptedChatModel):
+        regex: str | None = None  # what an engine with structured outputs has
+        style: str = "raw"
+
+    model = Constrained(script=["<answer> a </answer>"] * 3)
+    graph = create_parallel_search_graph(model, CountingSearcher(), think_max_chars=40)
+    graph.invoke({"question": "Q?"})
+    graph.invoke({"question": "Q?"}, context={"think_max_chars": 90})
+    graph.invoke({"question": "Q?"})
+    assert [kw["regex"] for kw in model.call_kwargs] == [
+        action_regex(True, 40),
+        action_regex(True, 90),
+        action_regex(True, 40),
+    ]
+
+
 def test_invalid_settings_fail_when_the_graph_is_built():
     import pytest
 

@@ -345,6 +345,16 @@ def test_regex_has_no_lookarounds_or_backrefs(decompose: bool) -> None:
     assert not re.search(r"\\[1-9]", pattern)
 
 
+@pytest.mark.parametrize("decompose", [True, False])
+def test_regex_bounds_the_think_text_at_think_max_chars(decompose: bool) -> None:
+    step = "<think> {} </think>\n<answer> x </answer>"
+    assert re.fullmatch(action_regex(decompose), step.format("a" * 298))  # default 300
+    assert not re.fullmatch(action_regex(decompose), step.format("a" * 299))
+    assert re.fullmatch(action_regex(decompose, 12), step.format("a" * 10))
+    assert not re.fullmatch(action_regex(decompose, 12), step.format("a" * 11))
+    assert re.fullmatch(action_regex(decompose, 12), "<answer> x </answer>")  # think optional
+
+
 # --- the few-shot demos speak this protocol --------------------------------------------------
 
 
