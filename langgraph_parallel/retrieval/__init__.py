@@ -10,12 +10,18 @@ from langgraph_parallel.retrieval.faiss_index import CorpusIndex
 from langgraph_parallel.retrieval.hybrid import HybridIndex
 from langgraph_parallel.retrieval.indexes import corpus_index, default_index
 from langgraph_parallel.retrieval.lexical import BM25Index
-from langgraph_parallel.retrieval.search import RetrieverSearcher, Searcher, as_searcher
+from langgraph_parallel.retrieval.search import (
+    LimitedSearcher,
+    RetrieverSearcher,
+    Searcher,
+    as_searcher,
+)
 
 __all__ = [
     "BM25Index",
     "CorpusIndex",
     "HybridIndex",
+    "LimitedSearcher",
     "MiniLMEmbeddings",
     "Passage",
     "RetrieverSearcher",

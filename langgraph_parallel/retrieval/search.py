@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Protocol, cast, runtime_checkable
 
@@ -11,7 +12,7 @@ from langchain_core.retrievers import BaseRetriever
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.retrieval.documents import Passage
 
-__all__ = ["RetrieverSearcher", "SearchSource", "Searcher", "as_searcher"]
+__all__ = ["LimitedSearcher", "RetrieverSearcher", "SearchSource", "Searcher", "as_searcher"]
 
 
 @runtime_checkable
@@ -25,6 +26,36 @@ class Searcher(Protocol):
 
 SearchSource = Searcher | BaseRetriever
 """What the graph factories accept as ``search``: a :class:`Searcher` or any LangChain retriever."""
+
+
+class LimitedSearcher:
+    """A searcher that runs at most ``max_in_flight`` searches at once, however many call it.
+
+    One instance shared by every graph (and thread) of a process caps the requests a
+    rate-limited tool sees from it: fan-out branches and concurrent runs beyond the cap wait for
+    a slot. A run's own ``max_concurrency`` (a top-level key of the run config, not inside
+    ``configurable``) caps its branches; this caps the process. Model calls have LangChain's
+    ``rate_limiter=`` for requests per second.
+
+    Args:
+        searcher: Any :class:`Searcher`.
+        max_in_flight: Searches running at once, at least 1.
+
+    Raises:
+        UserError: ``max_in_flight`` below 1.
+    """
+
+    def __init__(self, searcher: Searcher, max_in_flight: int) -> None:
+        if max_in_flight < 1:
+            raise UserError(f"max_in_flight must be at least 1 (got {max_in_flight}).")
+        self.searcher = searcher
+        self.max_in_flight = max_in_flight
+        self._slots = threading.BoundedSemaphore(max_in_flight)
+
+    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+        """Search ``queries`` with the wrapped searcher once a slot is free."""
+        with self._slots:
+            return self.searcher.batch_search(queries, k)
 
 
 def document_to_passage(doc: Document) -> Passage:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_parallel import SearchContext, create_parallel_search_graph
@@ -222,3 +225,93 @@ def test_partial_context_keeps_the_graphs_build_time_settings():
     graph.invoke({"question": "Q?"}, context={"max_turns": 3})
     assert searcher.queries == ["a ## b"]
     assert "##" not in model.calls[0][0].content
+
+
+class SlowCountingSearcher(CountingSearcher):
+    """Holds each call 50 ms and records the most sub-queries being searched at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_flight = 0
+        self.most = 0
+
+    def batch_search(self, queries, k=3):
+        with self._lock:
+            self.in_flight += len(queries)
+            self.most = max(self.most, self.in_flight)
+        try:
+            time.sleep(0.05)
+            return super().batch_search(queries, k)
+        finally:
+            with self._lock:
+                self.in_flight -= len(queries)
+
+
+def _concurrent_runs(search, runs=6):
+    script = ["<search> a ## b </search>", "<answer> x </answer>"]
+    graphs = [
+        create_parallel_search_graph(ScriptedChatModel(script=script), search) for _ in range(runs)
+    ]
+    with ThreadPoolExecutor(runs) as pool:
+        return list(pool.map(lambda g: g.invoke({"question": "Q?"}), graphs))
+
+
+def test_a_shared_limited_searcher_caps_searches_across_concurrent_runs():
+    from langgraph_parallel.retrieval import LimitedSearcher
+
+    unlimited = SlowCountingSearcher()
+    _concurrent_runs(unlimited)
+    assert unlimited.most > 2  # six runs' fan-outs overlap when nothing limits them
+
+    searcher = SlowCountingSearcher()
+    states = _concurrent_runs(LimitedSearcher(searcher, 1))
+    assert searcher.most <= 2  # one call at a time: one fan-out's two sub-queries
+    assert sorted(searcher.queries) == ["a"] * 6 + ["b"] * 6
+    assert [s["answer"] for s in states] == ["x"] * 6
+
+
+def test_run_max_concurrency_caps_the_branches_of_a_fan_out():
+    script = ["<search> a ## b ## c ## d </search>", "<answer> x </answer>"]
+    capped, free = SlowCountingSearcher(), SlowCountingSearcher()
+    graph = create_parallel_search_graph(ScriptedChatModel(script=script), capped)
+    # A top-level key of the run config (inside "configurable" LangGraph ignores it).
+    state = graph.invoke({"question": "Q?"}, {"max_concurrency": 2})
+    assert capped.most <= 2 and sorted(capped.queries) == ["a", "b", "c", "d"]
+    assert state["answer"] == "x"
+    create_parallel_search_graph(ScriptedChatModel(script=script), free).invoke({"question": "Q?"})
+    assert free.most == 4  # without the cap the four branches are searched together
+
+
+def test_ainvoke_never_blocks_the_event_loop():
+    """A heartbeat task keeps ticking while a whole run's model calls and searches block."""
+    import asyncio
+
+    class SlowModel(ScriptedChatModel):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            time.sleep(0.2)  # a blocking client, the worst case
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    script = ["<search> a ## b </search>", "<answer> x </answer>"]
+    graph = create_parallel_search_graph(SlowModel(script=script), SlowCountingSearcher())
+
+    async def main():
+        gaps, stop = [], asyncio.Event()
+
+        async def heartbeat():
+            last = time.perf_counter()
+            while not stop.is_set():
+                await asyncio.sleep(0.01)
+                now = time.perf_counter()
+                gaps.append(now - last)
+                last = now
+
+        beat = asyncio.create_task(heartbeat())
+        state = await graph.ainvoke({"question": "Q?"})
+        stop.set()
+        await beat
+        return state, gaps
+
+    state, gaps = asyncio.run(main())
+    assert state["answer"] == "x"
+    assert len(gaps) > 20  # it ticked through the run (>= 0.45 s of blocking work)
+    assert max(gaps) < 0.15  # never held up by a 0.2 s model call or a 0.05 s search
