@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,8 +41,18 @@ class QuestionRun:
         return {**self.counters, "wall_s": round(self.wall_s, 3), "answer": self.answer}
 
 
-def run_question(graph: Any, question: str, **invoke_kwargs: Any) -> QuestionRun:
+def run_question(
+    graph: Any,
+    question: str,
+    *,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    **invoke_kwargs: Any,
+) -> QuestionRun:
     """Invoke ``graph`` on ``{"question": question}`` and collect counters and trace.
+
+    With ``on_event``, the graph is streamed instead and each live progress event
+    (:mod:`~langgraph_parallel.agent.events`, from every subgraph) is passed to it as it
+    happens; the result is the same.
 
     The graphs of this package stop with a ``recursion_limit: ...`` reason before LangGraph's
     recursion limit would raise; for a limit too small for even that (``recursion_limit=1``) or
@@ -50,7 +61,10 @@ def run_question(graph: Any, question: str, **invoke_kwargs: Any) -> QuestionRun
     """
     start = time.perf_counter()
     try:
-        state = graph.invoke({"question": question}, **invoke_kwargs)
+        if on_event is None:
+            state = graph.invoke({"question": question}, **invoke_kwargs)
+        else:
+            state = _stream(graph, question, on_event, **invoke_kwargs)
     except GraphRecursionError as exc:
         state = {"answer": None, "stop_reason": f"recursion_limit: {exc}".splitlines()[0]}
     wall = time.perf_counter() - start
@@ -65,6 +79,26 @@ def run_question(graph: Any, question: str, **invoke_kwargs: Any) -> QuestionRun
         trace=trace_lines(state),
         state=state,
     )
+
+
+def _stream(
+    graph: Any, question: str, on_event: Callable[[dict[str, Any]], None], **kwargs: Any
+) -> dict[str, Any]:
+    """Stream the run: custom events go to ``on_event``; return what ``invoke`` would have.
+
+    The ``values`` mode streams the whole state; ``invoke`` returns the output schema's keys.
+    """
+    state: dict[str, Any] = {}
+    chunks = graph.stream(
+        {"question": question}, stream_mode=["custom", "values"], subgraphs=True, **kwargs
+    )
+    for namespace, mode, data in chunks:
+        if mode == "custom":
+            on_event(data)
+        elif not namespace:  # the root graph's values; a subgraph's are its own state
+            state = data
+    output = graph.get_output_jsonschema().get("properties")
+    return {k: v for k, v in state.items() if k in output} if output else state
 
 
 def trace_lines(state: dict[str, Any]) -> list[str]:

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy
 
 from langgraph_parallel.agent.context import SearchContext, run_context
+from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.limits import STEPS_TO_ANSWER, STEPS_TO_SEARCH
 from langgraph_parallel.agent.state import ParallelSearchState, StepRecord
 from langgraph_parallel.agent.step import (
@@ -111,7 +112,16 @@ class ThinkNode:
             )
             update["step_records"] = [record]
         out_of_steps = remaining is not None and remaining < STEPS_TO_SEARCH
-        return self._route(step.action, update, steps, context, out_of_steps)
+        action = step.action
+        emit(
+            runtime,
+            "step",
+            step=steps,
+            action=action.kind,
+            queries=list(action.queries),
+            answer=action.answer,
+        )
+        return self._route(action, update, steps, context, out_of_steps)
 
     @staticmethod
     def _route(

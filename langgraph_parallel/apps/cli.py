@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from langgraph_parallel.apps.bench_cli import add_bench_parser, add_index_argument
 from langgraph_parallel.apps.registry import GRAPH_NAMES
@@ -34,7 +35,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         )
     from langgraph_parallel.agent.run import run_question
     from langgraph_parallel.apps.registry import build_graph, default_model, load_model
-    from langgraph_parallel.models.server import find_server
+    from langgraph_parallel.models.served import find_server
     from langgraph_parallel.retrieval.indexes import corpus_index
 
     name = args.model or default_model(args.graph)
@@ -54,7 +55,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         top_k=args.top_k,
     )
     _ = getattr(model, "worker", None)  # start the engine first: wall_s times the question only
-    run = run_question(graph, question)
+    # The live view (steps, each sub-query and rollout as it starts and ends) goes to stderr.
+    run = run_question(graph, question, on_event=None if args.json else print_event)
     if args.json:
         print(json.dumps(run.summary()))
         return 0
@@ -70,6 +72,32 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def render_event(event: dict[str, Any]) -> str:
+    """Return one line of ``ask``'s live view for a progress event (see ``agent.events``)."""
+    kind = event.get("event")
+    if kind == "step":
+        what = " ## ".join(event.get("queries") or []) or event.get("answer") or ""
+        return f"step {event.get('step')}: {event.get('action')} {what}".rstrip()
+    if kind == "search_start":
+        return f"  search {event.get('id')} started: {event.get('query')}"
+    if kind == "search_end":
+        found = event.get("error") or ", ".join(event.get("titles") or []) or "nothing"
+        return f"  search {event.get('id')} done: {event.get('query')} -> {found}"
+    if kind == "rollout_start":
+        parent = event.get("parent")
+        origin = f" from {parent} at step {event.get('branch_step')}" if parent else ""
+        return f"rollout {event.get('rollout')} started (round {event.get('round')}{origin})"
+    if kind == "rollout_end":
+        answer = event.get("answer")
+        return f"rollout {event.get('rollout')} done: {answer!r} ({event.get('stop_reason')})"
+    return json.dumps(event, default=str)
+
+
+def print_event(event: dict[str, Any]) -> None:
+    """Print a progress event as it happens (stderr, so stdout keeps the result)."""
+    print(render_event(event), file=sys.stderr, flush=True)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve a model with vLLM's OpenAI-compatible server, warmed up, until stopped.
 
@@ -79,7 +107,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import signal
     import subprocess
 
-    from langgraph_parallel.models.server import server_command, wait_until_up, warm_up
+    from langgraph_parallel.models.served import warm_up
+    from langgraph_parallel.models.server import server_command, wait_until_up
 
     extra = list(args.vllm_args)
     if extra[:1] == ["--"]:

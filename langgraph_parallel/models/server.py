@@ -79,7 +79,8 @@ def start_server(
         timeout: Seconds to wait for the server to come up.
         log_path: File for the server's output (default: discarded).
         engine_kwargs: Engine settings over the defaults (see :func:`server_command`).
-        warm: Then send :func:`warm_up`'s requests, as ``langgraph-parallel serve`` does.
+        warm: Then send :func:`~.served.warm_up`'s requests, as ``langgraph-parallel serve``
+            does.
 
     Returns:
         The running process; stop it with :func:`stop_server`.
@@ -109,6 +110,8 @@ def start_server(
         stop_server(proc)  # the engine-core child may still be running
         raise
     if warm:
+        from langgraph_parallel.models.served import warm_up
+
         warm_up(f"http://127.0.0.1:{port}/v1", model)
     return proc
 
@@ -134,32 +137,6 @@ def wait_until_up(
         except (urllib.error.URLError, OSError):
             time.sleep(1.0)
     raise UserError(f"The vLLM server did not answer at {base_url} within {timeout:g} s.")
-
-
-WARM_UP_QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
-
-
-def warm_up(base_url: str, model: str) -> float:
-    """Send the requests whose first use is slow on a new server; return the seconds taken.
-
-    On the 2-core CPU a fresh server took 1.3 s for its first request, 2.2 s more for the first
-    with the action grammar (compiling it) and 2.0 s more for the first with top-16 logprobs;
-    then 0.2-0.6 s for the same requests. One step of each action grammar with logprobs, as
-    the agents send it, pays all three before the first user question does.
-    """
-    from langgraph_parallel.models.served_chat import ChatVLLMServer
-    from langgraph_parallel.prompts import raw_prompt
-    from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
-
-    begin = time.perf_counter()
-    client = ChatVLLMServer(base_url=base_url, model=model, max_tokens=16)
-    if client.style == "raw":
-        for decompose in (True, False):  # ParallelSearch's grammar and Search-R1's
-            prompt = raw_prompt(WARM_UP_QUESTION, decompose, client.prompt_kind)
-            client.invoke(prompt, stop=list(STOP_SEQUENCES), regex=action_regex(decompose))
-    else:
-        client.invoke(WARM_UP_QUESTION)
-    return time.perf_counter() - begin
 
 
 def stop_server(proc: subprocess.Popen[bytes], *, timeout: float = 30.0) -> None:
@@ -192,64 +169,6 @@ def _group_alive(pgid: int, timeout: float) -> bool:
             return False
         time.sleep(0.2)
     return True
-
-
-DEFAULT_SERVER = "http://127.0.0.1:8000/v1"
-"""Where ``langgraph-parallel serve`` listens by default; ``ask`` looks there first."""
-
-
-def api_url(url: str) -> str:
-    """Return a server address as its OpenAI base URL: ``http://host:port`` gains ``/v1``."""
-    url = url.rstrip("/")
-    return url if url.endswith("/v1") else url + "/v1"
-
-
-def served_models(base_url: str, *, timeout: float = 2.0) -> list[str] | None:
-    """Return the model names a server serves, or ``None`` when nothing answers there."""
-    request = urllib.request.Request(
-        api_url(base_url) + "/models",
-        headers={"Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', 'EMPTY')}"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            listing = json.loads(response.read())
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
-    data = listing.get("data") if isinstance(listing, dict) else None
-    return [str(item.get("id")) for item in data or [] if isinstance(item, dict)]
-
-
-def find_server(model: str, server: str | None) -> str | None:
-    """Return the server ``ask`` should use for ``model``, or ``None`` to run it in process.
-
-    Args:
-        model: The model name asked for (``serve --model NAME`` serves it under ``NAME``).
-        server: ``None``/``"auto"``: :data:`DEFAULT_SERVER` if it is up and serves ``model``
-            (a quick local probe); ``"none"``: in process; else a server address that must
-            answer and serve ``model``.
-
-    Raises:
-        UserError: A given server does not answer or serves other models.
-    """
-    if server == "none":
-        return None
-    if server in (None, "auto"):
-        names = served_models(DEFAULT_SERVER, timeout=0.5)
-        return DEFAULT_SERVER if names and model in names else None
-    url = api_url(server)
-    names = served_models(url)
-    if names is None:
-        raise UserError(
-            f"No model server answers at {url}; start one with "
-            f"`langgraph-parallel serve --model {model}`, or drop --server to run in process."
-        )
-    if model not in names:
-        raise UserError(
-            f"The server at {url} serves {', '.join(names) or 'no model'}, not {model!r}; "
-            f"pass --model {names[0] if names else 'NAME'} or start "
-            f"`langgraph-parallel serve --model {model}`."
-        )
-    return url
 
 
 def chat_openai_for_server(base_url: str, model: str = "smollm2", **kwargs: Any) -> Any:

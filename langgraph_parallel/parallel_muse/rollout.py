@@ -24,6 +24,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import run_context, with_defaults
+from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.think import answer_node
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.regions import region_spans
@@ -74,6 +75,14 @@ class StartNode:
         # Each search round after the first prompt left one observation (a user message) in
         # the prefix: a fork's own searches continue the parent's turn numbers.
         observations = sum(m["role"] == "user" for m in branch["messages"][1:])
+        emit(
+            runtime,
+            "rollout_start",
+            rollout=branch["id"],
+            parent=branch["parent"],
+            round=branch["round"],
+            branch_step=branch["branch_step"],
+        )
         return {
             "question": branch["question"],
             # An empty prefix: ``think`` writes the question's first prompt itself.
@@ -84,7 +93,7 @@ class StartNode:
         }
 
 
-def finish_node(state: RolloutState) -> dict[str, Any]:
+def finish_node(state: RolloutState, runtime: Runtime[Any]) -> dict[str, Any]:
     """End the loop (as :func:`answer_node` does) and write the branch's :class:`Trajectory`."""
     ended = answer_node(state)
     branch = state["branch"]
@@ -118,6 +127,13 @@ def finish_node(state: RolloutState) -> dict[str, Any]:
         counters=dict(state.get("counters") or {}),
         search_results=list(state.get("search_results") or []),
     )
+    emit(
+        runtime,
+        "rollout_end",
+        rollout=branch["id"],
+        answer=ended["answer"],
+        stop_reason=ended["stop_reason"],
+    )
     return {**ended, "trajectories": [trajectory]}
 
 
@@ -148,8 +164,9 @@ def create_rollout_graph(
         output_schema=RolloutOutput,
     )
     builder.add_node("start", StartNode(defaults))
-    add_agent_loop(builder, model, search, defaults, retry=retry, record_steps=True,
-                   answer=finish_node)  # fmt: skip
+    add_agent_loop(
+        builder, model, search, defaults, retry=retry, record_steps=True, answer=finish_node
+    )
     builder.add_edge(START, "start")
     builder.add_edge("start", "think")
     builder.add_edge("answer", END)

@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import SearchContext, run_context
+from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.state import SearchResult, SubQuery
 from langgraph_parallel.errors import clean_text, reported_error
 from langgraph_parallel.retrieval.batching import SearchBatcher
@@ -58,6 +59,8 @@ class SearchNode:
         result = SearchResult(
             turn=payload["turn"], index=payload["index"], query=payload["query"], text="", titles=[]
         )
+        ident = f"{payload['turn']}.{payload['index']}"
+        emit(runtime, "search_start", id=ident, query=payload["query"])
         future = self.batcher.submit(
             payload["query"], top_k, group=payload.get("group"), size=payload.get("size", 1)
         )
@@ -74,4 +77,12 @@ class SearchNode:
         if result.get("error"):
             result["titles"] = []
             result["text"] = f"Search error ({result['error']}); no documents."
+        emit(
+            runtime,
+            "search_end",
+            id=ident,
+            query=payload["query"],
+            titles=result["titles"],
+            error=result.get("error"),
+        )
         return {"search_results": [result]}

@@ -31,7 +31,14 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_ask_prints_answer_counters_and_retrieved_titles(chat_model, hotpot_index, capsys):
     assert main(["ask", QUESTION]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
+    # The live view on stderr: the first step, then its sub-queries as they start and end.
+    live = captured.err.splitlines()
+    assert live[0].startswith("step 1: ")
+    if live[0].startswith("step 1: search"):
+        assert any(line.startswith("  search 1.0 started: ") for line in live)
+        assert any(line.startswith("  search 1.0 done: ") for line in live)
     fields = dict(
         line.split(": ", 1)
         for line in out.splitlines()

@@ -414,3 +414,26 @@ def test_add_parallel_search_names_the_keys_a_users_state_lacks():
 
     with pytest.raises(ValueError, match=r"queries: list\[str\]; observation: str"):
         add_parallel_search(StateGraph(Plain), CountingSearcher())
+
+
+def test_rollouts_stream_live_events_with_their_ids():
+    from langgraph_parallel.agent.run import run_question
+
+    model = FakeChat(agent=three_step_agent(SPREADS))
+    graph = create_parallel_muse_graph(model, CountingSearcher(), budget=4)
+    events = []
+    run = run_question(graph, "Q?", on_event=events.append)
+    ids = {t["id"] for t in run.state["trajectories"]}
+    starts = [e["rollout"] for e in events if e["event"] == "rollout_start"]
+    ends = [e for e in events if e["event"] == "rollout_end"]
+    assert sorted(starts) == sorted(ids) == sorted(e["rollout"] for e in ends)
+    for end in ends:  # each rollout starts before it ends, with its trajectory's answer
+        assert starts.index(end["rollout"]) < events.index(end)
+        (trajectory,) = [t for t in run.state["trajectories"] if t["id"] == end["rollout"]]
+        assert end["answer"] == trajectory["answer"]
+    forks = [e for e in events if e["event"] == "rollout_start" and e["parent"]]
+    assert sorted((e["parent"], e["branch_step"]) for e in forks) == branch_origins(run.state)
+    # The sub-queries inside each rollout stream too.
+    assert sum(e["event"] == "search_end" for e in events) == sum(
+        len(t["search_results"]) for t in run.state["trajectories"]
+    )

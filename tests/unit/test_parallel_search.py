@@ -315,3 +315,31 @@ def test_ainvoke_never_blocks_the_event_loop():
     assert state["answer"] == "x"
     assert len(gaps) > 20  # it ticked through the run (>= 0.45 s of blocking work)
     assert max(gaps) < 0.15  # never held up by a 0.2 s model call or a 0.05 s search
+
+
+def test_stream_shows_each_step_and_sub_query_live_and_ends_like_invoke():
+    from langgraph_parallel.agent.run import run_question
+
+    script = ["<search> a ## b </search>", "<answer> x </answer>"]
+    events = []
+    graph = create_parallel_search_graph(ScriptedChatModel(script=script), CountingSearcher())
+    streamed = run_question(graph, "Q?", on_event=events.append)
+    graph = create_parallel_search_graph(ScriptedChatModel(script=script), CountingSearcher())
+    invoked = run_question(graph, "Q?")
+    assert set(streamed.state) == set(invoked.state) and streamed.answer == "x"
+    for key in ("answer", "stop_reason", "counters", "search_results"):
+        assert streamed.state[key] == invoked.state[key]
+    assert [m.content for m in streamed.state["messages"]] == [
+        m.content for m in invoked.state["messages"]
+    ]
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "step" and kinds[-1] == "step"
+    assert events[0]["action"] == "search" and events[0]["queries"] == ["a", "b"]
+    assert events[-1]["action"] == "answer" and events[-1]["answer"] == "x"
+    for ident, query in (("1.0", "a"), ("1.1", "b")):
+        start = next(i for i, e in enumerate(events) if e.get("id") == ident)
+        end = next(e for e in events[start + 1 :] if e.get("id") == ident)
+        assert events[start] == {"event": "search_start", "id": ident, "query": query}
+        assert end["event"] == "search_end" and end["titles"] == [f"Title {query}"]
+    # Nothing is written when nobody streams the custom mode.
+    assert graph.invoke({"question": "Q?"})["answer"] == "x"

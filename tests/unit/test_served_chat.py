@@ -19,8 +19,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.served import api_url, find_server, served_models, warm_up
 from langgraph_parallel.models.served_chat import ChatVLLMServer
-from langgraph_parallel.models.server import api_url, find_server, served_models, warm_up
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
 from tests.fakes import CountingSearcher
@@ -230,7 +230,7 @@ def test_find_server_without_a_server(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(UserError, match=r"No model server answers at .*langgraph-parallel serve"):
         find_server("smollm2-parallel", down)
     # auto: the default address; nothing (or another model) there means in process.
-    monkeypatch.setattr("langgraph_parallel.models.server.DEFAULT_SERVER", down + "/v1")
+    monkeypatch.setattr("langgraph_parallel.models.served.DEFAULT_SERVER", down + "/v1")
     assert find_server("smollm2-parallel", "auto") is None
     assert find_server("smollm2-parallel", None) is None
 
