@@ -2,11 +2,14 @@
 
     .venv/bin/python tools/bench_serving.py --out benchmarks/serving
 
-One vLLM server (``start_server(warm=True)``, the default CPU engine, as ``serve`` starts it)
+One vLLM server (``start_server(warm=True)``, the default CPU engine as ``serve`` starts it, or
+``--engine`` settings over it)
 and, in this process, the ``parallel-search`` graph on ``smollm2-parallel`` through
 ``ChatVLLMServer`` with the hybrid index over the bundled corpus. The first ``--questions``
 questions of the bundled HotpotQA sample run with 1, 4 and 16 concurrent runs (each its own
-graph invocation, as a server's threads are), each question once per level. Reported per level:
+graph invocation, as a server's threads are), each question once per level, the server's prefix
+cache emptied before each level (vLLM's dev-mode ``/reset_prefix_cache``), so a level does not
+read the prompts of the one before from the cache. Reported per level:
 throughput (questions per second of wall time), p50/p95 latency of a question, errors and
 non-answers, the engine's running-request count reached (the server's ``/metrics``, sampled
 every 0.1 s) and its prefix-cache hit rate over the level.
@@ -92,12 +95,19 @@ def cache_counters(sampler: MetricsSampler) -> tuple[float, float]:
     )
 
 
+def reset_prefix_cache(base: str) -> None:
+    request = urllib.request.Request(base + "/reset_prefix_cache", data=b"", method="POST")
+    with urllib.request.urlopen(request, timeout=30):
+        pass
+
+
 def run_level(
     graph: Any, questions: list[Any], workers: int, base: str, on_done: Any = None
 ) -> dict[str, Any]:
     """Run every question once with ``workers`` concurrent runs; return the level's figures."""
     from langgraph_parallel.eval.harness import evaluate
 
+    reset_prefix_cache(base)
     with MetricsSampler(base) as sampler:
         hits0, queries0 = cache_counters(sampler)
         begin = time.perf_counter()
@@ -151,7 +161,11 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=64)
     parser.add_argument("--levels", default="1,4,16")
     parser.add_argument("--kill-after", type=int, default=16, help="fault run: kill after N done")
+    parser.add_argument("--no-fault", action="store_true", help="skip the fault run")
+    parser.add_argument("--engine", default="{}", help="JSON engine settings over the defaults")
     args = parser.parse_args()
+    engine = json.loads(args.engine)
+    os.environ["VLLM_SERVER_DEV_MODE"] = "1"  # for /reset_prefix_cache between levels
 
     from langgraph_parallel.apps.bench_cli import source_commit
     from langgraph_parallel.apps.registry import build_graph, load_model
@@ -166,7 +180,7 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     begin = time.perf_counter()
-    server = start_server(MODEL, port=port, log_path=str(log), warm=True)
+    server = start_server(MODEL, port=port, log_path=str(log), warm=True, engine_kwargs=engine)
     server_start_s = time.perf_counter() - begin
     questions = load_questions(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
     questions = questions[: args.questions]
@@ -176,6 +190,7 @@ def main() -> int:
     result: dict[str, Any] = {
         "commit": source_commit(),
         "command": " ".join(["tools/bench_serving.py", *sys.argv[1:]]),
+        "engine": engine,
         "server_start_s": round(server_start_s, 1),
         "levels": [],
     }
@@ -184,6 +199,8 @@ def main() -> int:
             level = run_level(graph, questions, workers, base)
             result["levels"].append(level)
             print(json.dumps({k: v for k, v in level.items() if k != "rows"}), flush=True)
+        if args.no_fault:
+            return finish(result, levels, out)
 
         restarted: dict[str, float] = {}
 
@@ -192,7 +209,9 @@ def main() -> int:
             restarted["killed_at_s"] = time.perf_counter()
             os.killpg(server.pid, signal.SIGKILL)  # a crash, not a shutdown
             stop_server(server)  # reaps it (and anything of its group still alive)
-            server = start_server(MODEL, port=port, log_path=str(log), warm=True)
+            server = start_server(
+                MODEL, port=port, log_path=str(log), warm=True, engine_kwargs=engine
+            )
             restarted["down_s"] = time.perf_counter() - restarted["killed_at_s"]
 
         # The restart runs on its own thread: the runs in flight meanwhile meet a dead server.
@@ -211,6 +230,11 @@ def main() -> int:
         print("fault", json.dumps({k: v for k, v in fault.items() if k != "rows"}), flush=True)
     finally:
         stop_server(server)
+    return finish(result, levels, out)
+
+
+def finish(result: dict[str, Any], levels: list[int], out: Path) -> int:
+    """Add the speed-up of the highest level over the lowest; write ``serving.json``."""
     one = next(lv for lv in result["levels"] if lv["concurrency"] == levels[0])
     top = next(lv for lv in result["levels"] if lv["concurrency"] == levels[-1])
     result["speedup"] = round(top["throughput_q_per_s"] / one["throughput_q_per_s"], 2)
