@@ -163,6 +163,7 @@ def main() -> int:
     parser.add_argument("--kill-after", type=int, default=16, help="fault run: kill after N done")
     parser.add_argument("--no-fault", action="store_true", help="skip the fault run")
     parser.add_argument("--engine", default="{}", help="JSON engine settings over the defaults")
+
     args = parser.parse_args()
     engine = json.loads(args.engine)
     os.environ["VLLM_SERVER_DEV_MODE"] = "1"  # for /reset_prefix_cache between levels
@@ -185,6 +186,7 @@ def main() -> int:
     questions = load_questions(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
     questions = questions[: args.questions]
     model = load_model(MODEL, base_url=base + "/v1")
+
     graph = build_graph("parallel-search", model, corpus_index(None, kind="hybrid"))
     levels = [int(x) for x in args.levels.split(",")]
     result: dict[str, Any] = {
@@ -223,6 +225,7 @@ def main() -> int:
         while "down_s" not in restarted:  # the restart may outlast the level's questions
             time.sleep(0.5)
         fault["server_down_s"] = round(restarted["down_s"], 1)
+        fault["kill_after"] = args.kill_after
         fault["accounted"] = sum(
             r["answer"] is not None or bool(r["stop_reason"]) for r in fault["rows"]
         )

@@ -379,6 +379,47 @@ def render_latency(path: Path = REPO / "benchmarks" / "latency" / "latency.json"
     return "\n".join(lines)
 
 
+def render_serving(root: Path = REPO / "benchmarks" / "serving") -> str:
+    """Concurrent runs on one shared server, per engine setting (``tools/bench_serving.py``)."""
+    runs = [json.loads(p.read_text()) for p in sorted(root.glob("*/serving.json"))]
+    first = runs[0]
+    lines = [
+        f"Made by `tools/bench_serving.py` (`benchmarks/serving/*/`, commands there){_at(first)}:"
+        f" one `langgraph-parallel serve` on the 2-core CPU, the first "
+        f"{first['levels'][0]['questions']} questions of the bundled HotpotQA sample through "
+        "`parallel-search` (`smollm2-parallel`, hybrid index, `ChatVLLMServer`) with 1, 4 and 16 "
+        "runs at once, the server's prefix cache emptied before each level.",
+        "",
+        "| engine | runs at once | questions/s | vs 1 run | p50 s | p95 s | engine batch reached "
+        "| prefix-cache hits | answered | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        spec = run["engine"].get("speculative_config", "default")
+        engine = "no speculation" if spec is None else "n-gram speculation (default)"
+        one = run["levels"][0]["throughput_q_per_s"]
+        for lv in run["levels"]:
+            lines.append(
+                f"| {engine} | {lv['concurrency']} | {lv['throughput_q_per_s']:.3f} "
+                f"| {lv['throughput_q_per_s'] / one:.2f}x | {lv['p50_s']:.1f} | {lv['p95_s']:.1f} "
+                f"| {lv['max_running_requests']:.0f} | {lv['prefix_cache_hit_rate']:.0%} "
+                f"| {lv['answered']}/{lv['questions']} | {lv['errors']} |"
+            )
+    for run in runs:
+        fault = run.get("fault")
+        if fault:
+            reasons = ", ".join(f"{n} {r}" for r, n in fault["stop_reasons"].items())
+            lines += [
+                "",
+                f"Fault run ({fault['concurrency']} runs at once; the server killed with SIGKILL "
+                f"after {fault.get('kill_after', 16)} questions and started again, down "
+                f"{fault['server_down_s']:.0f} s): **{fault['accounted']} of {fault['questions']}"
+                f"** questions ended with an answer or a stated stop reason ({reasons}), "
+                f"{fault['distinct_questions']} distinct, none lost or repeated.",
+            ]
+    return "\n".join(lines)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "hotpotqa200-results": render_hotpotqa200,
     "engine-results": render_engine,
@@ -389,6 +430,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "muse-results": render_parallel_muse,
     "retrieval-results": render_retrieval,
     "latency-results": render_latency,
+    "serving-results": render_serving,
 }
 """README block name -> renderer."""
 
