@@ -1,6 +1,6 @@
 """Closed-corpus retrieval: BM25, MiniLM + FAISS and their hybrid, any LangChain retriever.
 
-Heavy dependencies (torch, transformers, faiss) are imported only when an encoder or index is
+Heavy dependencies (torch, transformers, bm25s) are imported only when an encoder or index is
 actually built, so importing this package stays cheap.
 """
 

@@ -1,4 +1,4 @@
-"""Exact inner-product FAISS search over a paragraph corpus, with cached embedding matrices.
+"""Exact inner-product (cosine) search over a paragraph corpus, with cached embedding matrices.
 
 Embedding the 20k-paragraph HotpotQA corpus takes minutes on a CPU, so the matrix is looked up,
 in order, (a) next to the corpus or in the repo's ``data/`` (shipped by ``tools/build_index.py``),
@@ -10,11 +10,9 @@ the rows needed; anything else, including an unreadable file, is ignored and reb
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -77,46 +75,37 @@ def embed_passages(
     return np.concatenate(parts, axis=0)
 
 
-def _import_faiss() -> Any:
-    try:
-        import faiss
-    except ImportError as exc:
-        raise UserError(
-            "CorpusIndex needs FAISS; install it with `pip install faiss-cpu` "
-            "(or `pip install 'langgraph-parallel[retrieval]'`)."
-        ) from exc
-    return faiss
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Scale rows to length 1 (zero rows stay zero), in float32."""
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.asarray(matrix / np.maximum(norms, np.float32(1e-12)), dtype=np.float32)
 
 
 class CorpusIndex:
     """A corpus as a matrix of unit vectors, searched exactly by inner product (cosine).
 
-    The search is ``faiss.IndexFlatIP``, except when torch is loaded (a torch encoder such as
-    :class:`~.embeddings.MiniLMEmbeddings`): then it is one torch matrix product and ``topk``.
-    FAISS and torch each bring their own OpenMP runtime, and on a small CPU the two thread pools
-    spin against each other after every encoder call: measured on 2 cores (scratch runs), a
-    query took ~20 ms with FAISS after the encoder and ~13 ms with the scan in torch's pool,
-    and FAISS's small-batch path scans the matrix once per query, where torch's product reads
-    it once for all of them. Both are exact; rankings agree up to the order of tied scores.
+    The scan is one numpy matrix product for all queries of a call, then a partial sort.
+    Written with numpy rather than FAISS because of what was measured on the 2-core CPU
+    (scratch runs, hybrid-free dense search of the bundled corpus): the query encoder is numpy
+    (OpenBLAS threads), and FAISS's OpenMP pool spins against them after every call, so a query
+    took 13.2 ms with ``faiss.IndexFlatIP`` and 8.3 ms with the numpy product (four queries:
+    14.7 vs 13.6 ms); a torch product, with torch's own OpenMP pool, was worse again (10.1 and
+    21.1 ms). Both are exact; rankings agree up to the order of tied scores.
 
     Build it with :meth:`build`. Searching is thread-safe: the scan is read-only and the encoder
     is expected to serialise its own calls (``MiniLMEmbeddings`` does).
     """
 
     def __init__(self, passages: Sequence[Passage], vectors: np.ndarray, embeddings: Embeddings):
-        faiss = _import_faiss()
         if vectors.ndim != 2 or vectors.shape[0] != len(passages):
             raise ValueError(
                 f"need one vector per passage, got {vectors.shape} for {len(passages)}"
             )
         self.passages = list(passages)
         self.embeddings = embeddings
-        matrix = np.ascontiguousarray(vectors, dtype=np.float32)
         # float16 storage rounds the norms; re-normalising keeps inner product == cosine.
-        faiss.normalize_L2(matrix)
-        self._faiss: Any = faiss
-        self._matrix = matrix
-        self._index: Any = None  # the FAISS index, built on its first use (on ``_runner``)
+        self._matrix = _unit_rows(vectors)
         self._runner = ThreadPoolExecutor(1, thread_name_prefix="dense-search")
 
     @classmethod
@@ -144,10 +133,9 @@ class CorpusIndex:
             The ready index.
 
         Raises:
-            UserError: The corpus is missing or malformed, or FAISS is not installed.
+            UserError: The corpus is missing or malformed.
 
         """
-        _import_faiss()  # fail before, not after, minutes of embedding
         corpus_path = Path(corpus_path).expanduser()
         if passages is None:
             passages = load_corpus(corpus_path, limit=limit)
@@ -206,27 +194,32 @@ class CorpusIndex:
                 f"The query encoder gives {vectors.shape[-1]}-dim vectors but the index holds "
                 f"{self.dimension}-dim ones; search with the encoder the index was built with."
             )
-        self._faiss.normalize_L2(vectors)
-        scores, ids = self._scan(vectors, depth)
+        scores, ids = self._scan(_unit_rows(vectors), depth)
         for row, qi in enumerate(live):
-            # FAISS pads with -1 when fewer than ``depth`` vectors exist.
             pairs = zip(ids[row], scores[row], strict=True)
-            results[qi] = [(int(j), float(score)) for j, score in pairs if j >= 0]
+            results[qi] = [(int(j), float(score)) for j, score in pairs]
         return results
 
     def _scan(self, vectors: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(scores, positions)``, ``(len(vectors), depth)`` each, best first per row."""
-        torch = sys.modules.get("torch")
-        if torch is None:
-            if self._index is None:  # no lock: only the index's one thread gets here
-                self._index = self._faiss.IndexFlatIP(self._matrix.shape[1])
-                self._index.add(self._matrix)
-            return self._index.search(vectors, depth)
-        with torch.inference_mode():
-            # matrix @ queries.T reads the matrix once for all queries (shares its memory).
-            product = torch.from_numpy(self._matrix) @ torch.from_numpy(vectors).T
-            scores, ids = torch.topk(product, depth, dim=0)
-        return scores.T.numpy(), ids.T.numpy()
+        """Return ``(scores, positions)``, ``(len(vectors), depth)`` each, best first per row.
+
+        ``depth`` is at most the corpus size. Equal scores go by position, at the cut too
+        (duplicate passages have equal vectors).
+        """
+        # matrix @ queries.T reads the matrix once for all queries.
+        product = self._matrix @ vectors.T  # (passages, queries)
+        n = product.shape[0]
+        scores, positions = [], []
+        for column in product.T:
+            if depth < n:
+                kth = np.partition(column, n - depth)[n - depth]
+                candidates = np.flatnonzero(column >= kth)  # every passage tied at the cut
+            else:
+                candidates = np.arange(n)
+            best = candidates[np.lexsort((candidates, -column[candidates]))][:depth]
+            scores.append(column[best])
+            positions.append(best)
+        return np.stack(scores), np.stack(positions)
 
     def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
         """Search several queries with one encoder call and one scan.

@@ -14,7 +14,7 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.retrieval.corpus import bundled_corpus_path, corpus_version, load_corpus
 from langgraph_parallel.retrieval.documents import Passage
 
-if TYPE_CHECKING:  # the indexes import faiss, torch or bm25s: only when one is built
+if TYPE_CHECKING:  # the indexes import the encoder or bm25s: only when one is built
     from langgraph_parallel.retrieval.faiss_index import CorpusIndex
     from langgraph_parallel.retrieval.hybrid import HybridIndex
     from langgraph_parallel.retrieval.lexical import BM25Index

@@ -6,7 +6,6 @@ import gzip
 import hashlib
 import json
 import re
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -136,23 +135,27 @@ class FixedVectors(Embeddings):
         return self.embed_documents([text])[0]
 
 
-def test_torch_and_faiss_scans_rank_alike(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("torch")
+def test_the_scan_ranks_by_cosine_and_ties_by_position() -> None:
     rng = np.random.default_rng(0)
     docs, queries = rng.normal(size=(300, 32)), rng.normal(size=(4, 32))
+    docs[7] = docs[3]  # a duplicate passage: equal cosine for every query
     passages = [Passage(f"p{i}", f"T{i}", "x") for i in range(300)]
     index = CorpusIndex(passages, docs.astype(np.float32), FixedVectors(queries))
-    texts = ["0", "1", "2", "3"]
-    with_torch = index.ranked(texts, 20)
-    monkeypatch.setitem(sys.modules, "torch", None)  # as in a process that never loaded torch
-    with_faiss = index.ranked(texts, 20)
     unit = docs / np.linalg.norm(docs, axis=1, keepdims=True)
     cosines = (queries / np.linalg.norm(queries, axis=1, keepdims=True)) @ unit.T
-    for q, (a, b) in enumerate(zip(with_torch, with_faiss, strict=True)):
-        expected = [int(j) for j in np.argsort(-cosines[q])[:20]]
-        assert [j for j, _ in a] == [j for j, _ in b] == expected
-        assert [s for _, s in a] == pytest.approx([s for _, s in b], abs=1e-5)
-        assert a[0][1] == pytest.approx(cosines[q, expected[0]], abs=1e-5)
+    for depth in (1, 20, 300, 500):
+        ranked = index.ranked(["0", "1", "2", "3"], depth)
+        for q, found in enumerate(ranked):
+            expected = [int(j) for j in np.lexsort((np.arange(300), -cosines[q]))][:depth]
+            positions = [j for j, _ in found]
+            assert positions == expected  # the duplicates: lower position first
+            assert len(positions) == min(depth, 300)
+            assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+            assert found[0][1] == pytest.approx(cosines[q, expected[0]], abs=1e-5)
+    # A query that ranks the twins first keeps both, lower position first, at depth 1 and 2.
+    twin = CorpusIndex(passages, docs.astype(np.float32), FixedVectors(docs[3:4]))
+    assert [j for j, _ in twin.ranked(["0"], 2)[0]] == [3, 7]
+    assert [j for j, _ in twin.ranked(["0"], 1)[0]] == [3]
 
 
 def test_searches_from_many_threads_run_on_the_index_thread(corpus: Path) -> None:
