@@ -52,6 +52,10 @@ SETTINGS: dict[str, dict[str, Any]] = {
     # The CPU default: eager with prompt-lookup speculative decoding.
     "eager+ngram": {"enforce_eager": True},
     "compiled+ngram": {"enforce_eager": False},
+    # KV-cache block size (the default is 32): bigger blocks, fewer block-table entries, but the
+    # prefix cache reuses only whole blocks.
+    "eager+ngram+block64": {"enforce_eager": True, "block_size": 64},
+    "eager+ngram+block128": {"enforce_eager": True, "block_size": 128},
 }
 ASK_QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
 PROMPTS = [f"Question {i}: name a famous scientist and say why.\nAnswer:" for i in range(8)]
