@@ -59,6 +59,7 @@ class ChatVLLMServer(VLLMChatSettings):
     max_retries: int = 2
 
     _client: Any = PrivateAttr(default=None)
+    _served: tuple[Literal["chat", "raw"], RawPrompt] | None = PrivateAttr(default=None)
     _async_clients: Any = PrivateAttr(default_factory=weakref.WeakKeyDictionary)
 
     @property
@@ -72,12 +73,18 @@ class ChatVLLMServer(VLLMChatSettings):
     @property
     def style(self) -> Literal["chat", "raw"]:
         """The prompt style in effect."""
-        return self.prompt_style or served_prompt(self.model)[0]
+        return self.prompt_style or self._served_prompt()[0]
 
     @property
     def prompt_kind(self) -> RawPrompt:
         """The raw-style prompt in effect (``rules`` for trained policies)."""
-        return self.raw_prompt or served_prompt(self.model)[1]
+        return self.raw_prompt or self._served_prompt()[1]
+
+    def _served_prompt(self) -> tuple[Literal["chat", "raw"], RawPrompt]:
+        # Read once: every step asks for the style, and the answer is on disk (the model card).
+        if self._served is None:
+            self._served = served_prompt(self.model)
+        return self._served
 
     def _options(self) -> dict[str, Any]:
         return {
