@@ -36,6 +36,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -132,12 +133,7 @@ def run_level(
         "p95_s": round(latencies[int(0.95 * (len(latencies) - 1))], 2),
         "answered": sum(r["answer"] is not None for r in rows),
         "stop_reasons": dict(
-            sorted(
-                {
-                    reason: sum((r["stop_reason"] or "").split(":")[0] == reason for r in rows)
-                    for reason in {(r["stop_reason"] or "").split(":")[0] for r in rows}
-                }.items()
-            )
+            sorted(Counter((r["stop_reason"] or "").split(":")[0] for r in rows).items())
         ),
         "errors": sum(r["error"] is not None for r in rows),
         "em": round(statistics.mean(r["em"] for r in rows), 3),
