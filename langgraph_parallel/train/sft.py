@@ -104,13 +104,17 @@ def pick_questions(config: SFTRunConfig) -> list[GoldQuestion]:
 
 
 def synthesize_all(config: SFTRunConfig, golds: list[GoldQuestion]) -> list[dict[str, Any]]:
-    """Trajectories of every policy for the questions that all policies kept."""
+    """Trajectories of the chosen policies for the questions that every policy kept.
+
+    Both policies are synthesised even when only one is trained (synthesis takes seconds), so
+    ``--policies parallel`` now and ``--policies sequential`` later train on the same questions.
+    """
     from langgraph_parallel.train.synth import MemoSearcher, synthesize
 
     search = MemoSearcher(searcher_for(config, golds))
     kept = {
         policy: synthesize(golds, policy, search, max_turns=config.max_turns, top_k=config.top_k)
-        for policy in config.policies
+        for policy in POLICIES
     }
     common = set.intersection(*({r["id"] for r in records} for records in kept.values()))
     return [r for policy in config.policies for r in kept[policy] if r["id"] in common]

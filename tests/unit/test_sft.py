@@ -264,6 +264,23 @@ def test_pick_questions_balances_classes_and_drops_held_out_ids(tmp_path: Path) 
         SFTRunConfig(out="o", batch_size=3, micro_batch=2)
 
 
+def test_one_policy_trains_on_the_questions_both_policies_kept(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from langgraph_parallel.train import sft as sft_module
+    from langgraph_parallel.train import synth
+
+    kept = {"parallel": ["a", "b"], "sequential": ["b", "c"]}
+    monkeypatch.setattr(sft_module, "searcher_for", lambda config, golds: TitleSearcher())
+    monkeypatch.setattr(
+        synth,
+        "synthesize",
+        lambda golds, policy, search, **kw: [{"id": i, "policy": policy} for i in kept[policy]],
+    )
+    config = SFTRunConfig(out=str(tmp_path), policies=("sequential",))
+    assert sft_module.synthesize_all(config, []) == [{"id": "b", "policy": "sequential"}]
+
+
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="needs ../shared/data")
 def test_real_hotpotqa_rows_give_plans_of_both_classes() -> None:
     golds = list(gold_questions(SHARED_DATA / "hotpotqa_dev_distractor_subset.jsonl.gz"))
