@@ -9,10 +9,12 @@ from langgraph_parallel.agent.context import SearchContext
 from langgraph_parallel.parallel_muse.uncertainty import MODES, REGIONS, Mode, Region
 from langgraph_parallel.prompts import ANALYST_PROMPT, REPORT_PROMPT
 
-__all__ = ["JOINS", "Join", "MuseContext"]
+__all__ = ["JOINS", "REPORT_MODES", "Join", "MuseContext", "ReportMode"]
 
 Join = Literal["select", "majority", "weighted"]
 JOINS: tuple[str, ...] = ("select", "majority", "weighted")
+ReportMode = Literal["all", "distinct", "contested"]
+REPORT_MODES: tuple[str, ...] = ("all", "distinct", "contested")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,6 +30,12 @@ class MuseContext(SearchContext):
         region: Region whose uncertainty picks branch points (see :mod:`..uncertainty`).
         mode: ``entropy`` or ``ppl``.
         join: How ``aggregate`` picks the answer: ``select``, ``majority`` or ``weighted``.
+        reports: Which trajectories get a report call. ``all``: every one. ``distinct``
+            (default): one call per distinct report prompt (same steps and answer); the others
+            get a copy naming its source in ``reused_from``. ``contested``: as ``distinct``, but
+            only for trajectories that answered, and only when ``join`` is ``select`` and their
+            normalised answers differ (the only case the analyst reads reports); otherwise no
+            report is written at all.
         temperature: Sampling temperature of every agent step.
         top_p: Nucleus sampling of every agent step.
         seed: Trajectory ``i`` samples with seed ``seed + i``, so branches differ.
@@ -44,6 +52,7 @@ class MuseContext(SearchContext):
     region: Region = "exploration"
     mode: Mode = "entropy"
     join: Join = "select"
+    reports: ReportMode = "distinct"
     temperature: float = 0.6
     top_p: float = 0.95
     seed: int = 0
@@ -64,6 +73,13 @@ class MuseContext(SearchContext):
                 f"initial_rollouts ({self.initial_rollouts}) exceeds budget ({self.budget}); "
                 "raise the budget or start fewer rollouts."
             )
-        for name, allowed in (("region", REGIONS), ("mode", MODES), ("join", JOINS)):
+        for name, allowed in (
+            ("region", REGIONS),
+            ("mode", MODES),
+            ("join", JOINS),
+            ("reports", REPORT_MODES),
+        ):
             if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}.")
+                raise ValueError(
+                    f"{name} must be one of {', '.join(allowed)} (got {getattr(self, name)!r})."
+                )

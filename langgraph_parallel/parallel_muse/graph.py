@@ -2,8 +2,8 @@
 
 Shape (both graphs; the baseline just never branches)::
 
-    START -> router --Send per rollout--> rollout -> router ... --Send per trajectory--> report
-          -> aggregate -> END
+    START -> router --Send per rollout--> rollout -> router ... --Send per report--> report
+          -> aggregate -> END        (router -> aggregate directly when no report is needed)
 
 ``rollout`` is a subgraph: the agent loop of ParallelSearch, started from the branch's message
 prefix (:mod:`~langgraph_parallel.parallel_muse.rollout`); Studio's xray drawing shows its steps.
@@ -27,7 +27,7 @@ from langgraph_parallel.agent.context import with_defaults
 from langgraph_parallel.agent.limits import muse_recursion_limit, recursion_limit_for
 from langgraph_parallel.agent.state import require_state_keys
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
-from langgraph_parallel.parallel_muse.context import Join, MuseContext
+from langgraph_parallel.parallel_muse.context import Join, MuseContext, ReportMode
 from langgraph_parallel.parallel_muse.reduce import AggregateNode, ReportNode
 from langgraph_parallel.parallel_muse.rollout import create_rollout_graph
 from langgraph_parallel.parallel_muse.router import RouterNode
@@ -69,7 +69,7 @@ def _build(
     )
     # Send payloads (ReportTask) are not the graph state; the overloads cannot say so.
     router = cast(Any, RouterNode(defaults))
-    builder.add_node("router", router, destinations=("rollout", "report", END))
+    builder.add_node("router", router, destinations=("rollout", "report", "aggregate", END))
     builder.add_node("rollout", create_rollout_graph(model, search, defaults, retry=retry))
     report = cast(Any, ReportNode(model, defaults, retry=retry))
     builder.add_node("report", report, input_schema=ReportTask, retry_policy=retry)
@@ -97,6 +97,7 @@ def create_parallel_muse_graph(
     region: Region = "exploration",
     mode: Mode = "entropy",
     join: Join = "select",
+    reports: ReportMode = "distinct",
     max_turns: int = 4,
     top_k: int = 3,
     temperature: float = 0.6,
@@ -123,6 +124,9 @@ def create_parallel_muse_graph(
         region: ``exploration``, ``reasoning``, ``all`` or ``mixed``.
         mode: ``entropy`` or ``ppl``.
         join: ``select``, ``majority`` or ``weighted``.
+        reports: Report calls: ``all``; ``distinct`` (one per distinct steps and answer, copied
+            to the others with ``reused_from`` set); ``contested`` (distinct, for the answered
+            ones only if ``join="select"`` meets differing answers; else no reports).
         max_turns: Model steps per trajectory (inherited steps included).
         top_k: Documents per sub-query.
         temperature: Sampling temperature of agent steps.
@@ -151,8 +155,8 @@ def create_parallel_muse_graph(
         )
     settings.update(budget=budget, initial_rollouts=initial_rollouts, top_k_steps=top_k_steps,
                     samples_per_step=samples_per_step, rounds=rounds, region=region, mode=mode,
-                    join=join, max_turns=max_turns, top_k=top_k, temperature=temperature,
-                    top_p=top_p)  # fmt: skip
+                    join=join, reports=reports, max_turns=max_turns, top_k=top_k,
+                    temperature=temperature, top_p=top_p)  # fmt: skip
     name = name or "parallel_muse"
     return _build(
         model,
@@ -192,7 +196,8 @@ def create_rollouts_graph(
         store: Passed to ``compile``.
         name: Graph name (default ``rollouts``).
         **settings: Any other :class:`MuseContext` field (``max_turns``, ``top_k``,
-            ``temperature``, ``top_p``, ``max_tokens``, ...), same defaults as ParallelMuse.
+            ``temperature``, ``top_p``, ``max_tokens``, ``reports``, ...), same defaults as
+            ParallelMuse.
 
     Returns:
         A compiled graph with the input and output of :func:`create_parallel_muse_graph`.

@@ -1,5 +1,11 @@
 """ParallelMuse reduction: ``report`` compresses each trajectory, ``aggregate`` picks the answer.
 
+A report call is greedy, so trajectories with the same report prompt (:func:`report_steps`:
+the same steps and observations, hence the same answer) share one call: the router sends one
+:class:`ReportTask` per distinct prompt, listing the others in ``copies``, and ``report`` writes
+a copy for each (``reused_from`` names the source; a failed call's stub is shared too). The
+``reports`` setting of :class:`MuseContext` picks which trajectories are reported at all.
+
 Join modes of ``aggregate``:
 
 - ``select``: an analyst call reads the numbered reports of the trajectories that answered and
@@ -42,6 +48,8 @@ from langgraph_parallel.parallel_muse.state import Report, ReportTask, Trajector
 from langgraph_parallel.parallel_muse.uncertainty import answer_confidence
 from langgraph_parallel.prompts import ANALYST_RAW_PRIMER, REPORT_RAW_PRIMER
 
+__all__ = ["AggregateNode", "ReportNode", "report_steps", "vote"]
+
 _CHOICE = re.compile(r"<choice>\s*(\d+)\s*</choice>")
 
 
@@ -57,11 +65,20 @@ def _ask(
     return clean_text(str(reply.text)), {f"{prefix}_calls": 1, **usage}
 
 
+def report_steps(trajectory: Trajectory) -> str:
+    """Return the part of ``trajectory`` its report prompt shows: every message after the first.
+
+    The first message is the prompt (rules, demos, question); the question is given apart.
+    """
+    return "".join(m["content"] for m in trajectory["messages"][1:]).strip()
+
+
 class ReportNode:
     """Compress one finished trajectory into a Markdown report (one model call).
 
-    A failed call yields a stub report carrying the trajectory's answer and the error
-    (transient errors first get the attempts of ``retry``).
+    The task's ``copies`` get the same report with ``reused_from`` set, counted in
+    ``reports_reused``. A failed call yields a stub report carrying the trajectory's answer and
+    the error (transient errors first get the attempts of ``retry``).
 
     Args:
         model: Any LangChain chat model.
@@ -77,11 +94,10 @@ class ReportNode:
         self.retry = retry
 
     def __call__(self, task: ReportTask, runtime: Runtime[Any]) -> dict[str, Any]:
-        """Return ``{"reports": [report], "counters": report_* counters}``."""
+        """Return ``{"reports": [report, *copies], "counters": report_* counters}``."""
         ctx = run_context(runtime, self.defaults)
         trajectory = task["trajectory"]
-        # The first message is the prompt (rules, demos, question): the question is given apart.
-        steps = "".join(m["content"] for m in trajectory["messages"][1:]).strip()
+        steps = report_steps(trajectory)
         prompt = ctx.report_prompt.format(question=task["question"], trajectory=steps)
         raw = prompt_style(self.model, ctx) == "raw"
         report = Report(
@@ -90,6 +106,7 @@ class ReportNode:
             answer=trajectory["answer"],
             text="",
             error=None,
+            reused_from=None,
         )
         counters: dict[str, int] = {}
         try:
@@ -101,7 +118,20 @@ class ReportNode:
             answer = trajectory["answer"] or "unknown"
             text = f"(report failed: {report['error']})\n\nAnswer: {answer}"
         report["text"] = (REPORT_RAW_PRIMER.lstrip() if raw else "") + text.strip()
-        return {"reports": [report], "counters": counters}
+        copies = [
+            Report(
+                trajectory=copy["trajectory"],
+                index=copy["index"],
+                answer=copy["answer"],
+                text=report["text"],
+                error=report["error"],
+                reused_from=trajectory["id"],
+            )
+            for copy in task.get("copies") or []
+        ]
+        if copies:
+            counters = {**counters, "reports_reused": len(copies)}
+        return {"reports": [report, *copies], "counters": counters}
 
 
 def vote(

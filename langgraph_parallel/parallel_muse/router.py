@@ -2,7 +2,9 @@
 
 The router is the hub of the graph: it starts the initial rollouts, runs the branching rounds
 (one ``Send("rollout", {"branch": Branch})`` per sample) and, once the budget or the rounds are
-used up, sends every trajectory to ``report``. Planning is a pure function, :func:`plan_branches`.
+used up, sends the trajectories to ``report`` (one ``Send`` per distinct report,
+:func:`plan_reports`), or straight to ``aggregate`` when no report is needed. Planning is pure:
+:func:`plan_branches` and :func:`plan_reports`.
 
 Budget accounting: every ``Send("rollout")`` is one trajectory and counts against ``budget``,
 whatever it produces. A round forks ``top_k_steps`` points with ``samples_per_step`` branches
@@ -16,10 +18,11 @@ over the tree), minus the points already forked, so a branch's new steps compete
 unforked steps of earlier trajectories.
 
 Recursion limit: each round costs two super-steps (``rollout``, ``router``) and the reduction
-two more (``report``, ``aggregate``). When the run's ``remaining_steps`` cannot fit another round,
-the planned rollouts are dropped and the trajectories so far go to ``report``, with the reason in
-``limit`` (``aggregate`` records it); with no room for the reduction either, the router answers by
-majority vote itself and ends the run. Either way no ``GraphRecursionError`` reaches the caller.
+two more (``report``, ``aggregate``; one without reports). When the run's ``remaining_steps``
+cannot fit another round, the planned rollouts are dropped and the trajectories so far are
+reduced, with the reason in ``limit`` (``aggregate`` records it); with no room for the reduction
+either, the router answers by majority vote itself and ends the run. Either way no
+``GraphRecursionError`` reaches the caller.
 """
 
 from __future__ import annotations
@@ -33,14 +36,21 @@ from langgraph.types import Command, Send
 from langgraph_parallel.agent.context import run_context
 from langgraph_parallel.errors import clean_text
 from langgraph_parallel.parallel_muse.context import MuseContext
-from langgraph_parallel.parallel_muse.reduce import vote
-from langgraph_parallel.parallel_muse.state import Branch, ReportTask, RolloutInput, Trajectory
+from langgraph_parallel.parallel_muse.reduce import report_steps, vote
+from langgraph_parallel.parallel_muse.state import (
+    Branch,
+    ReportCopy,
+    ReportTask,
+    RolloutInput,
+    Trajectory,
+)
 from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, select_branch_points
 
-MuseRoute = Literal["rollout", "report", "__end__"]
+MuseRoute = Literal["rollout", "report", "aggregate", "__end__"]
 
 # Super-steps a node needs after the router (which runs with ``remaining_steps == r``; the run's
-# last node needs ``r >= 1``): report + aggregate, and a rollout round before them.
+# last node needs ``r >= 1``): aggregate alone, report + aggregate, and a rollout round before.
+_STEPS_TO_AGGREGATE = 2
 _STEPS_TO_REDUCE = 3
 _STEPS_TO_ROLL = 5
 
@@ -128,8 +138,43 @@ def plan_branches(
     return branches, points, rounds_done
 
 
+def plan_reports(
+    question: str, trajectories: Sequence[Trajectory], ctx: MuseContext
+) -> list[ReportTask]:
+    """Decide the report calls, one :class:`ReportTask` each, in trajectory order.
+
+    ``ctx.reports`` picks them (see :class:`MuseContext`): with ``distinct`` and ``contested``,
+    the first trajectory of each distinct report prompt (:func:`~.reduce.report_steps`, and
+    the answer) is asked for and the others are listed in its ``copies``.
+    """
+    chosen = sorted(trajectories, key=lambda t: t["index"])
+    if ctx.reports == "contested":
+        # The analyst reads reports only when join="select" meets answers that differ once
+        # normalised as vote() does (AggregateNode's own test); nothing else reads them.
+        _, votes = vote(chosen, weighted=False)
+        contested = ctx.join == "select" and len(votes) > 1
+        chosen = [t for t in chosen if t["answer"]] if contested else []
+    if ctx.reports == "all":
+        return [ReportTask(question=question, trajectory=t) for t in chosen]
+    tasks: dict[tuple[str, str | None], ReportTask] = {}
+    for trajectory in chosen:
+        # The answer too: a copy carries the source's text, whose failure stub names the answer.
+        key = (report_steps(trajectory), trajectory["answer"])
+        if key not in tasks:
+            tasks[key] = ReportTask(question=question, trajectory=trajectory, copies=[])
+            continue
+        tasks[key]["copies"].append(
+            ReportCopy(
+                trajectory=trajectory["id"],
+                index=trajectory["index"],
+                answer=trajectory["answer"],
+            )
+        )
+    return list(tasks.values())
+
+
 class RouterNode:
-    """Start rollouts, fork trajectories, then send them all to ``report``.
+    """Start rollouts, fork trajectories, then send them to ``report`` (or ``aggregate``).
 
     State keys read: ``question``, ``trajectories``, ``dispatched``, ``round``,
     ``branch_points``, ``remaining_steps``; written: ``dispatched``, ``round``,
@@ -144,7 +189,7 @@ class RouterNode:
         self.defaults = defaults
 
     def __call__(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Command[MuseRoute]:
-        """Route to ``rollout`` (one ``Send`` per branch) or to ``report`` (one per trajectory)."""
+        """Route to ``rollout``, ``report`` or ``aggregate`` (module docstring has the rules)."""
         ctx = run_context(runtime, self.defaults)
         trajectories = list(state.get("trajectories") or [])
         dispatched = int(state.get("dispatched") or 0)
@@ -170,11 +215,11 @@ class RouterNode:
                 "limit": f"recursion_limit: {len(branches)} planned rollouts not run; raise "
                 "config['recursion_limit']"
             }
-        if trajectories and (remaining is None or remaining >= _STEPS_TO_REDUCE):
-            tasks = [
-                ReportTask(question=clean_text(state["question"]), trajectory=t)
-                for t in trajectories
-            ]
+        tasks = plan_reports(clean_text(state["question"]), trajectories, ctx)
+        needed = _STEPS_TO_REDUCE if tasks else _STEPS_TO_AGGREGATE
+        if trajectories and (remaining is None or remaining >= needed):
+            if not tasks:
+                return Command(update=update, goto="aggregate")
             return Command(update=update, goto=[Send("report", task) for task in tasks])
         return Command(update=_end_here(trajectories, update.get("limit")), goto="__end__")
 

@@ -16,8 +16,8 @@ from typing_extensions import NotRequired, TypedDict
 from langgraph_parallel.agent.state import ParallelSearchState, SearchResult, add_counters
 from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, Step
 
-__all__ = ["Branch", "MuseInput", "MuseOutput", "MuseState", "Report", "ReportTask",
-           "RolloutInput", "RolloutOutput", "RolloutState", "Trajectory",
+__all__ = ["Branch", "MuseInput", "MuseOutput", "MuseState", "Report", "ReportCopy",
+           "ReportTask", "RolloutInput", "RolloutOutput", "RolloutState", "Trajectory",
            "merge_by_index"]  # fmt: skip
 
 _Item = TypeVar("_Item", bound=Mapping[str, Any])
@@ -59,21 +59,39 @@ class Trajectory(Branch):
     search_results: NotRequired[list[SearchResult]]
 
 
+class ReportCopy(TypedDict):
+    """A trajectory whose report prompt equals another's: it gets a copy of that report."""
+
+    trajectory: str
+    index: int
+    answer: str | None
+
+
 class ReportTask(TypedDict):
-    """Payload of one ``Send("report", ...)``."""
+    """Payload of one ``Send("report", ...)``: one report call for ``trajectory``.
+
+    ``copies`` lists the other trajectories with the same steps and answer; the call is greedy,
+    so their reports would be the same text, and each gets a copy instead of a call.
+    """
 
     question: str
     trajectory: Trajectory
+    copies: NotRequired[list[ReportCopy]]
 
 
 class Report(TypedDict):
-    """A compressed trajectory: its ``id``, ``index``, ``answer`` and Markdown ``text``."""
+    """A compressed trajectory: its ``id``, ``index``, ``answer`` and Markdown ``text``.
+
+    ``error`` says why the report call failed (``text`` is then a stub with the answer);
+    ``reused_from`` names the trajectory whose report this is a copy of (``None``: its own call).
+    """
 
     trajectory: str
     index: int
     answer: str | None
     text: str
     error: str | None
+    reused_from: str | None
 
 
 def merge_by_index(left: Sequence[_Item] | None, right: Sequence[_Item] | None) -> list[_Item]:
@@ -99,10 +117,14 @@ class MuseOutput(TypedDict):
 
     ``counters`` sums the agent counters (``llm_calls``, ``turns``, ``sub_queries``, token
     counts) over all trajectories, plus ``report_*`` / ``aggregate_*`` counters of the reduction
-    calls. ``trajectories`` and ``reports`` are ordered by trajectory index, ``branch_points`` by
-    pick order; ``aggregation`` says how the answer was picked (join, method, votes, excluded,
-    fallback, and ``limit`` when the recursion limit cut the run short). ``answer`` is ``None``
-    with ``stop_reason`` ``no_answer: ...`` (or ``recursion_limit: ...``) if none answered.
+    calls (``reports_reused``: reports copied instead of asked for, see
+    :class:`~.context.MuseContext` ``reports``). ``trajectories`` and ``reports`` are ordered by
+    trajectory index, ``branch_points`` by pick order; ``reports`` has one per trajectory, except
+    with ``reports="contested"``, where it lists only the reports written (none when the answers
+    agree or the join is not ``select``); ``aggregation`` says how the answer was picked (join,
+    method, votes, excluded, fallback, and ``limit`` when the recursion limit cut the run short).
+    ``answer`` is ``None`` with ``stop_reason`` ``no_answer: ...`` (or ``recursion_limit: ...``)
+    if none answered.
     A trajectory whose model call failed keeps ``stop_reason`` ``model_error: ...``; the others
     are still reported and joined.
     """
