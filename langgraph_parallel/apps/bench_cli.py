@@ -15,6 +15,14 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from langgraph_parallel.apps.bench_muse import (
+    MUSE_GRAPHS,
+    add_muse_arguments,
+    context_corpus_of,
+    fresh_cache_hook,
+    muse_flags,
+    muse_settings,
+)
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.protocol import THINK_MAX_CHARS
 from langgraph_parallel.retrieval.indexes import DEFAULT_INDEX, INDEX_KINDS
@@ -58,7 +66,7 @@ def bench_command(args: argparse.Namespace) -> str:
         parts += ["--think-max-chars", str(args.think_max_chars)]
     if args.corpus:
         parts += ["--corpus", str(args.corpus)]
-    parts += ["--index", args.index]
+    parts += ["--index", args.index, *muse_flags(args)]
     return shlex.join(parts)
 
 
@@ -101,6 +109,8 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
             raise UserError(f"{path} is not valid JSON; delete it or use another --out.") from exc
         previous.setdefault("index", "dense")  # runs older than the index choice were dense
         previous.setdefault("think_max_chars", THINK_MAX_CHARS)  # and than the think bound
+        previous.setdefault("fresh_cache", False)  # and than ParallelMuse's settings
+        previous.setdefault("muse", {})
         changed = sorted(k for k in settings if previous.get(k) != settings[k])
         if changed:
             was = ", ".join(f"{k}={previous.get(k)!r}" for k in changed)
@@ -129,6 +139,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not questions:
         raise UserError(f"No question selected from {args.dataset}; check --limit and --types.")
     chosen = {name: default_model(name) if args.model == "auto" else args.model for name in names}
+    muse = muse_settings(args, names)
+    corpus = args.corpus
+    if corpus == "contexts":
+        corpus = str(context_corpus_of(args.dataset))
     out = Path(args.out)
     settings = {
         "dataset": str(Path(args.dataset).resolve()),
@@ -139,21 +153,32 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "max_turns": args.max_turns,
         "top_k": args.top_k,
         "think_max_chars": args.think_max_chars,
-        "corpus": args.corpus and str(Path(args.corpus).resolve()),
+        "corpus": corpus and str(Path(corpus).resolve()),
         "index": args.index,
+        "fresh_cache": args.fresh_cache,
     }
+    if set(names) & set(MUSE_GRAPHS):
+        settings["muse"] = muse
     _check_settings(out, settings)
     models = {
         m: load_model(m, check=True) for m in dict.fromkeys(chosen.values())
     }  # one engine per model
     # The direct baseline needs no index; loading it costs time and memory.
     needs_search = any(name != "direct" for name in names)
-    search = corpus_index(args.corpus, kind=args.index) if needs_search else None
+    search = corpus_index(corpus, kind=args.index) if needs_search else None
     options: dict[str, Any] = {"max_turns": args.max_turns, "top_k": args.top_k}
     if args.think_max_chars != THINK_MAX_CHARS:  # the direct baseline has no think bound
         options["think_max_chars"] = args.think_max_chars
-    graphs = {name: build_graph(name, models[chosen[name]], search, **options) for name in names}
-    summary = run_benchmark(questions, graphs, out, concurrency=args.concurrency, warmup=True)
+    graphs = {
+        name: build_graph(
+            name, models[chosen[name]], search, **options, **(muse if name in MUSE_GRAPHS else {})
+        )
+        for name in names
+    }
+    before = fresh_cache_hook({n: models[chosen[n]] for n in names}) if args.fresh_cache else None
+    summary = run_benchmark(
+        questions, graphs, out, concurrency=args.concurrency, warmup=True, before_graph=before
+    )
 
     wanted = {(name, q.id) for name in names for q in questions}
     rows = [r for r in load_results(out / RESULTS_FILE) if (r["graph"], r["id"]) in wanted]
@@ -198,9 +223,13 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
         help=f"most characters of a constrained step's <think> (default {THINK_MAX_CHARS})",
     )
     bench.add_argument(
-        "--corpus", default=None, help="corpus .jsonl(.gz) or folder of .txt/.md; default: bundled"
+        "--corpus",
+        default=None,
+        help="corpus .jsonl(.gz), folder of .txt/.md, or 'contexts' (the paragraphs of the "
+        "question file's rows); default: bundled",
     )
     add_index_argument(bench)
+    add_muse_arguments(bench)
     bench.set_defaults(func=cmd_bench)
     return bench
 

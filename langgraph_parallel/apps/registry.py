@@ -88,7 +88,7 @@ def build_graph(graph: str, model: Any, search: Any, /, **options: Any) -> Any:
 
         if graph == "parallel-muse":
             return create_parallel_muse_graph(model, search, **options)
-        return create_rollouts_graph(model, search, join="majority", **options)
+        return create_rollouts_graph(model, search, **{"join": "majority", **options})
     raise UserError(f"Unknown graph {graph!r}; choose one of: {', '.join(GRAPH_NAMES)}.")
 
 

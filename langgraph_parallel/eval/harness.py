@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import IO, Any
@@ -22,6 +22,7 @@ from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.agent.state import COUNTER_KEYS
 from langgraph_parallel.errors import reported_error
 from langgraph_parallel.eval.datasets import Question
+from langgraph_parallel.eval.muse import muse_fields
 from langgraph_parallel.eval.recall import gold_recall, run_searches
 from langgraph_parallel.eval.summary import summarize, write_summary
 from langgraph_parallel.metrics import cover_exact_match, exact_match, f1_score
@@ -59,7 +60,9 @@ def evaluate(graph: Any, name: str, question: Question) -> dict[str, Any]:
         The row: ``graph``, ``id``, ``dataset``, ``type``, ``class``, ``question``,
         ``gold_answers``, ``answer``, ``stop_reason``, ``em``, ``f1``, ``cover_em``, the
         gold-page recall fields of :func:`~langgraph_parallel.eval.recall.gold_recall`, the six
-        counters, ``wall_s`` and ``error`` (``None`` unless the graph raised).
+        counters, for ParallelMuse graphs the joins and token accounting of
+        :func:`~langgraph_parallel.eval.muse.muse_fields`, ``wall_s`` and ``error`` (``None``
+        unless the graph raised).
     """
     start = time.perf_counter()
     error = None
@@ -69,10 +72,11 @@ def evaluate(graph: Any, name: str, question: Question) -> dict[str, Any]:
         # Graph-specific counters (invalid_steps, parallel_turns, ...) ride along in the row.
         counters = {**run.extra_counters, **run.counters}
         searches = run_searches(run.state)
+        muse = muse_fields(run.state, question.answers)
     except Exception as exc:  # recorded per question; see docstring
         error = reported_error(exc)  # results files are shared: the text has no keys in it
         answer, stop_reason, counters = None, "error", dict.fromkeys(COUNTER_KEYS, 0)
-        searches = []
+        searches, muse = [], {}
     return {
         "graph": name,
         "id": question.id,
@@ -88,6 +92,7 @@ def evaluate(graph: Any, name: str, question: Question) -> dict[str, Any]:
         "cover_em": cover_exact_match(answer, question.answers),
         **gold_recall(searches, question.supporting_titles),
         **counters,
+        **muse,
         "wall_s": round(time.perf_counter() - start, 3),
         "error": error,
     }
@@ -150,6 +155,7 @@ def run_benchmark(
     concurrency: int = 1,
     progress: bool = True,
     warmup: bool = False,
+    before_graph: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Run every question through every graph, append rows to ``results.jsonl``, summarise.
 
@@ -167,6 +173,9 @@ def run_benchmark(
         warmup: First run :data:`WARMUP_QUESTION` once, unrecorded, through every graph with
             questions left, so that starting the engine, loading the encoder and compiling the
             graph's output grammar are not timed as part of its first question.
+        before_graph: Called with a graph's name before its questions start (graphs run one
+            after the other, the questions of one graph ``concurrency`` at a time), e.g. to
+            empty the engine's prefix cache so that no graph reuses another's prompts.
 
     Returns:
         The summary (see :func:`langgraph_parallel.eval.summary.summarize`).
@@ -217,18 +226,23 @@ def run_benchmark(
                 bar.update(1)
             return row
 
-        futures = [pool.submit(task, name, q) for name, q in todo]
-        try:
-            for future in as_completed(futures):
-                row = future.result()
-                if row is not None:
-                    rows.append(row)
-        except BaseException:
-            # Questions in flight still finish and are recorded; the rest never start.
-            stop.set()
-            for future in futures:
-                future.cancel()
-            raise
+        # One graph at a time: ``before_graph`` (emptying the prefix cache) needs an idle engine,
+        # and a graph's run then starts from the same cache state whatever ran before it.
+        for graph_name in dict.fromkeys(name for name, _ in todo):
+            if before_graph is not None:
+                before_graph(graph_name)
+            futures = [pool.submit(task, name, q) for name, q in todo if name == graph_name]
+            try:
+                for future in as_completed(futures):
+                    row = future.result()
+                    if row is not None:
+                        rows.append(row)
+            except BaseException:
+                # Questions in flight still finish and are recorded; the rest never start.
+                stop.set()
+                for future in futures:
+                    future.cancel()
+                raise
     summary = summarize(rows, list(graphs))
     write_summary(summary, out / SUMMARY_FILE)
     return summary

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.agent.state import COUNTER_KEYS
+from langgraph_parallel.eval.muse import MUSE_KEYS
 from langgraph_parallel.eval.recall import RECALL_KEYS
 
 __all__ = ["CLASSES", "METRIC_KEYS", "group_metrics", "summarize", "write_summary"]
@@ -40,6 +41,9 @@ def group_metrics(rows: Sequence[Row]) -> dict[str, Any]:
     Args:
         rows: Result rows (see :func:`langgraph_parallel.eval.harness.run_benchmark`).
 
+    Rows of the ParallelMuse graphs also carry :data:`~langgraph_parallel.eval.muse.MUSE_KEYS`
+    (joins and token accounting); their means, over the rows that have them, are added.
+
     Returns:
         ``{"n": int, key: float | None, ...}``; a mean is ``None`` when no row counts for it and
         is rounded to 6 decimals.
@@ -52,6 +56,10 @@ def group_metrics(rows: Sequence[Row]) -> dict[str, Any]:
         else:
             values = [float(row.get(key) or 0.0) for row in rows]
         out[key] = round(math.fsum(values) / len(values), 6) if values else None
+    for key in MUSE_KEYS:  # ParallelMuse graphs only: absent from other graphs' blocks
+        values = [float(row[key]) for row in rows if row.get(key) is not None]
+        if values:
+            out[key] = round(math.fsum(values) / len(values), 6)
     return out
 
 

@@ -15,7 +15,7 @@ import os
 import queue
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +64,14 @@ class _Job:
     future: Future[Any] = field(default_factory=Future)
 
 
+@dataclass
+class _Control:
+    """A call on the engine itself, run on the worker thread between engine steps."""
+
+    call: Callable[[Any], Any]
+    future: Future[Any] = field(default_factory=Future)
+
+
 class EngineWorker:
     """Owns a ``vllm.LLM`` and feeds it from a queue on a daemon thread.
 
@@ -74,7 +82,7 @@ class EngineWorker:
     def __init__(self, llm: Any) -> None:
         self.llm = llm
         self.tokenizer = llm.get_tokenizer()
-        self._queue: queue.Queue[_Job] = queue.Queue()
+        self._queue: queue.Queue[_Job | _Control] = queue.Queue()
         self._pending: dict[str, _Job] = {}
         self._ids = itertools.count()
         self._thread = threading.Thread(target=self._loop, name="vllm-engine", daemon=True)
@@ -86,11 +94,20 @@ class EngineWorker:
         self._queue.put(job)
         return job.future
 
+    def reset_prefix_cache(self) -> bool:
+        """Empty the prefix cache; ``False`` (nothing done) while requests are running.
+
+        Runs on the worker thread, which alone touches the engine.
+        """
+        control = _Control(lambda llm: bool(llm.reset_prefix_cache()))
+        self._queue.put(control)
+        return bool(control.future.result())
+
     def _loop(self) -> None:
         engine = self.llm.llm_engine
         while True:
             busy = engine.has_unfinished_requests()
-            jobs: list[_Job] = []
+            jobs: list[_Job | _Control] = []
             try:
                 jobs.append(self._queue.get(block=not busy))
                 while True:
@@ -98,7 +115,10 @@ class EngineWorker:
             except queue.Empty:
                 pass
             for job in jobs:
-                self._add(job)
+                if isinstance(job, _Control):
+                    _run_control(job, self.llm)
+                else:
+                    self._add(job)
             if not engine.has_unfinished_requests():
                 continue
             try:
@@ -125,6 +145,13 @@ class EngineWorker:
             job.future.set_exception(exc)
             return
         self._pending[request_id] = job
+
+
+def _run_control(control: _Control, llm: Any) -> None:
+    try:
+        control.future.set_result(control.call(llm))
+    except Exception as exc:  # the caller sees it; the worker thread must keep serving
+        control.future.set_exception(exc)
 
 
 _ENGINES: dict[tuple[str, tuple[tuple[str, Any], ...]], EngineWorker] = {}

@@ -72,6 +72,15 @@ class ChatVLLM(VLLMChatSettings):
             self._worker = get_engine(path, self.engine_kwargs)
         return self._worker
 
+    def reset_prefix_cache(self) -> None:
+        """Empty the engine's prefix cache (benchmarks: no run reuses another's prompts).
+
+        Raises:
+            RuntimeError: Requests are running (the engine refuses while any is).
+        """
+        if not self.worker.reset_prefix_cache():
+            raise RuntimeError("the engine refused to empty its prefix cache: requests running")
+
     @property
     def style(self) -> Literal["chat", "raw"]:
         """The prompt style in effect."""

@@ -374,3 +374,45 @@ def test_run_json_records_the_commits_that_wrote_rows(
     monkeypatch.setattr(bench_cli, "source_commit", lambda: "bbb")
     bench_cli._check_settings(out, settings)
     assert json.loads((out / "run.json").read_text()) == {"model": "m", "commits": ["aaa", "bbb"]}
+
+
+def test_before_graph_runs_once_per_graph_before_its_questions(tmp_path: Path) -> None:
+    graph_a, graph_b = FakeGraph(), FakeGraph()
+    seen: list[tuple[str, int, int]] = []
+
+    def before(name: str) -> None:
+        seen.append((name, len(graph_a.asked), len(graph_b.asked)))
+
+    run(tmp_path, {"a": graph_a, "b": graph_b}, questions(3), concurrency=3, before_graph=before)
+    # b starts only after every question of a finished: the hook sees an idle engine.
+    assert seen == [("a", 0, 0), ("b", 3, 0)]
+
+
+def test_bench_cli_muse_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph_parallel.apps.bench_muse import context_corpus_of, fresh_cache_hook
+
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path / "cache"))
+    dataset = write_dataset(tmp_path / "hotpotqa_tiny.jsonl")
+    base = ["bench", "--dataset", str(dataset), "--out", str(tmp_path / "o")]
+    assert main([*base, "--graphs", "sequential", "--budget", "4"]) == 2
+    assert "--budget apply to the graphs parallel-muse" in capsys.readouterr().err
+    assert main([*base, "--graphs", "parallel-muse", "--corpus", "contexts"]) == 2
+    assert "no 'context' paragraphs" in capsys.readouterr().err
+    args = build_parser().parse_args(
+        [*base, "--graphs", "parallel-muse", "--budget", "8", "--region", "all", "--fresh-cache"]
+    )
+    assert bench_command(args).endswith("--index hybrid --budget 8 --region all --fresh-cache")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*base, "--graphs", "parallel-muse", "--join", "best"])
+    with pytest.raises(UserError, match="--fresh-cache needs the in-process engine"):
+        fresh_cache_hook({"parallel-muse": object()})
+    rows = [
+        {"question": "Q?", "answer": "a", "context": [{"title": "T", "sentences": ["A ", "b."]}]},
+        {"question": "R?", "answer": "b", "context": [{"title": "U", "sentences": ["C."]}]},
+    ]
+    wiki = tmp_path / "2wiki.jsonl"
+    wiki.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    corpus = [json.loads(line) for line in context_corpus_of(str(wiki)).read_text().splitlines()]
+    assert [(d["title"], d["text"]) for d in corpus] == [("T", "A b."), ("U", "C.")]

@@ -30,10 +30,11 @@ LAYERS: dict[str, int] = {
     "parallel_search": 5,
     "baselines": 5,
     "parallel_muse": 6,
-    "eval": 6,
-    "train": 7,
+    # what measures and trains them
+    "eval": 7,
+    "train": 8,
     # what people run
-    "apps": 8,
+    "apps": 9,
 }
 
 

@@ -1,0 +1,125 @@
+"""``bench`` options for ParallelMuse runs: graph settings, a fresh prefix cache, context corpora.
+
+The ParallelMuse benchmark (long trajectories, partial vs independent rollouts) runs through the
+one harness, ``bench``; these options are what it needs beyond the other graphs:
+
+- ``--budget``, ``--region``, ... (the ``MuseContext`` fields a sweep varies), passed to
+  ``parallel-muse`` and ``rollouts-majority`` only;
+- ``--fresh-cache``: empty the engine's prefix cache before each graph, so a system's cached
+  prompt tokens come from its own calls, never from another system's run of the same questions;
+- ``--corpus contexts``: search a file's questions among its rows' own paragraphs (2Wiki and
+  MuSiQue ship no shared corpus).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.parallel_muse.context import JOINS, REPORT_MODES
+from langgraph_parallel.parallel_muse.uncertainty import REGIONS
+
+__all__ = [
+    "MUSE_GRAPHS",
+    "MUSE_OPTIONS",
+    "add_muse_arguments",
+    "context_corpus_of",
+    "fresh_cache_hook",
+    "muse_flags",
+    "muse_settings",
+]
+
+MUSE_GRAPHS = ("parallel-muse", "rollouts-majority")
+MUSE_OPTIONS: dict[str, dict[str, Any]] = {
+    "budget": {"type": int, "help": "trajectories per question"},
+    "initial_rollouts": {"type": int, "help": "full rollouts before branching"},
+    "top_k_steps": {"type": int, "help": "branch points per round"},
+    "samples_per_step": {"type": int, "help": "branches per branch point"},
+    "rounds": {"type": int, "help": "branching rounds"},
+    "region": {"choices": REGIONS, "help": "region whose uncertainty picks branch points"},
+    "join": {"choices": JOINS, "help": "how the answer is picked"},
+    "reports": {"choices": REPORT_MODES, "help": "which trajectories get a report"},
+}
+"""MuseContext fields ``bench`` sets on the ParallelMuse graphs (default: the graph's own)."""
+
+
+def add_muse_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--fresh-cache`` and the ParallelMuse settings to ``bench``'s parser."""
+    parser.add_argument(
+        "--fresh-cache",
+        action="store_true",
+        help="empty the engine's prefix cache before each graph, so no graph's cached prompt "
+        "tokens come from another's run (in-process engine only)",
+    )
+    group = parser.add_argument_group(
+        "ParallelMuse graphs", f"settings of {' and '.join(MUSE_GRAPHS)} (default: the graph's)"
+    )
+    for key, spec in MUSE_OPTIONS.items():
+        group.add_argument("--" + key.replace("_", "-"), default=None, **spec)
+
+
+def muse_settings(args: argparse.Namespace, graphs: Sequence[str]) -> dict[str, Any]:
+    """Return the ParallelMuse settings given on the command line, checked against the graphs.
+
+    Raises:
+        UserError: A setting is given but no ParallelMuse graph is run.
+    """
+    muse = {key: getattr(args, key) for key in MUSE_OPTIONS if getattr(args, key) is not None}
+    if muse and not set(graphs) & set(MUSE_GRAPHS):
+        flags = ", ".join("--" + key.replace("_", "-") for key in muse)
+        raise UserError(f"{flags} apply to the graphs {' and '.join(MUSE_GRAPHS)}; add one.")
+    return muse
+
+
+def muse_flags(args: argparse.Namespace) -> list[str]:
+    """Return the command-line words of the options of this module that ``args`` sets."""
+    words: list[str] = []
+    for key in MUSE_OPTIONS:
+        if getattr(args, key) is not None:
+            words += ["--" + key.replace("_", "-"), str(getattr(args, key))]
+    return words + (["--fresh-cache"] if args.fresh_cache else [])
+
+
+def context_corpus_of(dataset: str) -> Path:
+    """Write the paragraphs of every row of ``dataset`` (its ``context``) as a corpus file.
+
+    Every question of the file is then searched among all the file's paragraphs, its own gold
+    and distractor ones included.
+
+    Raises:
+        UserError: The file's rows have no ``context``.
+    """
+    from langgraph_parallel.eval.datasets import QUESTION_FORMAT
+    from langgraph_parallel.jsonl import read_objects
+    from langgraph_parallel.train.contexts import context_corpus
+
+    contexts = [
+        {p["title"]: "".join(p.get("sentences") or []).strip() for p in row.get("context") or []}
+        for _, row in read_objects(Path(dataset), what="question file", fmt=QUESTION_FORMAT)
+    ]
+    if not any(contexts):
+        raise UserError(
+            f"{dataset} has no 'context' paragraphs to build a corpus from; pass --corpus FILE."
+        )
+    return context_corpus(contexts)
+
+
+def fresh_cache_hook(models: Mapping[str, Any]) -> Callable[[str], None]:
+    """Return a ``before_graph`` hook emptying the prefix cache of the graph's engine.
+
+    Args:
+        models: Graph name -> its chat model.
+
+    Raises:
+        UserError: A graph's model has no in-process engine to empty.
+    """
+    other = [name for name, model in models.items() if not hasattr(model, "reset_prefix_cache")]
+    if other:
+        raise UserError(
+            f"--fresh-cache needs the in-process engine (an embedded model or a model folder); "
+            f"{', '.join(other)} run on another model."
+        )
+    return lambda name: models[name].reset_prefix_cache()
