@@ -11,11 +11,14 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
 from langgraph_parallel.apps.bench_cli import add_bench_parser, add_index_argument
+from langgraph_parallel.apps.bench_muse import MUSE_GRAPHS
 from langgraph_parallel.apps.registry import GRAPH_NAMES
 from langgraph_parallel.errors import UserError, describe_error
+from langgraph_parallel.parallel_muse.tree import check_tree_path, draw_tree
 from langgraph_parallel.train.cli import add_train_parser
 
 
@@ -33,6 +36,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise UserError(
             'The question is empty: pass one, e.g. langgraph-parallel ask "Who wrote Hamlet?".'
         )
+    tree = None
+    if args.tree:  # checked before any model loads: a bad --tree must not cost an engine start
+        if args.graph not in MUSE_GRAPHS:  # the graphs whose output has trajectories
+            raise UserError(f"--tree needs --graph {' or '.join(MUSE_GRAPHS)} (got {args.graph}).")
+        tree = check_tree_path(args.tree)
     from langgraph_parallel.agent.run import run_question
     from langgraph_parallel.apps.registry import build_graph, default_model, load_model
     from langgraph_parallel.models.served import find_server
@@ -59,6 +67,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     run = run_question(graph, question, on_event=None if args.json else print_event)
     if args.json:
         print(json.dumps(run.summary()))
+        write_tree(run.state, tree, file=sys.stderr)  # stdout stays one JSON object
         return 0
     print(f"question: {question}")
     print("trace:")
@@ -69,7 +78,19 @@ def cmd_ask(args: argparse.Namespace) -> int:
     for key, value in run.summary().items():
         if key != "answer":
             print(f"{key}: {value}")
+    write_tree(run.state, tree, file=sys.stdout)
     return 0
+
+
+def write_tree(state: dict[str, Any], path: Path | None, *, file: TextIO) -> None:
+    """Draw the run's trajectory tree to ``path`` (if given) and say where it went."""
+    if path is None:
+        return
+    try:
+        draw_tree(state, path)
+    except OSError as exc:
+        raise UserError(f"Cannot write the tree to {path}: {exc}") from exc
+    print(f"tree: {path}", file=file)
 
 
 def render_event(event: dict[str, Any]) -> str:
@@ -177,6 +198,12 @@ def build_parser() -> argparse.ArgumentParser:
         "model, else in process; none: always in process",
     )
     ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.add_argument(
+        "--tree",
+        metavar="FILE",
+        help="parallel-muse, rollouts-majority: draw the trajectories as a tree (branch points, "
+        "step uncertainty, the chosen one) to FILE: .png, .svg, or Mermaid text .mmd / .md",
+    )
     ask.set_defaults(func=cmd_ask)
 
     serve = sub.add_parser("serve", help="serve a model with vLLM's OpenAI-compatible server")
