@@ -6,7 +6,8 @@ sequential questions, synthesises a ``parallel`` and a ``sequential`` trajectory
 running the real graph on a scripted teacher (:mod:`.synth`), keeps the questions both policies
 kept, and trains one LoRA adapter per policy with TRL's ``SFTTrainer`` (loss only on the model's
 steps: the dataset is pre-tokenized with a ``completion_mask``). Both policies see the same
-questions, so ParallelSearch-vs-Search-R1 compares equally trained models, as in the paper.
+questions (also when ``--policies`` trains one of them now and the other later), so
+ParallelSearch-vs-Search-R1 compares equally trained models, as in the paper.
 
 An adapter folder holds float16 weights, ``adapter_config.json`` and the card (base model,
 command, data files and counts, excluded ids, settings, log); ``ask --model FOLDER`` merges it.
@@ -40,12 +41,10 @@ class SFTRunConfig:
         model: Base model: an embedded name or a model folder.
         per_class: Questions per class (parallelizable, sequential); ``None``: all.
         exclude: Question files whose ids are never trained on (the evaluation sample).
-        corpus: Corpus to search; ``None``: the bundled HotpotQA index for HotpotQA, an index of
-            the rows' own contexts for other datasets.
+        corpus: Corpus to search; ``None``: the bundled index for HotpotQA, else the rows' own.
         epochs: Passes over the data.
         learning_rate: Peak AdamW learning rate (cosine decay after the warm-up).
-        warmup_steps: Optimizer steps of linear warm-up from 0 (the first step learns nothing
-            when there is any: its rate is 0).
+        warmup_steps: Optimizer steps of linear warm-up from 0 (the first one learns nothing).
         batch_size: Sequences per optimizer step.
         micro_batch: Sequences per forward pass (2 was ~1.8x faster per sequence than 8 on a
             2-core CPU; a GPU takes the whole batch).
@@ -104,11 +103,7 @@ def pick_questions(config: SFTRunConfig) -> list[GoldQuestion]:
 
 
 def synthesize_all(config: SFTRunConfig, golds: list[GoldQuestion]) -> list[dict[str, Any]]:
-    """Trajectories of the chosen policies for the questions that every policy kept.
-
-    Both policies are synthesised even when only one is trained (synthesis takes seconds), so
-    ``--policies parallel`` now and ``--policies sequential`` later train on the same questions.
-    """
+    """Trajectories of the chosen policies for the questions that *every* policy kept."""
     from langgraph_parallel.train.synth import MemoSearcher, synthesize
 
     search = MemoSearcher(searcher_for(config, golds))
