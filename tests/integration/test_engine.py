@@ -39,6 +39,16 @@ def test_second_call_with_a_shared_long_prefix_reads_the_prefix_cache(chat_model
     assert first.usage_metadata["input_tokens"] == prompt
 
 
+def test_reset_prefix_cache_empties_it_between_calls(chat_model):
+    prompt = LONG_PREFIX + "\nQuestion three?"
+    chat_model.invoke(prompt, max_tokens=4)
+    warm = chat_model.invoke(prompt, max_tokens=4)
+    assert warm.usage_metadata["input_token_details"]["cache_read"] > 400
+    chat_model.reset_prefix_cache()
+    cold = chat_model.invoke(prompt, max_tokens=4)
+    assert cold.usage_metadata["input_token_details"]["cache_read"] == 0
+
+
 def test_concurrent_calls_give_the_same_greedy_outputs_as_sequential_ones(chat_model):
     prompts = [f"Question: What is {i} plus {i}?\nAnswer:" for i in range(4)]
     sequential = [chat_model.invoke(p, max_tokens=12).content for p in prompts]
