@@ -34,10 +34,11 @@ CAPTIONS = {
     "parallel_muse": "ParallelMuse: `create_parallel_muse_graph(model, search)`. `router` sends "
     "rollouts and forks from uncertain steps, then one `report` per distinct trajectory (one "
     "whose steps and answer equal another's gets a copy of its report, `reused_from` naming the "
-    "source; `reports=\"contested\"` writes reports only when the analyst will read them and "
-    "otherwise goes straight to `aggregate`; `reports=\"all\"` reports every trajectory); "
-    "`aggregate` joins them. Each `rollout` is the ParallelSearch agent loop as a subgraph, started from "
-    "the branch's message prefix (`start`), ending in the trajectory it writes (`answer`).",
+    'source; `reports="contested"` writes reports only when the analyst will read them and '
+    'otherwise goes straight to `aggregate`; `reports="all"` reports every trajectory); '
+    "`aggregate` joins them. Each `rollout` is the ParallelSearch agent loop as a subgraph, "
+    "started from the branch's message prefix (`start`), ending in the trajectory it writes "
+    "(`answer`).",
     "fan_out_search": "The fan-out step alone: `create_fan_out_search_graph(search)`, or "
     "`add_parallel_search(builder, search)` to add it to your own graph "
     "(`examples/01_add_fan_out_to_your_graph.py`).",

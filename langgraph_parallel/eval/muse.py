@@ -20,6 +20,7 @@ from typing import Any
 from langgraph_parallel.metrics import exact_match
 from langgraph_parallel.parallel_muse.accounting import COST_KEYS, muse_costs
 from langgraph_parallel.parallel_muse.reduce import vote
+from langgraph_parallel.parallel_muse.tree import mermaid_tree
 
 __all__ = ["JOIN_KEYS", "MUSE_KEYS", "muse_fields"]
 
@@ -34,12 +35,16 @@ MUSE_KEYS: tuple[str, ...] = (*JOIN_KEYS, *COST_KEYS)
 """Keys a ParallelMuse row adds; the summary averages them over the rows that have them."""
 
 
-def muse_fields(state: Mapping[str, Any], answers: Sequence[str]) -> dict[str, float | None]:
-    """Return the :data:`MUSE_KEYS` of one run, or ``{}`` if it has no trajectories.
+def muse_fields(state: Mapping[str, Any], answers: Sequence[str]) -> dict[str, Any]:
+    """Return the :data:`MUSE_KEYS` of one run and its ``tree``, or ``{}`` without trajectories.
 
     Args:
         state: The graph's output.
         answers: The gold answers.
+
+    Returns:
+        The numbers, and ``tree``: the run as Mermaid
+        (:func:`~langgraph_parallel.parallel_muse.tree.mermaid_tree`), for the report's trees.
     """
     trajectories = list(state.get("trajectories") or [])
     if not trajectories:
@@ -53,4 +58,4 @@ def muse_fields(state: Mapping[str, Any], answers: Sequence[str]) -> dict[str, f
     for join in ("majority", "weighted"):
         chosen, _ = vote(trajectories, weighted=join == "weighted")
         fields[f"em_join_{join}"] = exact_match(chosen["answer"] if chosen else None, answers)
-    return {**fields, **muse_costs(state)}
+    return {**fields, **muse_costs(state), "tree": mermaid_tree(state)}

@@ -12,12 +12,20 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.eval.muse_report import (
+    SAVING_PLOT,
+    TREES_FILE,
+    muse_section,
+    plot_saving_vs_length,
+    write_trees,
+)
 from langgraph_parallel.eval.summary import CLASSES
 
 __all__ = [
     "EM_PLOT",
     "REPORT_FILE",
     "USAGE_PLOT",
+    "new_figure",
     "markdown_report",
     "plot_em_vs_tokens",
     "plot_usage_by_class",
@@ -111,11 +119,13 @@ def markdown_report(
     )
     if rows is not None:
         lines += ["## Outcomes", "", *_outcomes(rows, graphs)]
+    lines += muse_section(summary)
     lines += ["## Plots", ""] + [f"![{name}]({name})" for name in plots]
     return "\n".join(lines) + "\n"
 
 
-def _figure(width: float, height: float) -> Any:
+def new_figure(width: float, height: float) -> Any:
+    """Return a matplotlib ``Figure`` on the Agg canvas (no pyplot, no display)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -128,7 +138,7 @@ def _figure(width: float, height: float) -> Any:
 
 def plot_em_vs_tokens(summary: Mapping[str, Any], path: Path) -> Path:
     """Scatter EM against mean total tokens (prompt + completion) per question, one dot a graph."""
-    figure = _figure(6, 4.5)
+    figure = new_figure(6, 4.5)
     ax = figure.add_subplot()
     for name, block in summary["graphs"].items():
         m = block["all"]
@@ -150,7 +160,7 @@ def plot_em_vs_tokens(summary: Mapping[str, Any], path: Path) -> Path:
 def plot_usage_by_class(summary: Mapping[str, Any], path: Path) -> Path:
     """Plot mean ``llm_calls`` and ``turns`` per question class as grouped bars, one per graph."""
     graphs: Mapping[str, Any] = summary["graphs"]
-    figure = _figure(9, 4)
+    figure = new_figure(9, 4)
     width = 0.8 / max(len(graphs), 1)
     for position, key in enumerate(("llm_calls", "turns"), start=1):
         ax = figure.add_subplot(1, 2, position)
@@ -183,12 +193,22 @@ def write_report(
         rows: The result rows, for the outcomes table.
 
     Returns:
-        The paths written: report, EM plot, usage plot.
+        The paths written: report, EM plot, usage plot, and for ParallelMuse rows the saving
+        plot and ``trees.md`` (:mod:`~langgraph_parallel.eval.muse_report`).
     """
     out = Path(out_dir)
-    em_plot = plot_em_vs_tokens(summary, out / EM_PLOT)
-    usage_plot = plot_usage_by_class(summary, out / USAGE_PLOT)
+    rows = list(rows) if rows is not None else None
+    paths = [
+        plot_em_vs_tokens(summary, out / EM_PLOT),
+        plot_usage_by_class(summary, out / USAGE_PLOT),
+    ]
+    extra = [
+        plot_saving_vs_length(rows or [], out / SAVING_PLOT),
+        write_trees(rows or [], out / TREES_FILE),
+    ]
+    paths += [p for p in extra if p is not None]
+    plots = [p.name for p in paths if p.suffix == ".png"]
     report = out / REPORT_FILE
-    text = markdown_report(summary, command=command, rows=rows, plots=(EM_PLOT, USAGE_PLOT))
+    text = markdown_report(summary, command=command, rows=rows, plots=plots)
     report.write_text(text, encoding="utf-8")
-    return [report, em_plot, usage_plot]
+    return [report, *paths]

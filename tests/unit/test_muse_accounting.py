@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from langgraph_parallel.eval.muse import MUSE_KEYS, muse_fields
-from langgraph_parallel.eval.summary import group_metrics
+from langgraph_parallel.eval.report import write_report
+from langgraph_parallel.eval.summary import group_metrics, summarize
 from langgraph_parallel.parallel_muse.accounting import COST_KEYS, muse_costs
 from langgraph_parallel.parallel_muse.regions import region_spans
 
@@ -93,7 +95,7 @@ def test_regions_are_unknown_without_logprobs_never_guessed() -> None:
 def test_fields_score_every_join_on_the_same_trajectories() -> None:
     state = run_state()
     fields = muse_fields(state, ["Paris"])
-    assert set(fields) == set(MUSE_KEYS)
+    assert set(fields) == {*MUSE_KEYS, "tree"} and fields["tree"].startswith("flowchart TD")
     assert fields["em_join_graph"] == 0.0  # the graph picked Lyon
     assert fields["em_single"] == 1.0  # t0 alone said Paris
     assert fields["em_any"] == 1.0
@@ -111,3 +113,31 @@ def test_summary_averages_muse_keys_only_where_rows_have_them() -> None:
     assert block["em_single"] == pytest.approx(0.5)
     assert block["exploration_tokens"] == pytest.approx(10.0)
     assert "agent_cost" not in block and "agent_cost" not in group_metrics([{"em": 1.0}])
+
+
+def test_report_adds_muse_tables_saving_plot_and_trees(tmp_path: Path) -> None:
+    rows = []
+    for qid, cost in (("q1", 100.0), ("q2", 300.0)):
+        for graph, factor in (("parallel-muse", 0.5), ("rollouts-majority", 1.0)):
+            fields = {key: 1.0 for key in MUSE_KEYS}
+            fields |= {"agent_cost": cost * factor, "steps_per_trajectory": 2.0 + (qid == "q2")}
+            rows.append({"graph": graph, "id": qid, "question": f"{qid}?", "type": "bridge",
+                         "class": "sequential", "em": 1.0, "answer": "a", **fields,
+                         "tree": f"flowchart TD\n    q[\"{qid}\"]"})  # fmt: skip
+    summary = summarize(rows, ["parallel-muse", "rollouts-majority"])
+    paths = write_report(summary, tmp_path, command="bench ...", rows=rows)
+    assert {p.name for p in paths} >= {"report.md", "muse_saving.png", "trees.md"}
+    report = (tmp_path / "report.md").read_text()
+    assert "## ParallelMuse: cost and joins" in report
+    assert "Partial over independent rollouts: agent_cost 0.500x" in report
+    assert "![muse_saving.png](muse_saving.png)" in report
+    assert (tmp_path / "trees.md").read_text().count("```mermaid") == 4
+    plain = [{**r, "graph": "sequential"} for r in rows[:1]]
+    for row in plain:
+        for key in [*MUSE_KEYS, "tree"]:
+            row.pop(key)
+    other = tmp_path / "plain"
+    other.mkdir()
+    names = {p.name for p in write_report(summarize(plain), other, command="b", rows=plain)}
+    assert names == {"report.md", "em_vs_tokens.png", "calls_turns_by_class.png"}
+    assert "ParallelMuse" not in (other / "report.md").read_text()
