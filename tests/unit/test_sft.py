@@ -363,9 +363,11 @@ def test_train_grpo_starts_from_the_parallel_policy_with_gated_balanced_rewards(
     monkeypatch.setattr(grpo, "train", lambda config, command: seen.append(config) or tmp_path)
     assert main(["train", "grpo", "--dataset", "d.jsonl", "--out", "o"]) == 0
     assert main(["train", "grpo", "--dataset", "d", "--out", "o", "--no-gate", "--unbalanced"]) == 0
-    gated, loose = seen
+    assert main(["train", "grpo", "--dataset", "d", "--out", "o", "--gold-mix"]) == 0
+    gated, loose, mixed = seen
     assert gated.model == "smollm2-parallel" and gated.balanced and gated.reward.require_answer
     assert not loose.balanced and not loose.reward.require_answer
+    assert mixed.gold_mix and not gated.gold_mix
 
 
 def test_grpo_questions_alternate_classes_and_skip_held_out(tmp_path: Path) -> None:

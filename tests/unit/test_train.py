@@ -18,7 +18,8 @@ from langgraph_parallel.models.adapters import MODEL_CARD
 from langgraph_parallel.models.folders import folder_prompt_style
 from langgraph_parallel.prompts import few_shot_prompt
 from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION
-from langgraph_parallel.train.grpo import TrainConfig, reward_functions
+from langgraph_parallel.train.grpo import TrainConfig
+from langgraph_parallel.train.grpo_rewards import reward_functions
 from langgraph_parallel.train.policy import _Batcher, cut_at_stop
 from langgraph_parallel.train.rollout import GraphRollout, completion_tokens
 from tests.fakes import CountingSearcher
