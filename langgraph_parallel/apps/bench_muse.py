@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.parallel_muse.context import JOINS, REPORT_MODES
+from langgraph_parallel.parallel_muse.context import JOINS, REPORT_MODES, REPORT_STYLES
 from langgraph_parallel.parallel_muse.uncertainty import REGIONS
 
 __all__ = [
@@ -42,6 +42,7 @@ MUSE_OPTIONS: dict[str, dict[str, Any]] = {
     "region": {"choices": REGIONS, "help": "region whose uncertainty picks branch points"},
     "join": {"choices": JOINS, "help": "how the answer is picked"},
     "reports": {"choices": REPORT_MODES, "help": "which trajectories get a report"},
+    "report_style": {"choices": REPORT_STYLES, "help": "reports by a model call or extracted"},
 }
 """MuseContext fields ``bench`` sets on the ParallelMuse graphs (default: the graph's own)."""
 

@@ -9,12 +9,15 @@ from langgraph_parallel.agent.context import SearchContext
 from langgraph_parallel.parallel_muse.uncertainty import MODES, REGIONS, Mode, Region
 from langgraph_parallel.prompts import ANALYST_PROMPT, REPORT_PROMPT
 
-__all__ = ["JOINS", "REPORT_MODES", "Join", "MuseContext", "ReportMode"]
+__all__ = ["JOINS", "REPORT_MODES", "REPORT_STYLES", "Join", "MuseContext", "ReportMode",
+           "ReportStyle"]  # fmt: skip
 
 Join = Literal["select", "majority", "weighted"]
 JOINS: tuple[str, ...] = ("select", "majority", "weighted")
 ReportMode = Literal["all", "distinct", "contested"]
 REPORT_MODES: tuple[str, ...] = ("all", "distinct", "contested")
+ReportStyle = Literal["model", "extract"]
+REPORT_STYLES: tuple[str, ...] = ("model", "extract")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,6 +39,9 @@ class MuseContext(SearchContext):
             only for trajectories that answered, and only when ``join`` is ``select`` and their
             normalised answers differ (the only case the analyst reads reports); otherwise no
             report is written at all.
+        report_style: ``model`` (one model call compresses the trajectory, the paper's way) or
+            ``extract`` (the trajectory's plan, searches and found titles, reasoning and answer
+            written without a call; see :mod:`..extract`).
         temperature: Sampling temperature of every agent step.
         top_p: Nucleus sampling of every agent step.
         seed: Trajectory ``i`` samples with seed ``seed + i``, so branches differ.
@@ -53,6 +59,7 @@ class MuseContext(SearchContext):
     mode: Mode = "entropy"
     join: Join = "select"
     reports: ReportMode = "distinct"
+    report_style: ReportStyle = "model"
     temperature: float = 0.6
     top_p: float = 0.95
     seed: int = 0
@@ -78,6 +85,7 @@ class MuseContext(SearchContext):
             ("mode", MODES),
             ("join", JOINS),
             ("reports", REPORT_MODES),
+            ("report_style", REPORT_STYLES),
         ):
             if getattr(self, name) not in allowed:
                 raise ValueError(

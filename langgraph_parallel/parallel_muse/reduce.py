@@ -4,7 +4,8 @@ A report call is greedy, so trajectories with the same report prompt (:func:`rep
 the same steps and observations, hence the same answer) share one call: the router sends one
 :class:`ReportTask` per distinct prompt, listing the others in ``copies``, and ``report`` writes
 a copy for each (``reused_from`` names the source; a failed call's stub is shared too). The
-``reports`` setting of :class:`MuseContext` picks which trajectories are reported at all.
+``reports`` setting of :class:`MuseContext` picks which trajectories are reported at all, and
+``report_style="extract"`` writes each report from the trajectory itself (:mod:`.extract`).
 
 Join modes of ``aggregate``:
 
@@ -44,6 +45,7 @@ from langgraph_parallel.errors import (
 from langgraph_parallel.metrics import normalize_answer
 from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.parallel_muse.context import MuseContext
+from langgraph_parallel.parallel_muse.extract import extract_report
 from langgraph_parallel.parallel_muse.state import Report, ReportTask, Trajectory
 from langgraph_parallel.parallel_muse.uncertainty import answer_confidence
 from langgraph_parallel.prompts import ANALYST_RAW_PRIMER, REPORT_RAW_PRIMER
@@ -97,27 +99,26 @@ class ReportNode:
         """Return ``{"reports": [report, *copies], "counters": report_* counters}``."""
         ctx = run_context(runtime, self.defaults)
         trajectory = task["trajectory"]
-        steps = report_steps(trajectory)
-        prompt = ctx.report_prompt.format(question=task["question"], trajectory=steps)
-        raw = prompt_style(self.model, ctx) == "raw"
-        report = Report(
-            trajectory=trajectory["id"],
-            index=trajectory["index"],
-            answer=trajectory["answer"],
-            text="",
-            error=None,
-            reused_from=None,
-        )
+        report = Report(trajectory=trajectory["id"], index=trajectory["index"],
+                        answer=trajectory["answer"], text="", error=None,
+                        reused_from=None)  # fmt: skip
         counters: dict[str, int] = {}
-        try:
-            text, counters = _ask(
-                self.model, prompt + (REPORT_RAW_PRIMER if raw else ""), ctx, "report"
+        if ctx.report_style == "extract":  # no model call (parallel_muse/extract.py says why)
+            report["text"] = extract_report(trajectory)
+        else:
+            prompt = ctx.report_prompt.format(
+                question=task["question"], trajectory=report_steps(trajectory)
             )
-        except Exception as exc:  # reported in the stub; the other reports still count
-            report["error"] = reported_error(exc, runtime, self.retry)
-            answer = trajectory["answer"] or "unknown"
-            text = f"(report failed: {report['error']})\n\nAnswer: {answer}"
-        report["text"] = (REPORT_RAW_PRIMER.lstrip() if raw else "") + text.strip()
+            raw = prompt_style(self.model, ctx) == "raw"
+            try:
+                text, counters = _ask(
+                    self.model, prompt + (REPORT_RAW_PRIMER if raw else ""), ctx, "report"
+                )
+            except Exception as exc:  # reported in the stub; the other reports still count
+                report["error"] = reported_error(exc, runtime, self.retry)
+                answer = trajectory["answer"] or "unknown"
+                text = f"(report failed: {report['error']})\n\nAnswer: {answer}"
+            report["text"] = (REPORT_RAW_PRIMER.lstrip() if raw else "") + text.strip()
         copies = [
             Report(
                 trajectory=copy["trajectory"],

@@ -191,3 +191,30 @@ def test_plan_reports_groups_by_steps_and_answer():
     # The same steps with another answer (a different stop) are not merged.
     found = [trajectory(0, "a", "x"), trajectory(1, "a", None)]
     assert len(plan_reports("Q", found, MuseContext())) == 2
+
+
+def test_extracted_reports_need_no_model_call_and_still_feed_the_analyst():
+    state, model = run(
+        {0: "Paris", 1: "London"},
+        search_first=True,
+        max_turns=2,
+        report_style="extract",
+        join="select",
+        analyst="<choice>2</choice>",
+    )
+    assert model.count(REPORT_MARK) == 0 and "report_calls" not in state["counters"]
+    first = state["reports"][0]["text"]
+    assert first.startswith("## Solution Planning")
+    assert "- searched q0: found Title q0" in first and first.endswith("Answer: Paris")
+    # The analyst read the extracted reports and its choice decided the answer.
+    assert model.count(ANALYST_MARK) == 1 and state["answer"] == "London"
+    with pytest.raises(ValueError, match="report_style must be one of model, extract"):
+        MuseContext(report_style="short")  # type: ignore[arg-type]
+
+
+def test_extracted_report_of_a_trajectory_that_never_searched_nor_answered():
+    from langgraph_parallel.parallel_muse.extract import extract_report
+
+    messages = [{"role": "user", "content": "PROMPT"}, {"role": "assistant", "content": "hmm"}]
+    text = extract_report({"messages": messages, "answer": None})
+    assert "- no search" in text and "(no plan stated)" in text and text.endswith("unknown")
