@@ -156,9 +156,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "corpus": corpus and str(Path(corpus).resolve()),
         "index": args.index,
         "fresh_cache": args.fresh_cache,
+        "muse": muse,  # always recorded, so a resume with other graphs keeps them in run.json
     }
-    if set(names) & set(MUSE_GRAPHS):
-        settings["muse"] = muse
     _check_settings(out, settings)
     models = {
         m: load_model(m, check=True) for m in dict.fromkeys(chosen.values())

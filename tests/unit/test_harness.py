@@ -416,3 +416,13 @@ def test_bench_cli_muse_settings(
     wiki.write_text("".join(json.dumps(r) + "\n" for r in rows))
     corpus = [json.loads(line) for line in context_corpus_of(str(wiki)).read_text().splitlines()]
     assert [(d["title"], d["text"]) for d in corpus] == [("T", "A b."), ("U", "C.")]
+
+
+def test_muse_settings_are_part_of_what_a_resume_must_repeat(tmp_path: Path) -> None:
+    from langgraph_parallel.apps.bench_cli import _check_settings
+
+    settings = {"model": "auto", "fresh_cache": True, "muse": {"budget": 4}}
+    _check_settings(tmp_path, settings)
+    with pytest.raises(UserError, match="muse=\\{'budget': 4\\}"):
+        _check_settings(tmp_path, {**settings, "muse": {}})  # e.g. rerun without --budget 4
+    assert json.loads((tmp_path / "run.json").read_text())["muse"] == {"budget": 4}
