@@ -147,6 +147,12 @@ def search_count_reward(searches: int, question_class: str, config: RewardConfig
     return 0.0
 
 
+def first_search_decomposed(actions: Iterable[Action]) -> bool | None:
+    """Whether the first search has two or more sub-queries (``None``: there is no search)."""
+    searches = [a for a in actions if a.kind == "search"]
+    return len(searches[0].queries) >= 2 if searches else None
+
+
 def score_steps(
     steps: Iterable[str | Action],
     golds: Golds,
@@ -172,7 +178,7 @@ def score_steps(
     answers = [a for a in actions if a.kind == "answer"]
     correct = bool(answers) and exact_match(answers[-1].answer, golds) == 1.0
     valid = is_valid_format(actions)
-    decomposed = len(searches[0].queries) >= 2 if searches else None
+    decomposed = first_search_decomposed(actions)
     pays = valid or not config.require_answer
     return Reward(
         outcome=outcome_reward(correct, valid, config),

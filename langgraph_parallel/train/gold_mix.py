@@ -15,20 +15,12 @@ from collections.abc import Mapping, Sequence
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.protocol import parse_action
+from langgraph_parallel.rewards import first_search_decomposed
 
-__all__ = ["Encoded", "first_search_decomposed", "gold_transcripts", "mix_gold"]
+__all__ = ["Encoded", "gold_transcripts", "mix_gold"]
 
 Encoded = tuple[list[int], list[int], list[str]]
-"""``(completion_ids, env_mask, steps)`` of one transcript (:func:`completion_tokens`)."""
-
-
-def first_search_decomposed(steps: Sequence[str]) -> bool:
-    """Whether the first search of ``steps`` has two or more sub-queries."""
-    for step in steps:
-        action = parse_action(step)
-        if action.kind == "search":
-            return len(action.queries) >= 2
-    return False
+"""``(completion_ids, env_mask, steps)`` of one transcript (:func:`~.rollout.completion_tokens`)."""
 
 
 def mix_gold(
@@ -49,7 +41,7 @@ def mix_gold(
         groups.setdefault(prompt, []).append(index)
     mixed = [False] * len(prompts)
     for prompt, members in groups.items():
-        if prompt in gold and not any(first_search_decomposed(rollouts[i][2]) for i in members):
+        if prompt in gold and not any(_decomposed(rollouts[i][2]) for i in members):
             rollouts[members[-1]] = gold[prompt]
             mixed[members[-1]] = True
     return mixed
@@ -94,3 +86,8 @@ def gold_transcripts(
             "with supporting facts (e.g. hotpotqa_dev_distractor_subset)."
         )
     return gold
+
+
+def _decomposed(steps: Sequence[str]) -> bool:
+    # The reward's own test of a decomposition, so the mix fires exactly when that term is 0.
+    return bool(first_search_decomposed(parse_action(step) for step in steps))

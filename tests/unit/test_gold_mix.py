@@ -15,8 +15,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.prompts import raw_prompt
-from langgraph_parallel.rewards import RewardConfig
-from langgraph_parallel.train.gold_mix import first_search_decomposed, gold_transcripts, mix_gold
+from langgraph_parallel.protocol import parse_action
+from langgraph_parallel.rewards import RewardConfig, first_search_decomposed
+from langgraph_parallel.train.gold_mix import gold_transcripts, mix_gold
 from langgraph_parallel.train.grpo_rewards import reward_functions
 from langgraph_parallel.train.rollout import GraphRollout, completion_tokens, to_messages
 from tests.unit.test_sft import COMPARISON, TitleSearcher
@@ -37,8 +38,9 @@ def test_only_groups_without_a_decomposition_get_their_gold_trajectory() -> None
     gold = {"A": encoded(SPLIT, "g"), "B": encoded(SPLIT, "g")}
     assert mix_gold(prompts, rollouts, gold) == [False, True, False, False, False, False]
     assert rollouts[1] == gold["A"] and rollouts[3] == encoded(SPLIT)  # B decomposed itself
-    assert first_search_decomposed(["<think>x</think><answer> y </answer>", SPLIT]) is True
-    assert first_search_decomposed([SINGLE, SPLIT]) is False
+    assert first_search_decomposed(map(parse_action, ["<answer> y </answer>", SPLIT])) is True
+    assert first_search_decomposed(map(parse_action, [SINGLE, SPLIT])) is False
+    assert first_search_decomposed([parse_action("<answer> y </answer>")]) is None
 
 
 class SingleQueryModel(BaseChatModel):
