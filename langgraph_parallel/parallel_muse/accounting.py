@@ -23,11 +23,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from langgraph_parallel.parallel_muse.regions import REGION_NAMES
 from langgraph_parallel.parallel_muse.uncertainty import token_regions
 
 __all__ = ["COST_KEYS", "muse_costs"]
 
-REGIONS = ("reasoning", "exploration", "answer")
 
 COST_KEYS: tuple[str, ...] = (
     "agent_prompt_tokens",
@@ -35,7 +35,7 @@ COST_KEYS: tuple[str, ...] = (
     "agent_uncached_prefill",
     "agent_generated",
     "agent_cost",
-    *(f"{region}_tokens" for region in REGIONS),
+    *(f"{region}_tokens" for region in REGION_NAMES),
     "reduction_calls",
     "reduction_prompt_tokens",
     "reduction_cached_prefill",
@@ -63,14 +63,10 @@ def muse_costs(output: Mapping[str, Any]) -> dict[str, float | None]:
     counters = output.get("counters") or {}
     agent = _usage([counters])
     own = [s for t in trajectories for s in t["steps"] if s["origin"] == t["id"]]
-    regions: dict[str, float | None] = dict.fromkeys(REGIONS, 0.0)
-    for step in own:
-        if step["text"] and not step["logprobs"]:
-            regions = dict.fromkeys(REGIONS, None)
-            break
-        tokens = token_regions(step["regions"], step["logprobs"])
-        for region in REGIONS:
-            regions[region] = (regions[region] or 0.0) + len(tokens.get(region, []))
+    regions: dict[str, float | None] = dict.fromkeys(REGION_NAMES, None)
+    if not any(step["text"] and not step["logprobs"] for step in own):
+        spans = [token_regions(step["regions"], step["logprobs"]) for step in own]
+        regions = {r: float(sum(len(t.get(r, [])) for t in spans)) for r in REGION_NAMES}
     reduction = _usage(
         {key: counters.get(f"{prefix}_{key}", 0) for key in _USAGE_KEYS}
         for prefix in ("report", "aggregate")

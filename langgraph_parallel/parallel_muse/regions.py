@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from langgraph_parallel.protocol.action import ACTION_TAGS, elements
 
-__all__ = ["region_spans"]
+__all__ = ["REGION_NAMES", "region_spans"]
+
+REGION_NAMES: tuple[str, ...] = ("reasoning", "exploration", "answer")
+"""The keys of :func:`region_spans`, in the order a step is read."""
 
 
 def region_spans(text: str) -> dict[str, list[tuple[int, int]]]:

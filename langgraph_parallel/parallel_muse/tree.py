@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.parallel_muse.regions import REGION_NAMES
 from langgraph_parallel.parallel_muse.uncertainty import Mode, region_score
 from langgraph_parallel.protocol.parse import parse_action
 
@@ -25,7 +26,6 @@ __all__ = ["TREE_SUFFIXES", "TreeNode", "check_tree_path", "draw_tree", "mermaid
            "tree_nodes"]  # fmt: skip
 
 TREE_SUFFIXES: tuple[str, ...] = (".png", ".svg", ".mmd", ".md")
-_SCORED_REGIONS = ("reasoning", "exploration", "answer")
 # Mermaid entity codes; "#" first, since every code starts with one.
 _MERMAID_CODES = {"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "[": "#91;",
                   "]": "#93;", "`": "#96;", "&": "#amp;"}  # fmt: skip
@@ -80,7 +80,7 @@ def _step_lines(step: Mapping[str, Any], index: int, mode: Mode) -> list[str]:
     what = details.get(kind, "model call failed" if kind == "error" else action.error or "")
     head = f"{step.get('origin')} step {index}: {kind}"
     lines = [head, _short(what)] if what else [head]
-    scores = [(r, region_score(step, r, mode)) for r in _SCORED_REGIONS]
+    scores = [(r, region_score(step, r, mode)) for r in REGION_NAMES]
     shown = ", ".join(f"{r} {s:.2f}" for r, s in scores if s is not None)
     return [*lines, f"{mode}: {shown}"] if shown else lines
 
