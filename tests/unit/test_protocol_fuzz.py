@@ -107,19 +107,19 @@ def _check_action(text: str, calls: Any) -> None:
     assert action.think is None or (action.think and action.think == action.think.strip())
 
 
-@settings(max_examples=1000)
+@settings(max_examples=1000, deadline=None)
 @given(any_text)
 def test_parse_text_never_raises(text: str) -> None:
     _check_action(text, None)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=1000, deadline=None)
 @given(any_text, tool_calls)
 def test_parse_tool_calls_never_raises(text: str, calls: Any) -> None:
     _check_action(text, calls)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=1000, deadline=None)
 @given(any_text)
 def test_region_spans_in_bounds_and_disjoint(text: str) -> None:
     regions = region_spans(text)
@@ -133,7 +133,7 @@ def test_region_spans_in_bounds_and_disjoint(text: str) -> None:
         assert found == sorted(found)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=1000, deadline=None)
 @given(any_text)
 def test_split_queries_invariants(body: str) -> None:
     queries = split_queries(body)
@@ -142,7 +142,7 @@ def test_split_queries_invariants(body: str) -> None:
     assert split_queries(" ## ".join(queries)) == queries
 
 
-@settings(max_examples=1000)
+@settings(max_examples=1000, deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=10), max_size=12), st.integers(1, 6))
 def test_cap_and_observation_name_every_query(queries: list[str], max_n: int) -> None:
     queries = split_queries(" ## ".join(queries))
@@ -159,7 +159,7 @@ def test_cap_and_observation_name_every_query(queries: list[str], max_n: int) ->
 PRINTABLE = "".join(chr(c) for c in range(32, 127)) + "\n"
 
 
-@settings(max_examples=1000)
+@settings(max_examples=1000, deadline=None)
 @given(st.booleans(), st.data())
 def test_regex_matches_always_parse_as_valid(decompose: bool, data: st.DataObject) -> None:
     step = data.draw(st.from_regex(action_regex(decompose), fullmatch=True, alphabet=PRINTABLE))
