@@ -4,13 +4,13 @@ How a model is prompted (:func:`prompt_style`, :func:`raw_prompt_kind`, :func:`f
 what a step call asks of it (:func:`step_options`: stop sequences, token bound, the action
 grammar when the engine can constrain to it), and what comes back (:func:`read_step`: the
 cleaned text with its stop sequence, the parsed action, counters, storable tool calls and token
-logprobs). Both papers' loops call :func:`call_step`, so a step is prompted, bounded and read the
-same way wherever it runs.
+logprobs). Both papers' loops (and the direct baseline) use these, so a step is prompted, bounded
+and read the same way wherever it runs; the call itself is the node's (see
+:mod:`~langgraph_parallel.agent.nodes`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,7 +31,6 @@ from langgraph_parallel.protocol import (
 
 __all__ = [
     "StepReply",
-    "call_step",
     "constrained_regex",
     "first_prompt",
     "prompt_style",
@@ -157,10 +156,3 @@ def read_step(reply: BaseMessage) -> StepReply:
         tool_calls=[storable(dict(call)) for call in tool_calls],
         logprobs=logprobs,
     )
-
-
-def call_step(
-    model: BaseChatModel, messages: Sequence[BaseMessage], options: dict[str, Any]
-) -> StepReply:
-    """Call ``model`` once on ``messages`` with ``options`` and read the reply as a step."""
-    return read_step(model.invoke(list(messages), **options))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -12,21 +12,24 @@ from langgraph.types import Command, RetryPolicy
 from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.limits import STEPS_TO_ANSWER, STEPS_TO_SEARCH
+from langgraph_parallel.agent.nodes import Body, DualNode, Invoke
 from langgraph_parallel.agent.state import ParallelSearchState, StepRecord
 from langgraph_parallel.agent.step import (
-    call_step,
     first_prompt,
     prompt_style,
     raw_prompt_kind,
+    read_step,
     step_options,
 )
 from langgraph_parallel.errors import clean_text, reported_error
 from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION, Action
 
 ThinkRoute = Literal["fan_out", "think", "answer", "__end__"]
+THINK_ROUTES: tuple[str, ...] = get_args(ThinkRoute)
+"""Where ``think`` may route: the ``destinations`` it is added with, so Studio draws them."""
 
 
-class ThinkNode:
+class ThinkNode(DualNode):
     """Call the model once, parse its action, and route.
 
     Routing (``Command``): an answer goes to ``answer``; a search goes to ``fan_out`` unless this
@@ -64,10 +67,10 @@ class ThinkNode:
         self.retry = retry
         self.record_steps = record_steps
 
-    def __call__(
+    def body(
         self, state: ParallelSearchState, runtime: Runtime[SearchContext]
-    ) -> Command[ThinkRoute]:
-        """Run one step."""
+    ) -> Body[Command[ThinkRoute]]:
+        """Run one step (one model call; see :mod:`~langgraph_parallel.agent.nodes`)."""
         context = run_context(runtime, self.defaults)
         history: list[BaseMessage] = list(state.get("messages") or [])
         new: list[BaseMessage] = []
@@ -90,7 +93,7 @@ class ThinkNode:
             return Command(update=ended, goto="__end__")
         options = step_options(self.model, context, **(state.get("sampling") or {}))
         try:
-            step = call_step(self.model, history + new, options)
+            step = read_step((yield Invoke(self.model, history + new, options)))
         except Exception as exc:  # reported per question; see class docstring
             reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
             failed = {"messages": new, "steps": 1, "answer": None, "stop_reason": reason}

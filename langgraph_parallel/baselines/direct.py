@@ -20,13 +20,14 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import PromptStyleOption, run_context
+from langgraph_parallel.agent.nodes import Body, DualNode, Invoke, as_node
 from langgraph_parallel.agent.state import (
     COUNTER_KEYS,
     ParallelSearchInput,
     ParallelSearchOutput,
     ParallelSearchState,
 )
-from langgraph_parallel.agent.step import call_step, constrained_regex, prompt_style
+from langgraph_parallel.agent.step import constrained_regex, prompt_style, read_step
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, clean_text, reported_error
 from langgraph_parallel.prompts import DIRECT_FEW_SHOT, DIRECT_INSTRUCTION
 
@@ -99,7 +100,7 @@ def direct_prompt(
     return (instruction or DIRECT_INSTRUCTION).replace("{question}", question.strip())
 
 
-class DirectNode:
+class DirectNode(DualNode):
     """Ask the model once and parse its ``<answer>``.
 
     A reply without a complete ``<answer>`` element ends the run with ``answer=None`` and a
@@ -124,9 +125,9 @@ class DirectNode:
         """Resolve ``context.prompt_style`` for the model (``auto`` asks the model)."""
         return prompt_style(self.model, context)  # type: ignore[arg-type]
 
-    def __call__(
+    def body(
         self, state: ParallelSearchState, runtime: Runtime[DirectContext]
-    ) -> dict[str, Any]:
+    ) -> Body[dict[str, Any]]:
         """Answer the question in one call."""
         context = run_context(runtime, self.defaults)
         style = self.style(context)
@@ -138,7 +139,7 @@ class DirectNode:
             options["regex"] = regex
         empty: dict[str, Any] = {"search_results": [], "counters": dict.fromkeys(COUNTER_KEYS, 0)}
         try:
-            step = call_step(self.model, [prompt], options)
+            step = read_step((yield Invoke(self.model, [prompt], options)))
         except Exception as exc:  # reported per question; see class docstring
             reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
             return {**empty, "messages": [prompt], "answer": None, "stop_reason": reason}
@@ -194,7 +195,7 @@ def create_direct_graph(
         output_schema=ParallelSearchOutput,
     )
     node = DirectNode(model, defaults, retry=retry_policy)
-    builder.add_node("answer", node, retry_policy=retry_policy)
+    builder.add_node("answer", as_node(node, "answer"), retry_policy=retry_policy)
     builder.add_edge(START, "answer")
     builder.add_edge("answer", END)
     return builder.compile(checkpointer=checkpointer, store=store, name=name)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
@@ -25,18 +25,14 @@ from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import with_defaults
 from langgraph_parallel.agent.limits import muse_recursion_limit, recursion_limit_for
+from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.agent.state import require_state_keys
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.parallel_muse.context import Join, MuseContext, ReportMode
 from langgraph_parallel.parallel_muse.reduce import AggregateNode, ReportNode
 from langgraph_parallel.parallel_muse.rollout import create_rollout_graph
-from langgraph_parallel.parallel_muse.router import RouterNode
-from langgraph_parallel.parallel_muse.state import (
-    MuseInput,
-    MuseOutput,
-    MuseState,
-    ReportTask,
-)
+from langgraph_parallel.parallel_muse.router import MuseRoute, RouterNode
+from langgraph_parallel.parallel_muse.state import MuseInput, MuseOutput, MuseState, ReportTask
 from langgraph_parallel.parallel_muse.uncertainty import Mode, Region
 from langgraph_parallel.retrieval.search import SearchSource
 
@@ -68,12 +64,12 @@ def _build(
         output_schema=MuseOutput,
     )
     # Send payloads (ReportTask) are not the graph state; the overloads cannot say so.
-    router = cast(Any, RouterNode(defaults))
-    builder.add_node("router", router, destinations=("rollout", "report", "aggregate", END))
+    router = as_node(RouterNode(defaults), "router")
+    builder.add_node("router", router, destinations=get_args(MuseRoute))
     builder.add_node("rollout", create_rollout_graph(model, search, defaults, retry=retry))
-    report = cast(Any, ReportNode(model, defaults, retry=retry))
+    report = cast(Any, as_node(ReportNode(model, defaults, retry=retry), "report"))
     builder.add_node("report", report, input_schema=ReportTask, retry_policy=retry)
-    aggregate = cast(Any, AggregateNode(model, defaults, retry=retry))
+    aggregate = as_node(AggregateNode(model, defaults, retry=retry), "aggregate")
     builder.add_node("aggregate", aggregate, retry_policy=retry)
     builder.add_edge(START, "router")
     builder.add_edge("rollout", "router")

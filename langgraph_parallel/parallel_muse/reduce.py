@@ -37,6 +37,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import run_context
+from langgraph_parallel.agent.nodes import Body, DualNode, Invoke
 from langgraph_parallel.agent.step import prompt_style
 from langgraph_parallel.errors import (
     clean_text,
@@ -57,12 +58,12 @@ _CHOICE = re.compile(r"<choice>\s*(\d+)\s*</choice>")
 
 def _ask(
     model: BaseChatModel, prompt: str, ctx: MuseContext, prefix: str, regex: str | None = None
-) -> tuple[str, dict[str, int]]:
+) -> Body[tuple[str, dict[str, int]]]:
     """One greedy call; returns the text and its counters named ``{prefix}_*``."""
     options: dict[str, Any] = {"max_tokens": ctx.report_max_tokens, "temperature": 0.0}
     if regex and hasattr(model, "regex"):
         options["regex"] = regex
-    reply = model.invoke([HumanMessage(prompt)], **options)
+    reply = yield Invoke(model, [HumanMessage(prompt)], options)
     usage = {f"{prefix}_{key}": value for key, value in usage_counters(reply).items()}
     return clean_text(str(reply.text)), {f"{prefix}_calls": 1, **usage}
 
@@ -75,7 +76,7 @@ def report_steps(trajectory: Trajectory) -> str:
     return "".join(m["content"] for m in trajectory["messages"][1:]).strip()
 
 
-class ReportNode:
+class ReportNode(DualNode):
     """Compress one finished trajectory into a Markdown report (one model call).
 
     The task's ``copies`` get the same report with ``reused_from`` set, counted in
@@ -95,7 +96,7 @@ class ReportNode:
         self.defaults = defaults
         self.retry = retry
 
-    def __call__(self, task: ReportTask, runtime: Runtime[Any]) -> dict[str, Any]:
+    def body(self, task: ReportTask, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
         """Return ``{"reports": [report, *copies], "counters": report_* counters}``."""
         ctx = run_context(runtime, self.defaults)
         trajectory = task["trajectory"]
@@ -111,7 +112,7 @@ class ReportNode:
             )
             raw = prompt_style(self.model, ctx) == "raw"
             try:
-                text, counters = _ask(
+                text, counters = yield from _ask(
                     self.model, prompt + (REPORT_RAW_PRIMER if raw else ""), ctx, "report"
                 )
             except Exception as exc:  # reported in the stub; the other reports still count
@@ -163,7 +164,7 @@ def vote(
     return first[max(votes, key=lambda k: votes[k])], votes
 
 
-class AggregateNode:
+class AggregateNode(DualNode):
     """Pick the final answer from the trajectories and their reports.
 
     A failed analyst call falls back to ``majority`` (transient errors first get the attempts
@@ -182,7 +183,7 @@ class AggregateNode:
         self.defaults = defaults
         self.retry = retry
 
-    def __call__(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> dict[str, Any]:
+    def body(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Body[dict[str, Any]]:
         """Return ``answer``, ``stop_reason``, ``aggregation`` and ``aggregate_*`` counters."""
         ctx = run_context(runtime, self.defaults)
         trajectories: list[Trajectory] = sorted(state.get("trajectories") or [], key=_index)
@@ -208,7 +209,7 @@ class AggregateNode:
             raw = prompt_style(self.model, ctx) == "raw"
             choices = "|".join(str(k) for k in range(1, len(answered) + 1))
             try:
-                text, counters = _ask(
+                text, counters = yield from _ask(
                     self.model,
                     prompt + (ANALYST_RAW_PRIMER if raw else ""),
                     ctx,

@@ -25,6 +25,7 @@ from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import run_context, with_defaults
 from langgraph_parallel.agent.events import emit
+from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.agent.think import answer_node
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.regions import region_spans
@@ -163,7 +164,7 @@ def create_rollout_graph(
         input_schema=RolloutInput,
         output_schema=RolloutOutput,
     )
-    builder.add_node("start", StartNode(defaults))
+    builder.add_node("start", as_node(StartNode(defaults), "start"))
     add_agent_loop(
         builder, model, search, defaults, retry=retry, record_steps=True, answer=finish_node
     )

@@ -16,8 +16,9 @@ from langgraph.graph import StateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.agent.state import SubQuery
-from langgraph_parallel.agent.think import ThinkNode, answer_node
+from langgraph_parallel.agent.think import THINK_ROUTES, ThinkNode, answer_node
 from langgraph_parallel.parallel_search.fan_out import FanOutNode, ObserveNode, dispatch
 from langgraph_parallel.parallel_search.search import SearchNode
 from langgraph_parallel.retrieval.search import SearchSource, as_searcher
@@ -45,10 +46,12 @@ def add_fan_out(
     node = SearchNode(
         as_searcher(search), top_k=context.top_k, timeout=context.search_timeout, retry=retry
     )
-    builder.add_node("fan_out", FanOutNode(context.max_parallel_queries))
+    builder.add_node("fan_out", as_node(FanOutNode(context.max_parallel_queries), "fan_out"))
     # The Send payload (SubQuery) is not the graph state, which the overloads cannot express.
-    builder.add_node("search", cast(Any, node), input_schema=SubQuery, retry_policy=retry)
-    builder.add_node("observe", ObserveNode(context.max_parallel_queries, as_message=as_message))
+    search_node = cast(Any, as_node(node, "search"))
+    builder.add_node("search", search_node, input_schema=SubQuery, retry_policy=retry)
+    observe = ObserveNode(context.max_parallel_queries, as_message=as_message)
+    builder.add_node("observe", as_node(observe, "observe"))
     builder.add_conditional_edges("fan_out", dispatch, ["search"])
     builder.add_edge("search", "observe")
 
@@ -80,7 +83,9 @@ def add_agent_loop(
             ``answer`` and ``stop_reason`` as that one does.
     """
     think = ThinkNode(model, context, retry=retry, record_steps=record_steps)
-    builder.add_node("think", think, retry_policy=retry)
+    builder.add_node(
+        "think", as_node(think, "think"), retry_policy=retry, destinations=THINK_ROUTES
+    )
     add_fan_out(builder, search, context, as_message=True, retry=retry)
-    builder.add_node("answer", answer)
+    builder.add_node("answer", as_node(answer, "answer"))
     builder.add_edge("observe", "think")

@@ -10,6 +10,7 @@ from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.events import emit
+from langgraph_parallel.agent.nodes import Body, DualNode, Wait
 from langgraph_parallel.agent.state import SearchResult, SubQuery
 from langgraph_parallel.errors import clean_text, reported_error
 from langgraph_parallel.retrieval.batching import SearchBatcher
@@ -20,7 +21,7 @@ from langgraph_parallel.retrieval.search import Searcher
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="lgp-search")
 
 
-class SearchNode:
+class SearchNode(DualNode):
     """Run one sub-query; failures and timeouts become an observation, never an exception.
 
     The sub-queries of one fan-out are searched in one ``batch_search`` call (one encoder pass
@@ -52,8 +53,13 @@ class SearchNode:
         self.defaults = SearchContext(top_k=top_k, search_timeout=timeout)
         self.retry = retry
 
-    def __call__(self, payload: SubQuery, runtime: Runtime[Any]) -> dict[str, Any]:
-        """Search ``payload["query"]`` and return its keyed result."""
+    def body(self, payload: SubQuery, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
+        """Search ``payload["query"]`` and return its keyed result.
+
+        On both paths the search itself runs in the batcher's thread pool (the index is
+        CPU-bound numpy, and a LangChain retriever is called through ``batch``); an
+        ``ainvoke`` run awaits it without holding a thread.
+        """
         context = run_context(runtime, self.defaults)
         top_k, timeout = context.top_k, context.search_timeout
         result = SearchResult(
@@ -65,12 +71,11 @@ class SearchNode:
             payload["query"], top_k, group=payload.get("group"), size=payload.get("size", 1)
         )
         try:
-            passages = future.result(timeout=timeout)
+            passages = yield Wait(future, timeout)
             # Formatting is inside the try: a searcher returning the wrong shape is a failing tool.
             result["text"] = clean_text(format_passages(passages))
             result["titles"] = [clean_text(str(p.title)) for p in passages]
-        except concurrent.futures.TimeoutError:
-            future.cancel()
+        except TimeoutError:
             result["error"] = f"search timed out after {timeout:g} s"
         except Exception as exc:  # a failing tool is reported to the model, and the run goes on
             result["error"] = f"search failed: {reported_error(exc, runtime, self.retry)}"

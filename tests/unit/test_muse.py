@@ -60,8 +60,9 @@ class FakeChat(BaseChatModel):
     def calls(self) -> list[tuple[list[BaseMessage], dict[str, Any]]]:
         return self._calls
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, **kwargs: Any) -> ChatResult:
-        kwargs.pop("run_manager", None)
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         with self._lock:
             self._calls.append((list(messages), kwargs))
         first = str(messages[0].content)
