@@ -84,36 +84,46 @@ async def _await(effect: Effect) -> Any:
         raise _timed_out(effect) from None
 
 
+@dataclass(frozen=True)
+class _Returned:
+    value: Any
+
+
+def _resume(body: Body[Any], outcome: Any = None, error: Exception | None = None) -> Any:
+    """Send ``outcome`` into ``body`` (or raise ``error`` at its ``yield``).
+
+    Returns the next effect, or :class:`_Returned` with the body's return value.
+    """
+    try:
+        return body.send(outcome) if error is None else body.throw(error)
+    except StopIteration as stop:
+        return _Returned(stop.value)
+
+
 def run_body(body: Body[_T]) -> _T:
     """Drive ``body`` with blocking calls and return what it returns."""
-    outcome: Any = None
-    error: Exception | None = None
-    while True:
+    step = _resume(body)
+    while not isinstance(step, _Returned):
         try:
-            effect = body.send(outcome) if error is None else body.throw(error)
-        except StopIteration as stop:
-            return stop.value
-        outcome, error = None, None
-        try:
-            outcome = _block(effect)
+            outcome = _block(step)
         except Exception as exc:  # raised inside the body, which decides what it means
-            error = exc
+            step = _resume(body, error=exc)
+        else:
+            step = _resume(body, outcome)
+    return step.value
 
 
 async def arun_body(body: Body[_T]) -> _T:
     """Drive ``body`` on the event loop (model calls awaited) and return what it returns."""
-    outcome: Any = None
-    error: Exception | None = None
-    while True:
+    step = _resume(body)
+    while not isinstance(step, _Returned):
         try:
-            effect = body.send(outcome) if error is None else body.throw(error)
-        except StopIteration as stop:
-            return stop.value
-        outcome, error = None, None
-        try:
-            outcome = await _await(effect)
+            outcome = await _await(step)
         except Exception as exc:  # raised inside the body, which decides what it means
-            error = exc
+            step = _resume(body, error=exc)
+        else:
+            step = _resume(body, outcome)
+    return step.value
 
 
 class DualNode:
