@@ -9,11 +9,11 @@ deferred, langgraph PR #5183). ``RunnableLambda(func, afunc)`` from langchain-co
 pair, and :func:`as_node` builds one.
 
 So that each node's logic (error handling included) exists once, a node with I/O writes its body
-as a generator that yields what it waits for, an :class:`Invoke` (a chat model call) or a
-:class:`Wait` (a future with a timeout), and gets the outcome back from the ``yield`` (or the
-exception raised there). :func:`run_body` drives a body with blocking calls, :func:`arun_body`
-with ``await model.ainvoke(...)`` and ``asyncio.wrap_future``. Nodes without I/O run directly on
-both paths.
+as a generator that yields what it waits for, an :class:`Invoke` (a chat model call), a
+:class:`Wait` (a future with a timeout) or a :class:`Blocking` call, and gets the outcome back
+from the ``yield`` (or the exception raised there). :func:`run_body` drives a body with blocking
+calls, :func:`arun_body` with ``await model.ainvoke(...)``, ``asyncio.wrap_future`` and
+``asyncio.to_thread``. Nodes without I/O run directly on both paths.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.runtime import Runtime, get_runtime
 
-__all__ = ["Body", "DualNode", "Invoke", "Wait", "arun_body", "as_node", "run_body"]
+__all__ = ["Blocking", "Body", "DualNode", "Invoke", "Wait", "arun_body", "as_node", "run_body"]
 
 _T = TypeVar("_T")
 
@@ -56,7 +56,19 @@ class Wait:
     timeout: float
 
 
-Effect = Invoke | Wait
+@dataclass(frozen=True)
+class Blocking:
+    """A blocking call a node body waits for, run in a worker thread under ``ainvoke``.
+
+    For file reads and the first use of an in-process model (which starts its engine); the
+    result is sent back.
+    """
+
+    func: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+Effect = Invoke | Wait | Blocking
 Body = Generator[Effect, Any, _T]
 """A node body: yields effects, receives their outcomes, returns the node's update."""
 
@@ -69,6 +81,8 @@ def _timed_out(wait: Wait) -> TimeoutError:
 def _block(effect: Effect) -> Any:
     if isinstance(effect, Invoke):
         return effect.model.invoke(effect.messages, **effect.options)
+    if isinstance(effect, Blocking):
+        return effect.func(*effect.args)
     try:
         return effect.future.result(timeout=effect.timeout)
     except concurrent.futures.TimeoutError:  # not the builtin one before Python 3.11
@@ -78,6 +92,8 @@ def _block(effect: Effect) -> Any:
 async def _await(effect: Effect) -> Any:
     if isinstance(effect, Invoke):
         return await effect.model.ainvoke(effect.messages, **effect.options)
+    if isinstance(effect, Blocking):
+        return await asyncio.to_thread(effect.func, *effect.args)
     try:
         return await asyncio.wait_for(asyncio.wrap_future(effect.future), effect.timeout)
     except asyncio.TimeoutError:  # not the builtin one before Python 3.11

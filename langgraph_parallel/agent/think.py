@@ -12,7 +12,7 @@ from langgraph.types import Command, RetryPolicy
 from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.limits import STEPS_TO_ANSWER, STEPS_TO_SEARCH
-from langgraph_parallel.agent.nodes import Body, DualNode, Invoke
+from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke
 from langgraph_parallel.agent.state import ParallelSearchState, StepRecord
 from langgraph_parallel.agent.step import (
     first_prompt,
@@ -72,10 +72,11 @@ class ThinkNode(DualNode):
     ) -> Body[Command[ThinkRoute]]:
         """Run one step (one model call; see :mod:`~langgraph_parallel.agent.nodes`)."""
         context = run_context(runtime, self.defaults)
+        # The first use of an in-process model starts its engine: off the event loop.
+        style = yield Blocking(prompt_style, (self.model, context))
         history: list[BaseMessage] = list(state.get("messages") or [])
         new: list[BaseMessage] = []
         if not history:
-            style = prompt_style(self.model, context)
             question = clean_text(state["question"])
             prompt = first_prompt(question, style, context, raw_prompt_kind(self.model))
             new.append(HumanMessage(prompt))

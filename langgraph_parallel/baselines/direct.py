@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import PromptStyleOption, run_context
-from langgraph_parallel.agent.nodes import Body, DualNode, Invoke, as_node
+from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke, as_node
 from langgraph_parallel.agent.state import (
     COUNTER_KEYS,
     ParallelSearchInput,
@@ -130,7 +130,7 @@ class DirectNode(DualNode):
     ) -> Body[dict[str, Any]]:
         """Answer the question in one call."""
         context = run_context(runtime, self.defaults)
-        style = self.style(context)
+        style = yield Blocking(self.style, (context,))  # may start an in-process engine
         question = clean_text(state["question"])
         prompt = HumanMessage(direct_prompt(question, style, context.instruction))
         options: dict[str, Any] = {"stop": ["</answer>"], "max_tokens": context.max_tokens}

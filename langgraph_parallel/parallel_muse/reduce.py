@@ -37,7 +37,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import run_context
-from langgraph_parallel.agent.nodes import Body, DualNode, Invoke
+from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke
 from langgraph_parallel.agent.step import prompt_style
 from langgraph_parallel.errors import (
     clean_text,
@@ -110,7 +110,7 @@ class ReportNode(DualNode):
             prompt = ctx.report_prompt.format(
                 question=task["question"], trajectory=report_steps(trajectory)
             )
-            raw = prompt_style(self.model, ctx) == "raw"
+            raw = (yield Blocking(prompt_style, (self.model, ctx))) == "raw"
             try:
                 text, counters = yield from _ask(
                     self.model, prompt + (REPORT_RAW_PRIMER if raw else ""), ctx, "report"
@@ -206,7 +206,7 @@ class AggregateNode(DualNode):
             prompt = ctx.analyst_prompt.format(
                 question=state["question"], n=len(answered), reports=numbered
             )
-            raw = prompt_style(self.model, ctx) == "raw"
+            raw = (yield Blocking(prompt_style, (self.model, ctx))) == "raw"
             choices = "|".join(str(k) for k in range(1, len(answered) + 1))
             try:
                 text, counters = yield from _ask(

@@ -134,3 +134,36 @@ def test_a_hung_search_times_out_under_ainvoke_and_the_run_goes_on():
     state = asyncio.run(graph.ainvoke({"question": "Q?"}))
     assert state["search_results"][0]["error"] == "search timed out after 0.1 s"
     assert state["answer"] == "x"
+
+
+def _on_a_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def test_a_models_first_use_runs_off_the_event_loop_under_ainvoke():
+    """An in-process model starts its engine when its prompt style is first read: a thread does.
+
+    (``langgraph dev`` refuses blocking calls on its loop; an engine start reads and writes files
+    for seconds.)
+    """
+    on_loop: list[bool] = []
+
+    class LazyModel(ScriptedChatModel):
+        @property
+        def style(self):
+            on_loop.append(_on_a_loop())
+            return "chat"
+
+    graph = create_parallel_search_graph(
+        LazyModel(script=["<search> a </search>", "<answer> x </answer>"]), CountingSearcher()
+    )
+    assert asyncio.run(graph.ainvoke({"question": "Q?"}))["answer"] == "x"
+    assert on_loop and not on_loop[0], on_loop  # the first read; later ones find it started
+    on_loop.clear()
+    direct = create_direct_graph(LazyModel(script=["<answer> y </answer>"]))
+    assert asyncio.run(direct.ainvoke({"question": "Q?"}))["answer"] == "y"
+    assert on_loop == [False]
