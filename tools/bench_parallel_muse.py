@@ -1,205 +1,243 @@
-"""ParallelMuse partial rollouts vs independent rollouts on HotpotQA, on the embedded engine.
+"""ParallelMuse partial rollouts vs independent rollouts on long multi-hop trajectories.
 
 Usage:
-    .venv/bin/python tools/bench_parallel_muse.py --limit 50 --budget 8 \
+    .venv/bin/python tools/bench_parallel_muse.py --limit 17 --concurrency 4 \
+        --out benchmarks/parallel_muse
+    .venv/bin/python tools/bench_parallel_muse.py --sweep --limit 6 --concurrency 4 \
         --out benchmarks/parallel_muse
 
-Per question, both systems get the same budget of trajectories: ``parallel-muse`` (1 initial
-rollout, forks at the most uncertain steps, leftover budget to fresh rollouts) and ``rollouts``
-(``budget`` independent rollouts); both run with ``join=select`` (reports + analyst). The
-``majority`` and ``weighted`` answers are computed from the same trajectories, so the three join
-modes are compared on identical rollouts. Agent cost: prompt, cached prompt, uncached prefill
-(prompt - cached), generated and exploration-region generated tokens, and wall time (rollouts,
-reports and analyst together); report/analyst tokens are listed apart. Writes
-``parallel_muse.json`` and ``parallel_muse.md`` into ``--out``.
+Runs the one harness, ``langgraph-parallel bench``, with ``--graphs
+parallel-muse,rollouts-majority`` on three samples of multi-hop chains (``--limit`` each, seeded),
+``max_turns`` 6, budget 8 trajectories, the shipped policy (``smollm2-parallel``), join
+``select`` (reports + analyst), the prefix cache emptied before each graph, BM25 over:
 
-The engine's prefix cache is emptied before every run (unless ``--warm-cache``), so a system's
-cached prompt tokens come from its own calls only, not from the other system's run of the same
-question.
+- ``OUT/musique``: MuSiQue (2-4 hops), the file's own paragraphs as the corpus;
+- ``OUT/2wiki``: 2WikiMultihopQA ``compositional``/``inference``, its paragraphs as the corpus;
+- ``OUT/hotpotqa``: the bundled HotpotQA sample's ``bridge`` questions, the bundled corpus.
+
+(BM25 rather than the hybrid default: the dense half would embed the two context corpora, ~9k
+paragraphs, for about 9 minutes on this CPU; both systems search the same index.)
+
+Then writes ``OUT/parallel_muse.md``/``.json``: per dataset and over all questions, the agent
+phase (uncached prefill, generated, their sum = cost, cached prefill, reasoning/exploration
+tokens, trajectory shape) and the reduction apart, EM of each join, of the first rollout alone
+and of "any trajectory right", the partial-over-independent ratios on the same questions, and
+``OUT/muse_saving.png`` (per question, the cost ratio and EM against trajectory length).
+
+``--sweep`` runs ``parallel-muse`` alone on the first ``--limit`` MuSiQue questions of the same
+sample once per setting in :data:`SWEEP` (``OUT/sweep/<name>``, ``--join majority --reports
+contested``: the agent phase only, no reports) and compares each with the independent rollouts of
+the main run on the same questions (``OUT/sweep.md``/``.json``); ``extract-select`` keeps the
+default agent settings and joins with ``select`` over extracted reports (no report calls), to
+set the reduction's cost and accuracy beside the main run's model-written reports. Both modes
+resume.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_parallel_search import mean
+from bench_sft import run_resuming
 
-from langgraph_parallel.apps.bench_cli import source_commit  # noqa: E402
-from langgraph_parallel.apps.cli import quiet_engines  # noqa: E402
-from langgraph_parallel.apps.registry import load_model  # noqa: E402
-from langgraph_parallel.eval.datasets import load_questions  # noqa: E402
-from langgraph_parallel.metrics import exact_match, f1_score  # noqa: E402
-from langgraph_parallel.parallel_muse.graph import (  # noqa: E402
-    create_parallel_muse_graph,
-    create_rollouts_graph,
-)
-from langgraph_parallel.parallel_muse.reduce import vote  # noqa: E402
-from langgraph_parallel.parallel_muse.uncertainty import token_regions  # noqa: E402
-from langgraph_parallel.retrieval.indexes import corpus_index  # noqa: E402
+from langgraph_parallel.eval.harness import RESULTS_FILE, load_results
+from langgraph_parallel.eval.muse_report import plot_saving_vs_length
+from langgraph_parallel.paths import repo_data_dir, shared_data_dir
 
-DATASET = Path(__file__).resolve().parents[1] / "data" / "hotpotqa_dev_sample300.jsonl.gz"
-SYSTEMS = ("parallel-muse", "rollouts")
-JOINS = ("select", "majority", "weighted")
-COST = ("llm_calls", "prompt_tokens", "cached_prompt_tokens", "uncached_prompt_tokens",
-        "completion_tokens", "exploration_tokens", "prefill_plus_generated", "report_tokens",
-        "wall_s")  # fmt: skip
-
-
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=50, help="questions (seeded sample)")
-    parser.add_argument("--budget", type=int, default=8, help="trajectories per question")
-    parser.add_argument("--out", default="benchmarks/parallel_muse", help="output folder")
-    parser.add_argument("--dataset", default=str(DATASET), help="question file")
-    parser.add_argument("--corpus", default=None, help="corpus file (default: bundled index)")
-    parser.add_argument("--model", default="smollm2")
-    parser.add_argument("--seed", type=int, default=0, help="question sample seed")
-    parser.add_argument("--region", default="exploration")
-    parser.add_argument("--mode", default="entropy")
-    parser.add_argument("--max-turns", type=int, default=4)
-    parser.add_argument("--top-k", type=int, default=3)
-    parser.add_argument("--warm-cache", action="store_true", help="keep the prefix cache")
-    parser.add_argument(
-        "--resume", action="store_true", help="keep the rows already in --out and run the rest"
-    )
-    return parser.parse_args()
+PARTIAL, INDEPENDENT = "parallel-muse", "rollouts-majority"
+DATASETS: dict[str, list[str]] = {
+    "musique": ["--dataset", str(shared_data_dir() / "musique_dev_with_paragraphs200.jsonl.gz"),
+                "--corpus", "contexts"],
+    "2wiki": ["--dataset", str(shared_data_dir() / "2wikimultihopqa_dev_sample500.jsonl.gz"),
+              "--types", "compositional,inference", "--corpus", "contexts"],
+    "hotpotqa": ["--dataset", str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz"),
+                 "--types", "bridge"],
+}  # fmt: skip
+COMMON = ["--index", "bm25", "--max-turns", "6", "--budget", "8", "--fresh-cache", "--seed", "0"]
+SWEEP: dict[str, list[str]] = {
+    "default": [],
+    "region-reasoning": ["--region", "reasoning"],
+    "region-all": ["--region", "all"],
+    "top1": ["--top-k-steps", "1", "--samples-per-step", "7"],
+    "top4": ["--top-k-steps", "4", "--samples-per-step", "1"],
+    "rounds2": ["--top-k-steps", "1", "--samples-per-step", "2", "--rounds", "3"],
+    "initial2": ["--initial-rollouts", "2", "--top-k-steps", "2", "--samples-per-step", "3"],
+    "extract-select": ["--join", "select", "--report-style", "extract", "--reports", "distinct"],
+}
+"""Sweep settings over the default (1 initial rollout, 2 exploration branch points x 3 samples,
+1 round; the budget's remainder as fresh rollouts)."""
+AGENT = ("agent_uncached_prefill", "agent_generated", "agent_cost", "agent_cached_prefill",
+         "reasoning_tokens", "exploration_tokens", "trajectories", "forks",
+         "steps_per_trajectory", "llm_calls", "wall_s")  # fmt: skip
+REDUCTION = ("reduction_calls", "reduction_cost", "reduction_cached_prefill")
+JOINS = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_single", "em_any")
+RATIOS = ("agent_cost", "agent_uncached_prefill", "agent_generated", "exploration_tokens",
+          "reasoning_tokens", "reduction_cost", "wall_s")  # fmt: skip
 
 
-def measure(graph: Any, question: Any) -> dict[str, Any]:
-    """Run one question; return cost counters and EM/F1 per join mode."""
-    start = time.perf_counter()
-    state = graph.invoke({"question": question.question})
-    wall = time.perf_counter() - start
-    c = state["counters"]
-    trajectories = state["trajectories"]
-    answers = {"select": state["answer"]}
-    for join in ("majority", "weighted"):
-        chosen, _ = vote(trajectories, weighted=join == "weighted")
-        answers[join] = chosen["answer"] if chosen else None
-    exploration = sum(
-        len(token_regions(s["regions"], s["logprobs"])["exploration"])
-        for t in trajectories
-        for s in t["steps"]
-        if s["origin"] == t["id"]
-    )
-    uncached = c.get("prompt_tokens", 0) - c.get("cached_prompt_tokens", 0)
-    row = {
-        "llm_calls": c.get("llm_calls", 0),
-        "prompt_tokens": c.get("prompt_tokens", 0),
-        "cached_prompt_tokens": c.get("cached_prompt_tokens", 0),
-        "uncached_prompt_tokens": uncached,
-        "completion_tokens": c.get("completion_tokens", 0),
-        "exploration_tokens": exploration,
-        "prefill_plus_generated": uncached + c.get("completion_tokens", 0),
-        "report_tokens": sum(
-            c.get(f"{p}_{k}", 0)
-            for p in ("report", "aggregate")
-            for k in ("prompt_tokens", "completion_tokens")
-        ),  # fmt: skip
-        "wall_s": wall,
-        "trajectories": len(trajectories),
-        "branches": sum(t["parent"] is not None for t in trajectories),
-        "failed": sum(t["stop_reason"].startswith("model_error") for t in trajectories),
-        "answered": sum(t["answer"] is not None for t in trajectories),
-        "answers": answers,
-        "aggregation": state["aggregation"].get("method"),
+def _mean(rows: list[dict[str, Any]], key: str) -> float | None:
+    """Mean of ``key`` over the rows that have it (region tokens are ``None`` without logprobs)."""
+    have = [r for r in rows if r.get(key) is not None]
+    return mean(have, key) if have else None
+
+
+def analyse(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per graph means, and partial over independent on the questions both answered."""
+    ids = {r["id"] for r in rows if r["graph"] == PARTIAL} & {
+        r["id"] for r in rows if r["graph"] == INDEPENDENT
     }
-    for join, answer in answers.items():
-        row[f"em_{join}"] = exact_match(answer, question.answers)
-        row[f"f1_{join}"] = f1_score(answer, question.answers)
-    return row
+    graphs = {}
+    for graph in (PARTIAL, INDEPENDENT):
+        part = [r for r in rows if r["graph"] == graph and r["id"] in ids]
+        graphs[graph] = {"n": len(part), **{k: _mean(part, k) for k in AGENT + REDUCTION + JOINS}}
+    partial, independent = graphs[PARTIAL], graphs[INDEPENDENT]
+    ratios = {
+        k: partial[k] / independent[k] if partial[k] is not None and independent[k] else None
+        for k in RATIOS
+    }
+    best = max(
+        ("em_join_graph", "em_join_majority", "em_join_weighted"), key=lambda k: partial[k] or 0
+    )
+    single = partial["em_single"] or 0.0
+    return {
+        "graphs": graphs,
+        "partial_over_independent": ratios,
+        "best_join": {
+            "join": best,
+            "em": partial[best],
+            "em_single": single,
+            "relative_gain": (partial[best] - single) / single if single else None,
+            "independent_same_join": independent[best],
+        },
+    }
 
 
-def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for system in SYSTEMS:
-        part = [r for r in rows if r["system"] == system]
-        keys = [*COST, "answered", "branches", "failed"]
-        keys += [f"{m}_{j}" for j in JOINS for m in ("em", "f1")]
-        out[system] = {"n": len(part), **{k: statistics.fmean(r[k] for r in part) for k in keys}}
-    muse, base = out["parallel-muse"], out["rollouts"]
-    out["relative"] = {k: muse[k] / base[k] - 1 for k in COST if base[k]}
-    return out
+def run_main(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """Run (or resume) the three samples and analyse them apart and together."""
+    everything: list[dict[str, Any]] = []
+    result: dict[str, Any] = {"command": " ".join([".venv/bin/python", *sys.argv]),
+                              "settings": {"common": COMMON, "datasets": DATASETS,
+                                           "limit": args.limit}, "datasets": {}}  # fmt: skip
+    for name, words in DATASETS.items():
+        folder = out / name
+        run_resuming(["bench", *words, *COMMON, "--limit", str(args.limit), "--graphs",
+                      f"{PARTIAL},{INDEPENDENT}", "--join", "select", "--concurrency",
+                      str(args.concurrency), "--out", str(folder)])  # fmt: skip
+        rows = [{**r, "dataset": name} for r in load_results(folder / RESULTS_FILE)]
+        result["datasets"][name] = analyse(rows)
+        everything += rows
+    result["all"] = analyse(everything)
+    plot_saving_vs_length(everything, out / "muse_saving.png")
+    return result
+
+
+def run_sweep(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """Run each :data:`SWEEP` setting of ``parallel-muse`` against the main run's rollouts."""
+    baseline = [
+        r for r in load_results(out / "musique" / RESULTS_FILE) if r["graph"] == INDEPENDENT
+    ]
+    result: dict[str, Any] = {"command": " ".join([".venv/bin/python", *sys.argv]),
+                              "settings": SWEEP, "runs": {}}  # fmt: skip
+    for name, words in SWEEP.items():
+        folder = out / "sweep" / name
+        # argparse keeps the last of repeated flags: a setting's own --join/--reports win.
+        run_resuming(["bench", *DATASETS["musique"], *COMMON, "--limit", str(args.limit),
+                      "--graphs", PARTIAL, "--join", "majority", "--reports", "contested", *words,
+                      "--concurrency", str(args.concurrency), "--out", str(folder)])  # fmt: skip
+        rows = load_results(folder / RESULTS_FILE)
+        ids = {r["id"] for r in rows}
+        result["runs"][name] = analyse(rows + [r for r in baseline if r["id"] in ids])
+    return result
+
+
+def _cell(value: float | None, key: str) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if key.startswith("em") else f"{value:.1f}"
+
+
+def _table(keys: tuple[str, ...], rows: dict[str, dict[str, Any]]) -> list[str]:
+    lines = ["| | n | " + " | ".join(keys) + " |", "|---" * (len(keys) + 2) + "|"]
+    for name, m in rows.items():
+        lines.append(f"| {name} | {m['n']} | " + " | ".join(_cell(m[k], k) for k in keys) + " |")
+    return lines
+
+
+def _ratios(part: dict[str, Any]) -> str:
+    ratios = ", ".join(
+        f"{k} {v:.3f}x" for k, v in part["partial_over_independent"].items() if v is not None
+    )
+    best = part["best_join"]
+    gain = "" if best["relative_gain"] is None else f" ({best['relative_gain']:+.0%})"
+    return (
+        f"Partial over independent: {ratios}. Best join of parallel-muse: {best['join']} "
+        f"EM {best['em']:.3f} vs its first rollout alone {best['em_single']:.3f}{gain}; "
+        f"independent rollouts, same join: {best['independent_same_join']:.3f}."
+    )
 
 
 def markdown(result: dict[str, Any]) -> str:
-    summary = result["summary"]
-    lines = ["# ParallelMuse partial rollouts vs independent rollouts (HotpotQA)", "",
-             f"Command: `{result['command']}`", "", "Means per question.", "",
-             "| system | n | " + " | ".join(COST) + " |",
-             "|---" * (len(COST) + 2) + "|"]  # fmt: skip
-    for system in SYSTEMS:
-        s = summary[system]
-        lines.append(f"| {system} | {s['n']} | " + " | ".join(f"{s[k]:.1f}" for k in COST) + " |")
-    rel = summary["relative"]
-    lines += ["", "Partial vs independent: " + ", ".join(f"{k} {v:+.1%}" for k, v in rel.items()),
-              "", "| system | answered | branches | failed | "
-              + " | ".join(f"EM {j} | F1 {j}" for j in JOINS) + " |",
-              "|---" * (4 + 2 * len(JOINS)) + "|"]  # fmt: skip
-    for system in SYSTEMS:
-        s = summary[system]
-        scores = " | ".join(f"{s[f'em_{j}']:.3f} | {s[f'f1_{j}']:.3f}" for j in JOINS)
-        counts = f"{s['answered']:.2f} | {s['branches']:.2f} | {s['failed']:.2f}"
-        lines.append(f"| {system} | {counts} | {scores} |")
+    """The tables of ``parallel_muse.md``."""
+    lines = ["# ParallelMuse: partial vs independent rollouts on multi-hop chains", "",
+             f"Command: `{result['command']}`", "",
+             "Means per question. Cost = uncached prefill + generated tokens as the engine "
+             "counted them; agent = the rollouts, reduction = reports + analyst.", ""]  # fmt: skip
+    parts = {**result["datasets"], "all": result["all"]}
+    for name, part in parts.items():
+        lines += [f"## {name}", "", "Agent phase:", "", *_table(AGENT, part["graphs"]), "",
+                  "Reduction and joins:", "", *_table(REDUCTION + JOINS, part["graphs"]), "",
+                  _ratios(part), ""]  # fmt: skip
+    return "\n".join(lines)
+
+
+def sweep_markdown(result: dict[str, Any]) -> str:
+    """The table of ``sweep.md``."""
+    keys = ("agent_cost", "exploration_tokens", "reasoning_tokens", "forks",
+            "steps_per_trajectory", "reduction_cost", "em_join_graph", "em_join_majority",
+            "em_any")  # fmt: skip
+    lines = ["# ParallelMuse sweep (agent phase, MuSiQue)", "", f"Command: `{result['command']}`",
+             "", "Each setting's parallel-muse run over the main run's independent rollouts of "
+             "the same questions (x = partial / independent); EM by majority vote.", "",
+             "| setting | flags | n | " + " | ".join(keys) + " | independent em_join_majority |",
+             "|---" * (len(keys) + 4) + "|"]  # fmt: skip
+    for name, part in result["runs"].items():
+        m, ratio = part["graphs"][PARTIAL], part["partial_over_independent"]
+        # The baseline's reduction ran with model reports and select: no ratio for it.
+        cells = [
+            f"{_cell(m[k], k)} ({ratio[k]:.2f}x)"
+            if ratio.get(k) and k != "reduction_cost"
+            else _cell(m[k], k)
+            for k in keys
+        ]
+        lines.append(
+            f"| {name} | `{' '.join(SWEEP[name]) or '(defaults)'}` | {m['n']} | "
+            + " | ".join(cells)
+            + f" | {_cell(part['graphs'][INDEPENDENT]['em_join_majority'], 'em')} |"
+        )
     return "\n".join(lines) + "\n"
 
 
-def previous_rows(path: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Rows of an earlier run with the same settings, so a stopped benchmark can go on."""
-    if not path.exists():
-        return []
-    earlier = json.loads(path.read_text())
-    keys = ("budget", "dataset", "corpus", "model", "seed", "region", "mode", "max_turns", "top_k")
-    changed = [k for k in keys if earlier["settings"].get(k) != getattr(args, k)]
-    if changed:
-        sys.exit(f"error: {path} was made with other settings ({', '.join(changed)}); "
-                 "use another --out or drop --resume")  # fmt: skip
-    return list(earlier["rows"])
-
-
 def main() -> None:
-    args = parse_args()
-    quiet_engines()
-    questions = load_questions(args.dataset, limit=args.limit, seed=args.seed)
-    model, search = load_model(args.model, check=True), corpus_index(args.corpus)
-    common = {"budget": args.budget, "join": "select", "max_turns": args.max_turns,
-              "top_k": args.top_k}  # fmt: skip
-    graphs = {
-        "parallel-muse": create_parallel_muse_graph(
-            model, search, region=args.region, mode=args.mode, **common
-        ),
-        "rollouts": create_rollouts_graph(model, search, **common),
-    }
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--limit", type=int, default=17, help="questions per sample")
+    parser.add_argument("--concurrency", type=int, default=4, help="questions in flight")
+    parser.add_argument("--out", default="benchmarks/parallel_muse")
+    parser.add_argument("--sweep", action="store_true", help="run the sweep (after the main run)")
+    args = parser.parse_args()
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    rows = previous_rows(out / "parallel_muse.json", args) if args.resume else []
-    done = {(row["id"], row["system"]) for row in rows}
-    # A resumed run is the same measurement as the one it continues; record that command.
-    command = " ".join([".venv/bin/python", *(a for a in sys.argv if a != "--resume")])
-    for i, question in enumerate(questions, start=1):
-        # Alternate which system goes first, so neither always finds the other's cached prefix.
-        order = SYSTEMS if i % 2 else SYSTEMS[::-1]
-        for system in order:
-            if (question.id, system) in done:
-                continue
-            if not args.warm_cache:
-                model.reset_prefix_cache()  # on the engine's worker thread (ChatVLLM)
-            row = {"id": question.id, "system": system, **measure(graphs[system], question)}
-            rows.append(row)
-            tokens, wall = row["prefill_plus_generated"], row["wall_s"]
-            print(f"[{i}/{len(questions)}] {system}: em_select={row['em_select']:.0f} "
-                  f"tokens={tokens} wall={wall:.1f}s", flush=True)  # fmt: skip
-        settings = {k: v for k, v in vars(args).items() if k != "resume"}
-        result = {"command": command, "commit": source_commit(), "settings": settings,
-                  "summary": summarise(rows), "rows": rows}  # fmt: skip
-        (out / "parallel_muse.json").write_text(json.dumps(result, indent=2) + "\n")
-        (out / "parallel_muse.md").write_text(markdown(result))
+    if args.sweep:
+        result = run_sweep(args, out)
+        (out / "sweep.json").write_text(json.dumps(result, indent=2) + "\n")
+        (out / "sweep.md").write_text(sweep_markdown(result))
+        print(sweep_markdown(result))
+        return
+    result = run_main(args, out)
+    (out / "parallel_muse.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / "parallel_muse.md").write_text(markdown(result))
     print(markdown(result))
 
 
