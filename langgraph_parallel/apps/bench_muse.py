@@ -42,7 +42,10 @@ MUSE_OPTIONS: dict[str, dict[str, Any]] = {
     "region": {"choices": REGIONS, "help": "region whose uncertainty picks branch points"},
     "join": {"choices": JOINS, "help": "how the answer is picked"},
     "reports": {"choices": REPORT_MODES, "help": "which trajectories get a report"},
-    "report_style": {"choices": REPORT_STYLES, "help": "reports by a model call or extracted"},
+    "report_style": {
+        "choices": REPORT_STYLES,
+        "help": "report by a call on a new prompt, one continuing the trajectory, or no call",
+    },
 }
 """MuseContext fields ``bench`` sets on the ParallelMuse graphs (default: the graph's own)."""
 

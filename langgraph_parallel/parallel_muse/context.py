@@ -7,7 +7,7 @@ from typing import Literal
 
 from langgraph_parallel.agent.context import SearchContext
 from langgraph_parallel.parallel_muse.uncertainty import MODES, REGIONS, Mode, Region
-from langgraph_parallel.prompts import ANALYST_PROMPT, REPORT_PROMPT
+from langgraph_parallel.prompts import ANALYST_PROMPT, REPORT_FOLLOWUP_PROMPT, REPORT_PROMPT
 
 __all__ = ["JOINS", "REPORT_MODES", "REPORT_STYLES", "Join", "MuseContext", "ReportMode",
            "ReportStyle"]  # fmt: skip
@@ -16,8 +16,8 @@ Join = Literal["select", "majority", "weighted"]
 JOINS: tuple[str, ...] = ("select", "majority", "weighted")
 ReportMode = Literal["all", "distinct", "contested"]
 REPORT_MODES: tuple[str, ...] = ("all", "distinct", "contested")
-ReportStyle = Literal["model", "extract"]
-REPORT_STYLES: tuple[str, ...] = ("model", "extract")
+ReportStyle = Literal["model", "continue", "extract"]
+REPORT_STYLES: tuple[str, ...] = ("model", "continue", "extract")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,14 +39,17 @@ class MuseContext(SearchContext):
             only for trajectories that answered, and only when ``join`` is ``select`` and their
             normalised answers differ (the only case the analyst reads reports); otherwise no
             report is written at all.
-        report_style: ``model`` (one model call compresses the trajectory, the paper's way) or
-            ``extract`` (the trajectory's plan, searches and found titles, reasoning and answer
-            written without a call; see :mod:`..extract`).
+        report_style: ``model`` (one model call on ``report_prompt`` compresses the trajectory,
+            the paper's way), ``continue`` (one call on the trajectory's own messages plus
+            ``report_followup``: the engine's prefix cache holds the trajectory) or ``extract``
+            (the trajectory's plan, searches and found titles, reasoning and answer written
+            without a call). :mod:`..report` compares them.
         temperature: Sampling temperature of every agent step.
         top_p: Nucleus sampling of every agent step.
         seed: Trajectory ``i`` samples with seed ``seed + i``, so branches differ.
         report_max_tokens: Token limit of one report and of the analyst's reply.
-        report_prompt: Report template (``{question}``, ``{trajectory}``).
+        report_prompt: Report template (``{question}``, ``{trajectory}``), style ``model``.
+        report_followup: The instruction turn after the trajectory, style ``continue``.
         analyst_prompt: Analyst template (``{question}``, ``{n}``, ``{reports}``).
     """
 
@@ -65,6 +68,7 @@ class MuseContext(SearchContext):
     seed: int = 0
     report_max_tokens: int = 256
     report_prompt: str = REPORT_PROMPT
+    report_followup: str = REPORT_FOLLOWUP_PROMPT
     analyst_prompt: str = ANALYST_PROMPT
 
     def __post_init__(self) -> None:

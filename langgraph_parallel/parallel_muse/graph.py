@@ -29,7 +29,8 @@ from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.agent.state import require_state_keys
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.parallel_muse.context import Join, MuseContext, ReportMode
-from langgraph_parallel.parallel_muse.reduce import AggregateNode, ReportNode
+from langgraph_parallel.parallel_muse.reduce import AggregateNode
+from langgraph_parallel.parallel_muse.report import ReportNode
 from langgraph_parallel.parallel_muse.rollout import create_rollout_graph
 from langgraph_parallel.parallel_muse.router import MuseRoute, RouterNode
 from langgraph_parallel.parallel_muse.state import MuseInput, MuseOutput, MuseState, ReportTask

@@ -1,11 +1,7 @@
-"""ParallelMuse reduction: ``report`` compresses each trajectory, ``aggregate`` picks the answer.
+"""ParallelMuse's ``aggregate`` node: pick the answer from the trajectories and their reports.
 
-A report call is greedy, so trajectories with the same report prompt (:func:`report_steps`:
-the same steps and observations, hence the same answer) share one call: the router sends one
-:class:`ReportTask` per distinct prompt, listing the others in ``copies``, and ``report`` writes
-a copy for each (``reused_from`` names the source; a failed call's stub is shared too). The
-``reports`` setting of :class:`MuseContext` picks which trajectories are reported at all, and
-``report_style="extract"`` writes each report from the trajectory itself (:mod:`.extract`).
+The reports come from ``report`` (:mod:`.report`); the ``reports`` setting of
+:class:`MuseContext` picks which trajectories are reported at all.
 
 Join modes of ``aggregate``:
 
@@ -37,103 +33,19 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import run_context
-from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke
+from langgraph_parallel.agent.nodes import Blocking, Body, DualNode
 from langgraph_parallel.agent.step import prompt_style
-from langgraph_parallel.errors import (
-    clean_text,
-    reported_error,
-)
+from langgraph_parallel.errors import reported_error
 from langgraph_parallel.metrics import normalize_answer
-from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.parallel_muse.context import MuseContext
-from langgraph_parallel.parallel_muse.extract import extract_report
-from langgraph_parallel.parallel_muse.state import Report, ReportTask, Trajectory
+from langgraph_parallel.parallel_muse.report import greedy_call
+from langgraph_parallel.parallel_muse.state import Trajectory
 from langgraph_parallel.parallel_muse.uncertainty import answer_confidence
-from langgraph_parallel.prompts import ANALYST_RAW_PRIMER, REPORT_RAW_PRIMER
+from langgraph_parallel.prompts import ANALYST_RAW_PRIMER
 
-__all__ = ["AggregateNode", "ReportNode", "report_steps", "vote"]
+__all__ = ["AggregateNode", "vote"]
 
 _CHOICE = re.compile(r"<choice>\s*(\d+)\s*</choice>")
-
-
-def _ask(
-    model: BaseChatModel, prompt: str, ctx: MuseContext, prefix: str, regex: str | None = None
-) -> Body[tuple[str, dict[str, int]]]:
-    """One greedy call; returns the text and its counters named ``{prefix}_*``."""
-    options: dict[str, Any] = {"max_tokens": ctx.report_max_tokens, "temperature": 0.0}
-    if regex and hasattr(model, "regex"):
-        options["regex"] = regex
-    reply = yield Invoke(model, [HumanMessage(prompt)], options)
-    usage = {f"{prefix}_{key}": value for key, value in usage_counters(reply).items()}
-    return clean_text(str(reply.text)), {f"{prefix}_calls": 1, **usage}
-
-
-def report_steps(trajectory: Trajectory) -> str:
-    """Return the part of ``trajectory`` its report prompt shows: every message after the first.
-
-    The first message is the prompt (rules, demos, question); the question is given apart.
-    """
-    return "".join(m["content"] for m in trajectory["messages"][1:]).strip()
-
-
-class ReportNode(DualNode):
-    """Compress one finished trajectory into a Markdown report (one model call).
-
-    The task's ``copies`` get the same report with ``reused_from`` set, counted in
-    ``reports_reused``. A failed call yields a stub report carrying the trajectory's answer and
-    the error (transient errors first get the attempts of ``retry``).
-
-    Args:
-        model: Any LangChain chat model.
-        defaults: Settings used when the run passes no :class:`MuseContext`.
-        retry: The retry policy the node is added with.
-    """
-
-    def __init__(
-        self, model: BaseChatModel, defaults: MuseContext, retry: RetryPolicy | None = None
-    ) -> None:
-        self.model = model
-        self.defaults = defaults
-        self.retry = retry
-
-    def body(self, task: ReportTask, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
-        """Return ``{"reports": [report, *copies], "counters": report_* counters}``."""
-        ctx = run_context(runtime, self.defaults)
-        trajectory = task["trajectory"]
-        report = Report(trajectory=trajectory["id"], index=trajectory["index"],
-                        answer=trajectory["answer"], text="", error=None,
-                        reused_from=None)  # fmt: skip
-        counters: dict[str, int] = {}
-        if ctx.report_style == "extract":  # no model call (parallel_muse/extract.py says why)
-            report["text"] = extract_report(trajectory)
-        else:
-            prompt = ctx.report_prompt.format(
-                question=task["question"], trajectory=report_steps(trajectory)
-            )
-            raw = (yield Blocking(prompt_style, (self.model, ctx))) == "raw"
-            try:
-                text, counters = yield from _ask(
-                    self.model, prompt + (REPORT_RAW_PRIMER if raw else ""), ctx, "report"
-                )
-            except Exception as exc:  # reported in the stub; the other reports still count
-                report["error"] = reported_error(exc, runtime, self.retry)
-                answer = trajectory["answer"] or "unknown"
-                text = f"(report failed: {report['error']})\n\nAnswer: {answer}"
-            report["text"] = (REPORT_RAW_PRIMER.lstrip() if raw else "") + text.strip()
-        copies = [
-            Report(
-                trajectory=copy["trajectory"],
-                index=copy["index"],
-                answer=copy["answer"],
-                text=report["text"],
-                error=report["error"],
-                reused_from=trajectory["id"],
-            )
-            for copy in task.get("copies") or []
-        ]
-        if copies:
-            counters = {**counters, "reports_reused": len(copies)}
-        return {"reports": [report, *copies], "counters": counters}
 
 
 def vote(
@@ -209,9 +121,9 @@ class AggregateNode(DualNode):
             raw = (yield Blocking(prompt_style, (self.model, ctx))) == "raw"
             choices = "|".join(str(k) for k in range(1, len(answered) + 1))
             try:
-                text, counters = yield from _ask(
+                text, counters = yield from greedy_call(
                     self.model,
-                    prompt + (ANALYST_RAW_PRIMER if raw else ""),
+                    [HumanMessage(prompt + (ANALYST_RAW_PRIMER if raw else ""))],
                     ctx,
                     "aggregate",
                     regex=f"<choice>({choices})</choice>" if raw else None,

@@ -36,7 +36,8 @@ from langgraph.types import Command, Send
 from langgraph_parallel.agent.context import run_context
 from langgraph_parallel.errors import clean_text
 from langgraph_parallel.parallel_muse.context import MuseContext
-from langgraph_parallel.parallel_muse.reduce import report_steps, vote
+from langgraph_parallel.parallel_muse.reduce import vote
+from langgraph_parallel.parallel_muse.report import report_steps
 from langgraph_parallel.parallel_muse.state import (
     Branch,
     ReportCopy,
@@ -144,7 +145,7 @@ def plan_reports(
     """Decide the report calls, one :class:`ReportTask` each, in trajectory order.
 
     ``ctx.reports`` picks them (see :class:`MuseContext`): with ``distinct`` and ``contested``,
-    the first trajectory of each distinct report prompt (:func:`~.reduce.report_steps`, and
+    the first trajectory of each distinct report prompt (:func:`~.report.report_steps`, and
     the answer) is asked for and the others are listed in its ``copies``.
     """
     chosen = sorted(trajectories, key=lambda t: t["index"])

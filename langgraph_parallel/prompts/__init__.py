@@ -33,6 +33,8 @@ ParallelMuse:
 - :data:`REPORT_PROMPT` -- compresses one trajectory into a report with Solution Planning, Solution
   Methods and Final Reasoning sections and a final ``Answer:`` line. Placeholders ``{question}``,
   ``{trajectory}``.
+- :data:`REPORT_FOLLOWUP_PROMPT` -- the same request as a turn after the trajectory's own messages
+  (``report_style="continue"``: the prompt extends the agent's last one, prefix-cached).
 - :data:`ANALYST_PROMPT` -- picks the best-supported of N numbered reports and copies its answer
   (``<choice>k</choice>``, ``<answer>...</answer>``), never merging answers. Placeholders
   ``{question}``, ``{n}``, ``{reports}``.
@@ -42,6 +44,7 @@ from langgraph_parallel.prompts.muse import (
     ANALYST_PROMPT,
     ANALYST_RAW_PRIMER,
     MUSE_AGENT_INSTRUCTION,
+    REPORT_FOLLOWUP_PROMPT,
     REPORT_PROMPT,
     REPORT_RAW_PRIMER,
     SEARCH_TOOL_DESCRIPTION,
@@ -73,6 +76,7 @@ __all__ = [
     "FEW_SHOT_SEQUENTIAL",
     "MUSE_AGENT_INSTRUCTION",
     "PARALLEL_DECOMPOSITION_SENTENCE",
+    "REPORT_FOLLOWUP_PROMPT",
     "REPORT_PROMPT",
     "REPORT_RAW_PRIMER",
     "RawPrompt",

@@ -21,10 +21,7 @@ SEARCH_TOOL_DESCRIPTION = (
     "and its top results are returned under its own [query] heading."
 )
 
-REPORT_PROMPT = """\
-Below are a question and the full trajectory of an agent that searched to answer it. Compress the \
-trajectory into a short report in Markdown with exactly these three sections:
-
+_REPORT_SECTIONS = """\
 ## Solution Planning
 How the agent broke the question down and in what order it looked for the pieces.
 
@@ -39,12 +36,20 @@ guess or the sources disagree.
 
 Then end with one line: "Answer: " followed by the agent's final answer, copied exactly. If the \
 agent gave no final answer, write "Answer: unknown".
-
-Question: {question}
-
-Trajectory:
-{trajectory}
 """
+
+REPORT_PROMPT = (
+    "Below are a question and the full trajectory of an agent that searched to answer it. "
+    "Compress the trajectory into a short report in Markdown with exactly these three sections:"
+    "\n\n" + _REPORT_SECTIONS + "\nQuestion: {question}\n\nTrajectory:\n{trajectory}\n"
+)
+
+# report_style="continue": the turn after the trajectory's own messages, so the prompt extends
+# the agent's last one and the engine's prefix cache holds everything before it.
+REPORT_FOLLOWUP_PROMPT = (
+    "Stop searching. You are the agent above. Compress your work above into a short report in "
+    "Markdown with exactly these three sections:\n\n" + _REPORT_SECTIONS
+)
 
 ANALYST_PROMPT = """\
 Below are a question and {n} numbered reports, each written from an independent attempt to \

@@ -119,3 +119,30 @@ def test_rollouts_graph_and_every_join_run_on_the_engine(chat_model, small_index
     assert chosen["fallback"] is None and result["counters"]["aggregate_calls"] == 1
     assert normalize_answer(result["answer"]) in {normalize_answer(t["answer"]) for t in distinct}
     assert result["answer"] == next(t["answer"] for t in distinct if t["id"] == chosen["chosen"])
+
+
+def test_a_continued_report_is_prefilled_from_the_prefix_cache(chat_model, small_index, question):
+    """report_style="continue": the report prompt extends the trajectory's last agent prompt."""
+    from langgraph_parallel.parallel_muse.graph import create_rollouts_graph
+
+    graph = create_rollouts_graph(
+        chat_model,
+        small_index,
+        budget=2,
+        max_turns=2,
+        max_tokens=48,
+        report_max_tokens=16,
+        temperature=1.0,
+        reports="all",
+        report_style="continue",
+    )
+    state = graph.invoke({"question": question.question})
+
+    counters = state["counters"]
+    assert counters["report_calls"] == 2 and all(r["error"] is None for r in state["reports"])
+    # Every report call found its trajectory's last agent prompt in the cache, less at most the
+    # last partial block (vLLM caches whole blocks of 32 tokens on this engine).
+    last_prompts = [t["steps"][-1]["usage"]["prompt_tokens"] for t in state["trajectories"]]
+    assert counters["report_cached_prompt_tokens"] >= sum(last_prompts) - 32 * len(last_prompts)
+    uncached = counters["report_prompt_tokens"] - counters["report_cached_prompt_tokens"]
+    assert uncached < counters["report_prompt_tokens"] / 2

@@ -22,6 +22,7 @@ from langgraph_parallel.parallel_muse.router import RouterNode, plan_reports
 from tests.fakes import CountingSearcher
 
 REPORT_MARK = "Compress the"
+FOLLOWUP_MARK = "Compress your work"  # report_style="continue": the last turn asks
 ANALYST_MARK = "numbered reports"
 
 
@@ -51,10 +52,10 @@ class SeededChat(BaseChatModel):
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        first = str(messages[0].content)
+        first, last = str(messages[0].content), str(messages[-1].content)
         with self._lock:
-            self._prompts.append(first)
-        if REPORT_MARK in first:
+            self._prompts.append(first if len(messages) == 1 else first + last)
+        if REPORT_MARK in first or FOLLOWUP_MARK in last:
             if self.fail_reports:
                 raise ValueError("report prompt too long")
             text = f"## Solution Planning\nreport of {len(str(messages[0].content))} chars"
@@ -208,7 +209,7 @@ def test_extracted_reports_need_no_model_call_and_still_feed_the_analyst():
     assert "- searched q0: found Title q0" in first and first.endswith("Answer: Paris")
     # The analyst read the extracted reports and its choice decided the answer.
     assert model.count(ANALYST_MARK) == 1 and state["answer"] == "London"
-    with pytest.raises(ValueError, match="report_style must be one of model, extract"):
+    with pytest.raises(ValueError, match="report_style must be one of model, continue, extract"):
         MuseContext(report_style="short")  # type: ignore[arg-type]
 
 
@@ -218,3 +219,48 @@ def test_extracted_report_of_a_trajectory_that_never_searched_nor_answered():
     messages = [{"role": "user", "content": "PROMPT"}, {"role": "assistant", "content": "hmm"}]
     text = extract_report({"messages": messages, "answer": None})
     assert "- no search" in text and "(no plan stated)" in text and text.endswith("unknown")
+
+
+def test_a_continued_report_extends_the_agents_last_prompt():
+    """report_style="continue": the trajectory's messages, then the instruction as a new turn."""
+    from langchain_core.messages import HumanMessage
+
+    from langgraph_parallel.models.replies import chat_turns, raw_text
+    from langgraph_parallel.parallel_muse.report import report_messages
+    from langgraph_parallel.parallel_muse.rollout import to_messages
+    from langgraph_parallel.prompts import REPORT_FOLLOWUP_PROMPT, REPORT_RAW_PRIMER
+
+    stored = [
+        {"role": "user", "content": "RULES\nQuestion: Q?\n"},
+        {"role": "assistant", "content": "<think>t</think>\n<search> a ## b </search>"},
+        {"role": "user", "content": "\n<information>(Title: A) a</information>\n"},
+        {"role": "assistant", "content": "<answer> Paris </answer>"},
+    ]
+    trajectory = {"messages": stored, "answer": "Paris"}
+    ctx = MuseContext(report_style="continue")
+    raw = raw_text(report_messages("Q?", trajectory, ctx, raw=True))  # type: ignore[arg-type]
+    # The agent's last prompt and its own output, byte for byte: the engine has them cached.
+    last_prompt = raw_text(to_messages(stored[:-1]))
+    assert raw.startswith(last_prompt + stored[-1]["content"] + "\n\n")
+    assert raw.endswith(REPORT_FOLLOWUP_PROMPT.strip() + REPORT_RAW_PRIMER)
+    chat = report_messages("Q?", trajectory, ctx, raw=False)  # type: ignore[arg-type]
+    assert chat_turns(chat[:-1]) == stored
+    assert isinstance(chat[-1], HumanMessage) and chat[-1].content == REPORT_FOLLOWUP_PROMPT
+    # The other style puts the steps into a new prompt: nothing of it is the agent's prefix.
+    separate = raw_text(report_messages("Q?", trajectory, MuseContext(), raw=True))  # type: ignore[arg-type]
+    assert not separate.startswith(stored[0]["content"]) and "<answer> Paris </answer>" in separate
+
+
+def test_continued_reports_feed_the_analyst_and_are_shared_like_the_others():
+    state, model = run(
+        {0: "Paris", 1: "London", 2: "Paris"},
+        report_style="continue",
+        join="select",
+        analyst="<choice>2</choice>",
+    )
+    # One call per distinct trajectory, each on the trajectory's messages plus the instruction.
+    assert model.count(REPORT_MARK) == 0 and model.count(FOLLOWUP_MARK) == 2
+    assert state["counters"]["report_calls"] == 2
+    assert state["counters"]["reports_reused"] == 1
+    assert all(r["text"].startswith("## Solution Planning") for r in state["reports"])
+    assert model.count(ANALYST_MARK) == 1 and state["answer"] == "London"

@@ -1,0 +1,144 @@
+"""ParallelMuse's ``report`` node: compress one finished trajectory into a Markdown report.
+
+Three ways to write it (``report_style`` of :class:`~.context.MuseContext`):
+
+- ``model`` (the paper's): one greedy call on a new prompt, ``report_prompt``, holding the
+  question and the trajectory's steps and observations. The prompt shares no prefix with the
+  agent's calls, so its whole length is prefilled again: on SmolLM2 about as many tokens as the
+  agent phase itself.
+- ``continue``: one greedy call on the trajectory's own messages followed by ``report_followup``,
+  an instruction turn asking for the same three sections. For raw-prompt models (the embedded
+  engine) the prompt is the trajectory's last step, byte for byte, plus the instruction, so the
+  engine's prefix cache already holds all of it but the instruction. Chat models get the stored
+  turns (text only; tool calls are not stored) and the instruction as the next user turn.
+- ``extract``: no call; the report is built from the trajectory (:mod:`.extract`).
+
+A report call is greedy, so trajectories with the same steps and answer (:func:`report_steps`)
+share one call: the router sends one :class:`~.state.ReportTask` per distinct trajectory, listing
+the others in ``copies``, and the node writes a copy for each (``reused_from`` names the source;
+a failed call's stub is shared too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
+
+from langgraph_parallel.agent.context import run_context
+from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke
+from langgraph_parallel.agent.step import prompt_style
+from langgraph_parallel.errors import clean_text, reported_error
+from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.parallel_muse.context import MuseContext
+from langgraph_parallel.parallel_muse.extract import extract_report
+from langgraph_parallel.parallel_muse.rollout import to_messages
+from langgraph_parallel.parallel_muse.state import Report, ReportTask, Trajectory
+from langgraph_parallel.prompts import REPORT_RAW_PRIMER
+
+__all__ = ["ReportNode", "greedy_call", "report_messages", "report_steps"]
+
+
+def greedy_call(
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    ctx: MuseContext,
+    prefix: str,
+    regex: str | None = None,
+) -> Body[tuple[str, dict[str, int]]]:
+    """One greedy call of at most ``report_max_tokens``; returns the text and ``{prefix}_*``."""
+    options: dict[str, Any] = {"max_tokens": ctx.report_max_tokens, "temperature": 0.0}
+    if regex and hasattr(model, "regex"):
+        options["regex"] = regex
+    reply = yield Invoke(model, messages, options)
+    usage = {f"{prefix}_{key}": value for key, value in usage_counters(reply).items()}
+    return clean_text(str(reply.text)), {f"{prefix}_calls": 1, **usage}
+
+
+def report_steps(trajectory: Trajectory) -> str:
+    """Return the part of ``trajectory`` its report prompt shows: every message after the first.
+
+    The first message is the prompt (rules, demos, question); the question is given apart.
+    """
+    return "".join(m["content"] for m in trajectory["messages"][1:]).strip()
+
+
+def report_messages(
+    question: str, trajectory: Trajectory, ctx: MuseContext, raw: bool
+) -> list[BaseMessage]:
+    """Return the messages of ``trajectory``'s report call in ``ctx.report_style``.
+
+    Args:
+        question: The question the trajectory answers.
+        trajectory: The finished trajectory.
+        ctx: Its settings (``report_style``, ``report_prompt``, ``report_followup``).
+        raw: Whether the model reads the messages as one document (``raw`` prompt style); the
+            report's first heading is then written into the prompt for it to continue.
+    """
+    primer = REPORT_RAW_PRIMER if raw else ""
+    if ctx.report_style == "continue":
+        # Raw models read the concatenated texts: the instruction must start on a line of its
+        # own after the answer; a chat turn needs no separator.
+        followup = ("\n\n" + ctx.report_followup.strip() + primer) if raw else ctx.report_followup
+        return [*to_messages(list(trajectory["messages"])), HumanMessage(followup)]
+    prompt = ctx.report_prompt.format(question=question, trajectory=report_steps(trajectory))
+    return [HumanMessage(prompt + primer)]
+
+
+class ReportNode(DualNode):
+    """Compress one finished trajectory into a report (module docstring: the three styles).
+
+    The task's ``copies`` get the same report with ``reused_from`` set, counted in
+    ``reports_reused``. A failed call yields a stub report carrying the trajectory's answer and
+    the error (transient errors first get the attempts of ``retry``).
+
+    Args:
+        model: Any LangChain chat model.
+        defaults: Settings used when the run passes no :class:`MuseContext`.
+        retry: The retry policy the node is added with.
+    """
+
+    def __init__(
+        self, model: BaseChatModel, defaults: MuseContext, retry: RetryPolicy | None = None
+    ) -> None:
+        self.model = model
+        self.defaults = defaults
+        self.retry = retry
+
+    def body(self, task: ReportTask, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
+        """Return ``{"reports": [report, *copies], "counters": report_* counters}``."""
+        ctx = run_context(runtime, self.defaults)
+        trajectory = task["trajectory"]
+        report = Report(trajectory=trajectory["id"], index=trajectory["index"],
+                        answer=trajectory["answer"], text="", error=None,
+                        reused_from=None)  # fmt: skip
+        counters: dict[str, int] = {}
+        if ctx.report_style == "extract":  # no model call (parallel_muse/extract.py says why)
+            report["text"] = extract_report(trajectory)
+        else:
+            raw = (yield Blocking(prompt_style, (self.model, ctx))) == "raw"
+            messages = report_messages(task["question"], trajectory, ctx, raw)
+            try:
+                text, counters = yield from greedy_call(self.model, messages, ctx, "report")
+            except Exception as exc:  # reported in the stub; the other reports still count
+                report["error"] = reported_error(exc, runtime, self.retry)
+                answer = trajectory["answer"] or "unknown"
+                text = f"(report failed: {report['error']})\n\nAnswer: {answer}"
+            report["text"] = (REPORT_RAW_PRIMER.lstrip() if raw else "") + text.strip()
+        copies = [
+            Report(
+                trajectory=copy["trajectory"],
+                index=copy["index"],
+                answer=copy["answer"],
+                text=report["text"],
+                error=report["error"],
+                reused_from=trajectory["id"],
+            )
+            for copy in task.get("copies") or []
+        ]
+        if copies:
+            counters = {**counters, "reports_reused": len(copies)}
+        return {"reports": [report, *copies], "counters": counters}
