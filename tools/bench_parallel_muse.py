@@ -16,7 +16,10 @@ parallel-muse,rollouts-majority`` on three samples of multi-hop chains (``--limi
 - ``OUT/hotpotqa``: the bundled HotpotQA sample's ``bridge`` questions, the bundled corpus.
 
 (BM25 rather than the hybrid default: the dense half would embed the two context corpora, ~9k
-paragraphs, for about 9 minutes on this CPU; both systems search the same index.)
+paragraphs, for about 9 minutes on this CPU; both systems search the same index. Reports in
+style ``continue``: each is written as the next turn of its own trajectory, whose tokens the
+prefix cache holds; the separate report prompt of style ``model`` prefilled about as many
+tokens again as the whole agent phase.)
 
 Then writes ``OUT/parallel_muse.md``/``.json``: per dataset and over all questions, the agent
 phase (uncached prefill, generated, their sum = cost, cached prefill, reasoning/exploration
@@ -57,7 +60,8 @@ DATASETS: dict[str, list[str]] = {
     "hotpotqa": ["--dataset", str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz"),
                  "--types", "bridge"],
 }  # fmt: skip
-COMMON = ["--index", "bm25", "--max-turns", "6", "--budget", "8", "--fresh-cache", "--seed", "0"]
+COMMON = ["--index", "bm25", "--max-turns", "6", "--budget", "8", "--report-style", "continue",
+          "--fresh-cache", "--seed", "0"]  # fmt: skip
 SWEEP: dict[str, list[str]] = {
     "default": [],
     "region-reasoning": ["--region", "reasoning"],
