@@ -93,9 +93,9 @@ def _mean(rows: list[dict[str, Any]], key: str) -> float | None:
 
 KV_CACHE = {"kv_cache_memory_bytes": 8 << 30}
 """The in-process engine's KV cache for these runs (the default is 2 GiB). At 4 questions in
-flight, 8 trajectories each of up to ~3k tokens, 2 GiB (~46k fp32 tokens of SmolLM2) evicted the
-initial rollouts' blocks before their forks ran; measured on MuSiQue at 2 GiB, partial rollout
-read 13.5k cached prompt tokens per question and still cost 1.04x the independent rollouts."""
+flight, 8 trajectories each of up to ~3k tokens, 2 GiB holds ~46k fp32 tokens of SmolLM2: on
+MuSiQue partial rollout cost 1.04x the independent rollouts there and 0.87x at 8 GiB (eviction
+of the initial rollouts' blocks before their forks ran is the likely cause; runs are noisy)."""
 
 
 def analyse(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -100,45 +100,46 @@ def render_sft(path: Path = REPO / "benchmarks" / "sft" / "sft.json") -> str:
 def render_parallel_muse(
     path: Path = REPO / "benchmarks" / "parallel_muse" / "parallel_muse.json",
 ) -> str:
-    """ParallelMuse vs independent rollouts (``tools/bench_parallel_muse.py``)."""
+    """ParallelMuse vs independent rollouts, multi-hop chains (``tools/bench_parallel_muse.py``)."""
     result: dict[str, Any] = json.loads(path.read_text())
-    summary, settings = result["summary"], result["settings"]
-    rows = [r for r in result["rows"] if r["system"] == "parallel-muse"]
-    n = len(rows)
-    per_fork = 3  # samples per branch point: the bench's setting
-    points = [-(-r["branches"] // per_fork) for r in rows]  # a point gets up to per_fork
-    forks = {k: points.count(k) for k in (0, 1, 2)}
+    commits = "; ".join(
+        f"{name}: {_commits(path.parent / name / 'run.json')}" for name in result["datasets"]
+    )
     lines = [
-        f"Made by `{result['command']}`{_at(result)} ({n} HotpotQA questions, budget "
-        f"{settings['budget']}, prefix cache emptied before every system's run): partial rollout "
-        f"(1 initial rollout, up to {per_fork} samples at each of the 2 most uncertain "
-        "exploration steps, the rest of the budget as fresh rollouts) vs independent rollouts. "
-        f"It forked at 2 points on {forks[2]} questions, at 1 point on {forks[1]} and not at all "
-        f"on {forks[0]} (SmolLM2's trajectories are 1-2 steps). Means per question:",
+        f"Made by `{result['command']}` ({commits}): per sample, {result['settings']['limit']} "
+        "seeded questions, `max_turns` 6, budget 8 trajectories, the shipped `smollm2-parallel`, "
+        "BM25, prefix cache emptied before each system. Partial rollout = 1 initial rollout, 3 "
+        "samples at each of the 2 most uncertain exploration steps, the rest of the budget fresh; "
+        "independent = 8 rollouts. Cost = uncached prefill + generated tokens per question "
+        "(the engine's counts); reduction = reports (style `continue`) + analyst.",
         "",
-        "| system | LLM calls | prompt tokens | cached | uncached prefill | generated "
-        "| exploration | prefilled+generated | wall s | EM / F1 select | EM / F1 majority "
-        "| EM / F1 weighted |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| sample | n | steps per trajectory | agent cost partial / independent | ratio "
+        "| exploration tokens ratio | reduction cost (partial) | EM select / majority / weighted "
+        "(partial) | EM first rollout | EM independent majority |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for system, label in (("parallel-muse", "parallel-muse"), ("rollouts", "independent")):
-        m = summary[system]
-        joins = " | ".join(
-            f"{m['em_' + j]:.3f} / {m['f1_' + j]:.3f}" for j in ("select", "majority", "weighted")
+    for name, part in {**result["datasets"], "all": result["all"]}.items():
+        p, i = part["graphs"]["parallel-muse"], part["graphs"]["rollouts-majority"]
+        ratio = part["partial_over_independent"]
+        joins = " / ".join(f"{p[k]:.3f}" for k in ("em_join_graph", "em_join_majority",
+                                                   "em_join_weighted"))  # fmt: skip
+        explore = (
+            "–" if ratio["exploration_tokens"] is None else f"{ratio['exploration_tokens']:.2f}x"
         )
+        label = f"**{name}**" if name == "all" else name
         lines.append(
-            f"| {label} | {m['llm_calls']:.1f} | {m['prompt_tokens']:.0f} | "
-            f"{m['cached_prompt_tokens']:.0f} | {m['uncached_prompt_tokens']:.0f} | "
-            f"{m['completion_tokens']:.0f} | {m['exploration_tokens']:.0f} | "
-            f"{m['prefill_plus_generated']:.0f} | {m['wall_s']:.1f} | {joins} |"
+            f"| {label} | {p['n']} | {i['steps_per_trajectory']:.1f} | {p['agent_cost']:.0f} / "
+            f"{i['agent_cost']:.0f} | **{ratio['agent_cost']:.2f}x** | {explore} | "
+            f"{p['reduction_cost']:.0f} | {joins} | {p['em_single']:.3f} | "
+            f"{i['em_join_majority']:.3f} |"
         )
-    rel = summary["relative"]
+    best = result["all"]["best_join"]
+    gain = "" if best["relative_gain"] is None else f" ({best['relative_gain']:+.0%})"
     lines += [
         "",
-        f"Partial rollout changed prefilled+generated tokens by "
-        f"**{rel['prefill_plus_generated']:+.1%}** and exploration tokens by "
-        f"{rel['exploration_tokens']:+.1%}; reports and the analyst cost "
-        f"{summary['parallel-muse']['report_tokens']:.0f} tokens per question.",
+        f"Over all questions the best join of ParallelMuse is `{best['join'][8:]}`: EM "
+        f"{best['em']:.3f} against {best['em_single']:.3f} for its first rollout alone{gain} and "
+        f"{best['independent_same_join']:.3f} for independent rollouts joined the same way.",
     ]
     return "\n".join(lines)
 
