@@ -136,7 +136,12 @@ def _add_grpo_parser(kinds: Any) -> None:
     p.add_argument("--group-size", type=int, default=4, help="rollouts per question")
     p.add_argument("--questions-per-step", type=int, default=1)
     p.add_argument("--learning-rate", type=float, default=5e-6)
-    p.add_argument("--lora", action="store_true", help="train LoRA adapters, merged on save")
+    p.add_argument(
+        "--lora",
+        action="store_true",
+        help="train a LoRA adapter (the start's own when it is an SFT policy); writes adapter/ "
+        "and the merged model/",
+    )
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient (0: no reference)")
     p.add_argument("--temperature", type=float, default=0.7, help="rollout sampling temperature")
     p.add_argument("--max-turns", type=int, default=3, help="model steps per rollout")

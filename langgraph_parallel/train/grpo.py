@@ -29,11 +29,13 @@ from typing import Any
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.datasets import Question, load_questions
 from langgraph_parallel.models.folders import folder_raw_prompt, model_folder
+from langgraph_parallel.paths import portable_path
 from langgraph_parallel.prompts import raw_prompt
 from langgraph_parallel.rewards import RewardConfig
 from langgraph_parallel.train.grpo_rewards import reward_functions
 from langgraph_parallel.train.log import MetricsLog, plot_rewards
-from langgraph_parallel.train.policy import lora_config, save_model
+from langgraph_parallel.train.policy import save_model
+from langgraph_parallel.train.start import adapter_card, load_policy, save_adapter
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,7 +51,8 @@ class TrainConfig:
         questions_per_step: Distinct questions per step.
         group_size: Rollouts per question (GRPO group; at least 2, 4+ recommended).
         learning_rate: AdamW learning rate.
-        lora: Train LoRA adapters (rank 16) and merge them into the saved model.
+        lora: Train a LoRA adapter: the start's own adapter when it has one (an SFT policy),
+            else a new rank-16 one. Written to ``adapter/`` and merged into ``model/``.
         beta: KL coefficient to the starting model (0 = no reference model).
         temperature: Sampling temperature of the rollouts.
         max_turns: Model steps per rollout.
@@ -97,7 +100,7 @@ class TrainConfig:
 
 def training_questions(config: TrainConfig) -> list[Question]:
     """Questions of ``config.dataset`` minus those in ``config.exclude``, shuffled and limited."""
-    held_out = {q.id for q in load_questions(config.exclude)} if config.exclude else set()
+    held_out = held_out_ids(config)
     questions = [
         q for q in load_questions(config.dataset, seed=config.seed) if q.id not in held_out
     ]
@@ -107,6 +110,11 @@ def training_questions(config: TrainConfig) -> list[Question]:
     if not questions:
         raise UserError(f"no training questions left in {config.dataset} after --exclude.")
     return questions
+
+
+def held_out_ids(config: TrainConfig) -> set[str]:
+    """Ids of the questions in ``config.exclude`` (none without it)."""
+    return {q.id for q in load_questions(config.exclude)} if config.exclude else set()
 
 
 def _balanced(questions: list[Question]) -> list[Question]:
@@ -125,7 +133,7 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
     try:
         import torch
         from datasets import Dataset
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
         from trl import GRPOConfig, GRPOTrainer
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise UserError(
@@ -165,8 +173,8 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
     tokenizer = AutoTokenizer.from_pretrained(path)
     gpu = torch.cuda.is_available()
     bf16 = gpu and torch.cuda.is_bf16_supported()
-    model = AutoModelForCausalLM.from_pretrained(
-        path, dtype=torch.bfloat16 if bf16 else torch.float32
+    model, peft_config = load_policy(
+        config.model, lora=config.lora, dtype=torch.bfloat16 if bf16 else torch.float32
     )
     args = GRPOConfig(
         output_dir=str(out / "trainer"),
@@ -203,10 +211,21 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
             raw_prompt=kind,
             gold=gold,
         ),
-        peft_config=lora_config() if config.lora else None,
+        peft_config=peft_config,
         callbacks=[MetricsLog(out / "metrics.jsonl")],
     )
     trainer.train()
+    card = adapter_card(
+        config.model,
+        raw_prompt=kind,
+        command=command,
+        data={"files": [portable_path(config.dataset)], "questions": len(questions)},
+        excluded={
+            "files": [portable_path(config.exclude)] if config.exclude else [],
+            "ids": sorted(held_out_ids(config)),
+        },
+    )
+    save_adapter(trainer.model, out / "adapter", card)  # before the merge below folds it in
     saved = save_model(trainer.model, tokenizer, out / "model", base=config.model, kind=kind)
     plot_rewards(out / "metrics.jsonl", out / "reward_curve.png")
     return saved

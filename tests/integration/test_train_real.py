@@ -93,3 +93,84 @@ def test_rollouts_decode_correctly_under_gradient_checkpointing() -> None:
 
     assert got == expected and got.startswith("<think>")
     assert model.training and model.is_gradient_checkpointing  # restored for the loss
+
+
+def test_lora_grpo_run_writes_a_shippable_adapter_of_the_base(tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    from langgraph_parallel.models.adapters import read_card
+    from langgraph_parallel.models.embedded import ADAPTERS_DIR
+    from langgraph_parallel.models.folders import resolve_model
+    from langgraph_parallel.train.grpo import TrainConfig, train
+
+    config = TrainConfig(
+        dataset=str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz"),
+        exclude=None,
+        out=str(tmp_path / "run"),
+        model="smollm2-parallel",
+        lora=True,
+        steps=1,
+        group_size=2,
+        limit=2,
+        max_turns=1,
+        max_tokens=24,
+        top_k=1,
+    )
+    train(config, command="test")
+
+    adapter = tmp_path / "run" / "adapter"
+    shipped = load_file(str(ADAPTERS_DIR / "smollm2-parallel" / "adapter_model.safetensors"))
+    trained = load_file(str(adapter / "adapter_model.safetensors"))
+    # The shipped SFT adapter's tensors (its rank, its modules), not a second LoRA stacked on
+    # the merged weights.
+    assert trained.keys() == shipped.keys()
+    assert all(trained[k].shape == shipped[k].shape for k in shipped)
+    card = read_card(adapter)
+    assert card["base_model"] == "smollm2" and card["raw_prompt"] == "rules"
+    assert "train sft" in card["init"]["command"]
+    # It loads like any adapter folder: merged into its base, prompted as the card says.
+    folder, style = resolve_model(str(adapter))
+    assert style == "raw" and (Path(folder) / "model.safetensors").is_file()
+
+
+def test_lora_start_trains_exactly_the_sft_adapter(tmp_path: Path) -> None:
+    import torch
+    from safetensors.torch import load_file
+    from transformers import AutoTokenizer
+
+    from langgraph_parallel.models.embedded import ADAPTERS_DIR, embedded_model_dir
+    from langgraph_parallel.models.folders import model_folder
+    from langgraph_parallel.train.start import adapter_card, load_policy, save_adapter
+
+    model, peft_config = load_policy("smollm2-parallel", lora=True, dtype=torch.float32)
+    assert peft_config is None  # the model already carries its adapter
+    shipped = load_file(str(ADAPTERS_DIR / "smollm2-parallel" / "adapter_model.safetensors"))
+    trainable = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    assert len(trainable) == len(shipped)
+    for name, param in trainable.items():
+        key = name.replace(".default", "")
+        assert torch.equal(param.detach(), shipped[key].float())  # starts at the SFT weights
+
+    # The policy the trainer starts from answers like the merged SFT folder ask/bench use.
+    tokenizer = AutoTokenizer.from_pretrained(embedded_model_dir("smollm2"))
+    ids = tokenizer("Question: Who wrote Hamlet?", return_tensors="pt")
+    merged = type(model.get_base_model()).from_pretrained(model_folder("smollm2-parallel"))
+    with torch.no_grad():
+        expected = merged(**ids).logits
+        got = model(**ids).logits
+    assert torch.allclose(got, expected, atol=1e-3)
+
+    optimizer = torch.optim.SGD(list(trainable.values()), lr=1.0)
+    model(**ids, labels=ids["input_ids"]).loss.backward()
+    optimizer.step()
+    card = adapter_card(
+        "smollm2-parallel",
+        raw_prompt="rules",
+        command="test",
+        data={},
+        excluded={"files": [], "ids": []},
+    )
+    written = save_adapter(model, tmp_path / "adapter", card)
+    assert written is not None
+    trained = load_file(str(written / "adapter_model.safetensors"))
+    assert any(not torch.equal(trained[k], shipped[k]) for k in shipped)
