@@ -41,7 +41,13 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
 
 
 def plot_rewards(path: Path, png: Path, window: int = 10) -> None:
-    """Draw total reward and each component per step, with a moving average of ``window``."""
+    """Draw the reward and its components per step, and below them what the rollouts did.
+
+    Upper panel: total reward and each component. Lower panel: first-search decomposition rate
+    by question class, valid-format rate and EM of the policy's own rollouts. Faint lines are
+    the steps, solid ones moving averages over ``window`` logged values; a step whose group
+    had no question of a class has no point for that class.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -50,22 +56,37 @@ def plot_rewards(path: Path, png: Path, window: int = 10) -> None:
     rows = read_metrics(path)
     if not rows:
         return
-    steps = [r["step"] for r in rows]
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    series = {"total": [r["reward"] for r in rows]}
-    for name in COMPONENTS:
-        series[name] = [r.get(f"rewards/{name}/mean", 0.0) for r in rows]
-    for name, values in series.items():
-        smooth = [_mean(values[max(0, i - window + 1) : i + 1]) for i in range(len(values))]
-        (line,) = ax.plot(steps, smooth, label=f"{name} (mean of {window})")
-        ax.plot(steps, values, color=line.get_color(), alpha=0.2)
-    ax.set_xlabel("optimizer step")
-    ax.set_ylabel("reward")
-    ax.set_title("GRPO on ParallelSearch rollouts: reward per step")
-    ax.legend(fontsize=8)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 8), sharex=True)
+    rewards = {"total": "reward", **{name: f"rewards/{name}/mean" for name in COMPONENTS}}
+    _draw(top, rows, rewards, window)
+    top.set_ylabel("reward")
+    top.set_title("GRPO on ParallelSearch rollouts: reward per step")
+    behaviour = {
+        "decomposed, parallelizable": "rollout/decomposition_rate/parallelizable",
+        "decomposed, sequential": "rollout/decomposition_rate/sequential",
+        "valid format": "rollout/valid_format",
+        "EM": "rollout/em",
+    }
+    _draw(bottom, rows, behaviour, window)
+    bottom.set_ylabel("share of the policy's rollouts")
+    bottom.set_xlabel("optimizer step")
+    bottom.set_ylim(-0.05, 1.05)
     fig.tight_layout()
     fig.savefig(png, dpi=120)
     plt.close(fig)
+
+
+def _draw(ax: Any, rows: list[dict[str, Any]], series: dict[str, str], window: int) -> None:
+    for label, key in series.items():
+        points = [(r["step"], float(r[key])) for r in rows if r.get(key) is not None]
+        if not points:
+            continue
+        steps = [s for s, _ in points]
+        values = [v for _, v in points]
+        smooth = [_mean(values[max(0, i - window + 1) : i + 1]) for i in range(len(values))]
+        (line,) = ax.plot(steps, smooth, label=f"{label} (mean of {window})")
+        ax.plot(steps, values, color=line.get_color(), alpha=0.2)
+    ax.legend(fontsize=8)
 
 
 def _mean(values: list[float]) -> float:

@@ -189,3 +189,45 @@ def test_train_config_rejects_settings_that_cannot_work() -> None:
         TrainConfig(dataset="d", out="o", group_size=1)
     with pytest.raises(UserError, match="steps"):
         TrainConfig(dataset="d", out="o", steps=0)
+
+
+def test_reward_curve_shows_components_and_decomposition_by_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from matplotlib.figure import Figure
+
+    from langgraph_parallel.train.log import plot_rewards
+
+    rows = []
+    for step in range(1, 7):
+        qclass = "parallelizable" if step % 2 else "sequential"
+        rows.append(
+            {
+                "step": step,
+                "reward": 0.5,
+                **{f"rewards/{c}/mean": 0.1 for c in ("outcome", "decomposition")},
+                "rollout/em": 0.25,
+                "rollout/valid_format": 0.75,
+                f"rollout/decomposition_rate/{qclass}": step / 10,
+            }
+        )
+    log = tmp_path / "metrics.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"train_loss": 1.0}\n')
+    figures: list[Figure] = []
+    real_savefig = Figure.savefig
+    monkeypatch.setattr(
+        Figure, "savefig", lambda self, *a, **k: (figures.append(self), real_savefig(self, *a, **k))
+    )
+    plot_rewards(log, tmp_path / "curve.png", window=2)
+
+    assert (tmp_path / "curve.png").stat().st_size > 0
+    top, bottom = figures[0].axes
+    labels = [text.get_text() for text in top.get_legend().get_texts()]
+    assert labels[:3] == ["total (mean of 2)", "outcome (mean of 2)", "decomposition (mean of 2)"]
+    lines = {line.get_label(): line for line in bottom.get_lines()}
+    parallel = lines["decomposed, parallelizable (mean of 2)"]
+    # Only the steps that had a comparison question, averaged over the last two of them.
+    assert list(parallel.get_xdata()) == [1, 3, 5]
+    assert list(parallel.get_ydata()) == pytest.approx([0.1, 0.2, 0.4])
+    assert list(lines["decomposed, sequential (mean of 2)"].get_xdata()) == [2, 4, 6]
+    assert "EM (mean of 2)" in lines and "valid format (mean of 2)" in lines
