@@ -45,3 +45,22 @@ def test_compare_runs_reports_equal_rows_and_names_a_changed_counter(tmp_path: P
     (new / "results.jsonl").write_text(json.dumps({**row, "cached_prompt_tokens": 64}) + "\n")
     report, same = compare(old, new)
     assert not same and "| parallel-search | 1 | 0 | cached_prompt_tokens |" in report
+
+
+def test_bench_grpo_counts_questions_turned_right_and_wrong_by_class() -> None:
+    sys.path.insert(0, str(TOOLS[0].parent))
+    try:
+        from bench_grpo import changes
+    finally:
+        sys.path.remove(str(TOOLS[0].parent))
+    rows = [
+        {"graph": g, "id": i, "class": c, "em": em}
+        for g, i, c, em in (
+            ("sft", "a", "parallelizable", 0.0), ("grpo", "a", "parallelizable", 1.0),
+            ("sft", "b", "parallelizable", 1.0), ("grpo", "b", "parallelizable", 1.0),
+            ("sft", "c", "sequential", 1.0), ("grpo", "c", "sequential", 0.0),
+            ("sft", "d", "sequential", 0.0),  # not run by grpo: not counted
+        )
+    ]  # fmt: skip
+    assert changes(rows, "sft", "grpo") == {"parallelizable_gained": 1, "sequential_lost": 1}
+    assert changes(rows, "grpo", "sft") == {"parallelizable_lost": 1, "sequential_gained": 1}
