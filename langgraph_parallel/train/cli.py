@@ -28,6 +28,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         steps=args.steps,
         questions_per_step=args.questions_per_step,
         group_size=args.group_size,
+        micro_batch=args.micro_batch,
         learning_rate=args.learning_rate,
         lora=args.lora,
         beta=args.beta,
@@ -135,6 +136,12 @@ def _add_grpo_parser(kinds: Any) -> None:
     )
     p.add_argument("--group-size", type=int, default=4, help="rollouts per question")
     p.add_argument("--questions-per-step", type=int, default=1)
+    p.add_argument(
+        "--micro-batch",
+        type=int,
+        default=None,
+        help="rollouts per loss forward/backward (default: all of a step; fewer: less memory)",
+    )
     p.add_argument("--learning-rate", type=float, default=5e-6)
     p.add_argument(
         "--lora",

@@ -50,6 +50,10 @@ class TrainConfig:
         steps: Optimizer steps.
         questions_per_step: Distinct questions per step.
         group_size: Rollouts per question (GRPO group; at least 2, 4+ recommended).
+        micro_batch: Rollouts per loss forward and backward (``None``: a step's all). The
+            rollouts still decode as one batch; fewer per forward bounds the memory of the
+            vocabulary-wide logits of long transcripts (a 4-rollout step of the SFT policy
+            peaked at ~20 GB on a CPU, enough to be killed beside a benchmark).
         learning_rate: AdamW learning rate.
         lora: Train a LoRA adapter: the start's own adapter when it has one (an SFT policy),
             else a new rank-16 one. Written to ``adapter/`` and merged into ``model/``.
@@ -75,6 +79,7 @@ class TrainConfig:
     steps: int = 50
     questions_per_step: int = 1
     group_size: int = 4
+    micro_batch: int | None = None
     learning_rate: float = 5e-6
     lora: bool = False
     beta: float = 0.0
@@ -94,6 +99,12 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if self.group_size < 2:
             raise UserError("--group-size must be at least 2: GRPO compares rollouts of a group.")
+        rollouts = self.questions_per_step * self.group_size
+        if self.micro_batch is not None and (self.micro_batch < 1 or rollouts % self.micro_batch):
+            raise UserError(
+                f"--micro-batch must divide the {rollouts} rollouts of a step "
+                "(--questions-per-step x --group-size)."
+            )
         if self.steps < 1 or self.questions_per_step < 1:
             raise UserError("--steps and --questions-per-step must be at least 1.")
 
@@ -176,10 +187,15 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
     model, peft_config = load_policy(
         config.model, lora=config.lora, dtype=torch.bfloat16 if bf16 else torch.float32
     )
+    rollouts = config.questions_per_step * config.group_size
+    micro = config.micro_batch or rollouts
     args = GRPOConfig(
         output_dir=str(out / "trainer"),
         max_steps=config.steps,
-        per_device_train_batch_size=config.questions_per_step * config.group_size,
+        # One generation batch (every rollout of a step) per optimizer step, its loss taken in
+        # micro-batches: TRL's generation_batch_size = micro_batch x accumulation steps.
+        per_device_train_batch_size=micro,
+        gradient_accumulation_steps=rollouts // micro,
         num_generations=config.group_size,
         learning_rate=config.learning_rate,
         beta=config.beta,

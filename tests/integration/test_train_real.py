@@ -111,6 +111,7 @@ def test_lora_grpo_run_writes_a_shippable_adapter_of_the_base(tmp_path: Path) ->
         lora=True,
         steps=1,
         group_size=2,
+        micro_batch=1,  # the step's two rollouts: one generation, two accumulated backwards
         limit=2,
         max_turns=1,
         max_tokens=24,
@@ -118,6 +119,8 @@ def test_lora_grpo_run_writes_a_shippable_adapter_of_the_base(tmp_path: Path) ->
     )
     train(config, command="test")
 
+    rows = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows if "reward" in r] == [1]  # one optimizer step
     adapter = tmp_path / "run" / "adapter"
     shipped = load_file(str(ADAPTERS_DIR / "smollm2-parallel" / "adapter_model.safetensors"))
     trained = load_file(str(adapter / "adapter_model.safetensors"))

@@ -189,6 +189,11 @@ def test_train_config_rejects_settings_that_cannot_work() -> None:
         TrainConfig(dataset="d", out="o", group_size=1)
     with pytest.raises(UserError, match="steps"):
         TrainConfig(dataset="d", out="o", steps=0)
+    with pytest.raises(UserError, match="micro-batch must divide the 8 rollouts"):
+        TrainConfig(dataset="d", out="o", group_size=4, questions_per_step=2, micro_batch=3)
+    with pytest.raises(UserError, match="micro-batch"):
+        TrainConfig(dataset="d", out="o", micro_batch=0)
+    assert TrainConfig(dataset="d", out="o", group_size=4, micro_batch=2).micro_batch == 2
 
 
 def test_reward_curve_shows_components_and_decomposition_by_class(
