@@ -188,14 +188,13 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         config.model, lora=config.lora, dtype=torch.bfloat16 if bf16 else torch.float32
     )
     rollouts = config.questions_per_step * config.group_size
-    micro = config.micro_batch or rollouts
     args = GRPOConfig(
         output_dir=str(out / "trainer"),
         max_steps=config.steps,
         # One generation batch (every rollout of a step) per optimizer step, its loss taken in
         # micro-batches: TRL's generation_batch_size = micro_batch x accumulation steps.
-        per_device_train_batch_size=micro,
-        gradient_accumulation_steps=rollouts // micro,
+        per_device_train_batch_size=config.micro_batch or rollouts,
+        gradient_accumulation_steps=rollouts // (config.micro_batch or rollouts),
         num_generations=config.group_size,
         learning_rate=config.learning_rate,
         beta=config.beta,
@@ -235,7 +234,11 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         config.model,
         raw_prompt=kind,
         command=command,
-        data={"files": [portable_path(config.dataset)], "questions": len(questions)},
+        data={
+            "files": [portable_path(config.dataset)],
+            "pool": len(questions),  # drawn from, shuffled by TRL's sampler
+            "questions_seen": config.steps * config.questions_per_step,
+        },
         excluded={
             "files": [portable_path(config.exclude)] if config.exclude else [],
             "ids": sorted(held_out_ids(config)),
