@@ -339,6 +339,58 @@ def render_rl(root: Path = REPO / "benchmarks" / "rl") -> str:
     )
 
 
+def render_rl_sft(root: Path = REPO / "benchmarks" / "rl" / "sft_grpo") -> str:
+    """GRPO from the SFT policy: training summary and the held-out before/after table."""
+    run: dict[str, Any] = json.loads((root / "train" / "run.json").read_text())
+    steps = [s for s in _rows(root / "train" / "metrics.jsonl") if "reward" in s]
+    config, half = run["config"], len(steps) // 2
+    minutes = sum(s.get("step_time", 0.0) for s in steps) / 60
+
+    def rate(part: list[dict[str, Any]], cls: str) -> str:
+        key = f"rollout/decomposition_rate/{cls}"
+        values = [s[key] for s in part if key in s]
+        return _pct(sum(values) / len(values)) if values else "-"
+
+    early, late = steps[:half], steps[half:]
+    result: dict[str, Any] = json.loads((root / "grpo.json").read_text())
+    names = list(result["models"])
+    lines = [
+        f"**GRPO from the SFT policy** (`benchmarks/rl/sft_grpo/`): `{run['command']}`, "
+        f"{len(steps)} steps x {config['group_size']} rollouts, LoRA continuing "
+        f"`{config['model']}`'s adapter, {minutes:.0f} min of steps on 2 CPU cores "
+        "(`train/reward_curve.png`). Reward, first vs second half of the steps: "
+        f"{_mean(early, 'reward'):.2f} -> {_mean(late, 'reward'):.2f}; the rollouts' first "
+        f"search decomposed on {rate(early, 'parallelizable')} -> "
+        f"{rate(late, 'parallelizable')} of comparison and {rate(early, 'sequential')} -> "
+        f"{rate(late, 'sequential')} of bridge questions; EM {_mean(early, 'rollout/em'):.2f}"
+        f" -> {_mean(late, 'rollout/em'):.2f}.",
+        "",
+        f"Held out, greedy, `parallel-search`: `{result['command']}` "
+        "(" + ", ".join(f"{k} = `{v}`" for k, v in result["models"].items()) + ").",
+        "",
+        "| dataset | class | model | n | first search decomposed | LLM calls | search turns "
+        "| answered | EM | F1 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for dataset, part in result["datasets"].items():
+        for cls in ("parallelizable", "sequential"):
+            for name in names:
+                m = part["by_class"][cls].get(name)
+                if m:
+                    lines.append(
+                        f"| {dataset} | {cls} | {name} | {m['n']} "
+                        f"| {_pct(m['first_search_decomposed'])} | {m['llm_calls']:.2f} "
+                        f"| {m['turns']:.2f} | {_pct(m['answered'])} | {m['em']:.3f} "
+                        f"| {m['f1']:.3f} |"
+                    )
+    lines.append("")
+    for dataset, part in result["datasets"].items():
+        for name, diff in part["changes"].items():
+            text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(diff.items()))
+            lines.append(f"- {dataset}, {name} against {names[0]}: EM {text or 'unchanged'}.")
+    return "\n".join(lines)
+
+
 def render_latency(path: Path = REPO / "benchmarks" / "latency" / "latency.json") -> str:
     """Start, decode rates and warm per-question time per engine setting (bench_latency.py)."""
     result: dict[str, Any] = json.loads(path.read_text())
@@ -426,6 +478,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "engine-results": render_engine,
     "models-results": render_models,
     "rl-results": render_rl,
+    "rl-sft-results": render_rl_sft,
     "reliability-results": render_reliability,
     "sft-results": render_sft,
     "muse-results": render_parallel_muse,
