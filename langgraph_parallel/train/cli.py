@@ -47,6 +47,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     command = shlex.join(["langgraph-parallel", *sys.argv[1:]])
     folder = train(config, command=command)
     print(f"model: {folder}")
+    if (folder.parent / "adapter").is_dir():  # --lora: the shippable adapter of the base
+        print(f"adapter: {folder.parent / 'adapter'}")
     print(f"log: {folder.parent / 'metrics.jsonl'}")
     print(f'try it: langgraph-parallel ask --model {folder} "<question>"')
     return 0
