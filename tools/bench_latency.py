@@ -33,6 +33,7 @@ existing ``latency.json``, with its own commit.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import socket
@@ -61,7 +62,14 @@ ASK_QUESTION = "Which magazine was started first, Arthur's Magazine or First for
 PROMPTS = [f"Question {i}: name a famous scientist and say why.\nAnswer:" for i in range(8)]
 
 
-def decode_rates(llm: Any) -> dict[str, float]:
+def generate(worker: Any, prompts: list[str], params: Any) -> None:
+    """Run ``prompts`` at once on the engine worker and wait for all of them."""
+    futures = [worker.submit(list(worker.tokenizer.encode(p)), copy.copy(params)) for p in prompts]
+    for future in futures:
+        future.result()
+
+
+def decode_rates(worker: Any) -> dict[str, float]:
     """Generated tokens per second: one stream (median of 3), and 4 and 8 streams at once."""
     from vllm import SamplingParams
 
@@ -69,12 +77,12 @@ def decode_rates(llm: Any) -> dict[str, float]:
     single = []
     for prompt in PROMPTS[:3]:
         start = time.perf_counter()
-        llm.generate([prompt], params, use_tqdm=False)
+        generate(worker, [prompt], params)
         single.append(time.perf_counter() - start)
     rates = {"single_tok_s": round(64 / statistics.median(single), 1)}
     for n in (4, 8):
         start = time.perf_counter()
-        llm.generate(PROMPTS[:n], params, use_tqdm=False)
+        generate(worker, PROMPTS[:n], params)
         rates[f"batch{n}_tok_s"] = round(64 * n / (time.perf_counter() - start), 1)
     return rates
 
@@ -82,10 +90,12 @@ def decode_rates(llm: Any) -> dict[str, float]:
 def child(setting: str, questions: int) -> dict[str, Any]:
     """Start the engine with ``setting``, measure decode and ``questions`` warm questions."""
     t0 = time.perf_counter()
+    from vllm import SamplingParams
+
     from langgraph_parallel.apps.registry import build_graph, load_model
     from langgraph_parallel.eval.datasets import load_questions
     from langgraph_parallel.eval.harness import evaluate
-    from langgraph_parallel.models import engine
+    from langgraph_parallel.models.worker import EngineWorker
     from langgraph_parallel.paths import repo_data_dir
     from langgraph_parallel.retrieval.indexes import corpus_index
 
@@ -97,7 +107,7 @@ def child(setting: str, questions: int) -> dict[str, Any]:
 
     # Time each engine request (submit -> result) and each index call, per question.
     spans: list[tuple[str, float]] = []
-    submit = engine.EngineWorker.submit
+    submit = EngineWorker.submit
 
     def timed_submit(self: Any, prompt_token_ids: list[int], params: Any) -> Any:
         begin = time.perf_counter()
@@ -105,7 +115,7 @@ def child(setting: str, questions: int) -> dict[str, Any]:
         future.add_done_callback(lambda _: spans.append(("engine", time.perf_counter() - begin)))
         return future
 
-    engine.EngineWorker.submit = timed_submit  # type: ignore[method-assign]
+    EngineWorker.submit = timed_submit  # type: ignore[method-assign]
     batch_search = type(index).batch_search
 
     def timed_search(self: Any, queries: Any, k: int = 3) -> Any:
@@ -118,9 +128,9 @@ def child(setting: str, questions: int) -> dict[str, Any]:
     type(index).batch_search = timed_search  # type: ignore[method-assign]
 
     begin = time.perf_counter()
-    worker.llm.generate(["warm up"], use_tqdm=False)
+    generate(worker, ["warm up"], SamplingParams(max_tokens=16))
     first_call_s = time.perf_counter() - begin
-    rates = decode_rates(worker.llm)
+    rates = decode_rates(worker)
     rows = []
     sample = load_questions(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
     for i, question in enumerate(sample[: questions + 1]):

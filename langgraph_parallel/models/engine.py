@@ -1,29 +1,40 @@
-"""One in-process vLLM engine per model, fed continuously by a background thread.
+"""One vLLM engine per model, shared by every call of the process: vLLM's own ``AsyncLLM``.
 
-LangGraph runs ``Send`` branches concurrently (threads for ``invoke``, tasks for ``ainvoke``).
-If each branch called ``vllm.LLM.generate`` on its own, the calls would serialise behind the
-engine. Instead every call submits a request to an :class:`EngineWorker`, whose thread adds it to
-the engine as soon as it arrives and keeps stepping the engine: requests that arrive together are
-decoded in the same engine steps (continuous batching), and a late request joins a running batch.
+LangGraph runs ``Send`` branches concurrently (threads for ``invoke``, tasks for ``ainvoke``), and
+a server runs many graphs at once. Every model call submits its request to the model's one
+:class:`~langgraph_parallel.models.worker.EngineWorker`, which hands it to vLLM's async engine
+(``AsyncLLM``): requests that arrive together are decoded in the same engine steps (continuous
+batching) and a late one joins a running batch.
+
+Why ``AsyncLLM`` rather than a thread stepping the offline ``vllm.LLM`` (this module until issue
+16): measured in one run on the 2-core CPU (``benchmarks/engine/async/``: the ``parallel-search``
+graph, 64 questions), ``AsyncLLM`` answered 24% more questions per second with one run at a time
+(p50 3.0 vs 3.8 s), 12% more with 4 runs at once and 5% more with 16. Its engine core runs in a
+process of its own, so the model's steps no longer share one interpreter lock with the graph,
+the retrieval and the tokenizer. The costs: about 5 s more to start (the core process imports
+vLLM again), and vLLM starts that process with ``spawn`` on CPU, which re-imports the user's
+``__main__`` module: a script that runs a graph at import time must do so under
+``if __name__ == "__main__":`` (without it, the first model call stops with an error saying so).
 """
 
 from __future__ import annotations
 
-import itertools
+import atexit
 import json
+import logging
+import multiprocessing
 import os
-import queue
 import sys
 import threading
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.worker import EngineWorker
 
-# The engine core runs in this process: on a 2-core CPU a second busy process only competes for
-# cores, and an in-process core needs no `if __name__ == "__main__"` guard in user scripts.
+# On CPU, vLLM otherwise runs the model in a third process (its "mp" executor) beside the engine
+# core and this one: on 2 cores that is one more process to feed over IPC. "0" keeps the model
+# in the engine-core process (the "uni" executor), as measured in benchmarks/engine/async/.
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 # vLLM aborts a regex compilation after 5 s (a guard against hostile patterns). Our action regex
 # is fixed and compiles in 1-3 s, but a loaded 2-core machine pushed it past 5 s (measured), which
@@ -55,103 +66,6 @@ CPU_ENGINE_DEFAULTS: dict[str, Any] = {
         "prompt_lookup_min": 2,
     },
 }
-
-
-@dataclass
-class _Job:
-    prompt_token_ids: list[int]
-    params: Any
-    future: Future[Any] = field(default_factory=Future)
-
-
-@dataclass
-class _Control:
-    """A call on the engine itself, run on the worker thread between engine steps."""
-
-    call: Callable[[Any], Any]
-    future: Future[Any] = field(default_factory=Future)
-
-
-class EngineWorker:
-    """Owns a ``vllm.LLM`` and feeds it from a queue on a daemon thread.
-
-    Args:
-        llm: The engine. Only the worker thread touches it after construction.
-    """
-
-    def __init__(self, llm: Any) -> None:
-        self.llm = llm
-        self.tokenizer = llm.get_tokenizer()
-        self._queue: queue.Queue[_Job | _Control] = queue.Queue()
-        self._pending: dict[str, _Job] = {}
-        self._ids = itertools.count()
-        self._thread = threading.Thread(target=self._loop, name="vllm-engine", daemon=True)
-        self._thread.start()
-
-    def submit(self, prompt_token_ids: list[int], params: Any) -> Future[Any]:
-        """Queue one request; the future resolves to its final ``vllm.RequestOutput``."""
-        job = _Job(prompt_token_ids, params)
-        self._queue.put(job)
-        return job.future
-
-    def reset_prefix_cache(self) -> bool:
-        """Empty the prefix cache; ``False`` (nothing done) while requests are running.
-
-        Runs on the worker thread, which alone touches the engine.
-        """
-        control = _Control(lambda llm: bool(llm.reset_prefix_cache()))
-        self._queue.put(control)
-        return bool(control.future.result())
-
-    def _loop(self) -> None:
-        engine = self.llm.llm_engine
-        while True:
-            busy = engine.has_unfinished_requests()
-            jobs: list[_Job | _Control] = []
-            try:
-                jobs.append(self._queue.get(block=not busy))
-                while True:
-                    jobs.append(self._queue.get_nowait())
-            except queue.Empty:
-                pass
-            for job in jobs:
-                if isinstance(job, _Control):
-                    _run_control(job, self.llm)
-                else:
-                    self._add(job)
-            if not engine.has_unfinished_requests():
-                continue
-            try:
-                outputs = engine.step()
-            except Exception as exc:  # an engine failure must not hang every waiting caller
-                for job in self._pending.values():
-                    job.future.set_exception(exc)
-                self._pending.clear()
-                continue
-            for output in outputs:
-                if output.finished and output.request_id in self._pending:
-                    self._pending.pop(output.request_id).future.set_result(output)
-
-    def _add(self, job: _Job) -> None:
-        from vllm.sampling_params import RequestOutputKind
-
-        request_id = f"lgp-{next(self._ids)}"
-        job.params.output_kind = RequestOutputKind.FINAL_ONLY
-        try:
-            self.llm.llm_engine.add_request(
-                request_id, {"prompt_token_ids": job.prompt_token_ids}, job.params
-            )
-        except Exception as exc:  # e.g. prompt longer than max_model_len: fail this call only
-            job.future.set_exception(exc)
-            return
-        self._pending[request_id] = job
-
-
-def _run_control(control: _Control, llm: Any) -> None:
-    try:
-        control.future.set_result(control.call(llm))
-    except Exception as exc:  # the caller sees it; the worker thread must keep serving
-        control.future.set_exception(exc)
 
 
 _ENGINES: dict[tuple[str, tuple[tuple[str, Any], ...]], EngineWorker] = {}
@@ -220,27 +134,82 @@ def _tolerate_llvmlite() -> None:
     wrapper._dunders_refused = True
 
 
+def _refuse_engine_in_spawned_main() -> None:
+    """Name the fix when a ``spawn`` child re-imports a script that starts the engine at import.
+
+    vLLM starts the engine core with ``spawn``; the child imports the user's ``__main__`` module
+    again, and a script without the ``__main__`` guard would start a second engine there, which
+    multiprocessing refuses with a message about "bootstrapping" that names neither the script
+    nor the fix.
+    """
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise UserError(
+            "The engine was started while vLLM's engine process was importing your script: "
+            "vLLM runs its engine in a new process that imports the script again. Put the code "
+            'that runs a graph or calls the model under `if __name__ == "__main__":`.'
+        )
+
+
+def _main_file() -> str | None:
+    """Return the script a ``spawn`` child imports again, if the program was started from one."""
+    return getattr(sys.modules.get("__main__"), "__file__", None)
+
+
+def _start_async_llm(model_path: str, kwargs: dict[str, Any]) -> Any:
+    from vllm.engine.arg_utils import AsyncEngineArgs
+    from vllm.v1.engine.async_llm import AsyncLLM
+
+    return AsyncLLM.from_engine_args(AsyncEngineArgs(model=model_path, seed=0, **kwargs))
+
+
+def _stop_at_exit(worker: EngineWorker) -> None:
+    # Quietly: vLLM logs each shutdown step at INFO, and at exit stderr may already be closed
+    # (pytest's capture), which turns every such line into a "Logging error" traceback.
+    logging.getLogger("vllm").setLevel(logging.WARNING)
+    worker.shutdown()
+
+
 def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) -> EngineWorker:
     """Return the process-wide engine for ``model_path``, starting it on first use.
 
     Args:
         model_path: A Hugging Face model folder (safetensors) or hub-style name vLLM can load.
-        engine_kwargs: Extra ``vllm.LLM`` keyword arguments, over :func:`engine_defaults`.
+        engine_kwargs: Extra engine settings (``vllm.LLM``'s keyword arguments), over
+            :func:`engine_defaults`.
+
+    Raises:
+        UserError: vLLM is not installed, or a script starts the engine at import time (see
+            :func:`_refuse_engine_in_spawned_main`).
     """
-    kwargs = {**engine_defaults(), **dict(engine_kwargs or {})}
+    kwargs = {"disable_log_stats": True, **engine_defaults(), **dict(engine_kwargs or {})}
     kwargs["enable_prefix_caching"] = True
     key = (str(model_path), tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
     with _ENGINES_LOCK:
         worker = _ENGINES.get(key)
         if worker is None:
+            _refuse_engine_in_spawned_main()
             try:
-                from vllm import LLM
+                import vllm  # noqa: F401
             except ImportError as exc:
                 raise UserError(
                     "The in-process engine needs vLLM: `pip install 'langgraph-parallel[cpu]'` "
                     "on a machine without a GPU, `[gpu]` on a CUDA machine."
                 ) from exc
             _tolerate_llvmlite()
-            worker = EngineWorker(LLM(model=str(model_path), seed=0, **kwargs))
+            try:
+                worker = EngineWorker(lambda: _start_async_llm(str(model_path), kwargs))
+            except RuntimeError as exc:
+                if "initialization failed" not in str(exc) or not _main_file():
+                    raise
+                raise UserError(
+                    f"vLLM's engine process failed to start (its error is printed above). If "
+                    f"{_main_file()} runs a graph or calls the model at import time, put that "
+                    'code under `if __name__ == "__main__":`: vLLM starts its engine in a new '
+                    "process, which imports the script again."
+                ) from exc
+            # Registered after vLLM's own exit hooks (atexit runs the last first): the worker
+            # stops its engine before vLLM's finalizers kill the core process under a running
+            # output handler, which would log that as an engine failure and wait 5 s.
+            atexit.register(_stop_at_exit, worker)
             _ENGINES[key] = worker
         return worker

@@ -20,9 +20,10 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field, PrivateAttr
 
-from langgraph_parallel.models.engine import EngineWorker, get_engine
+from langgraph_parallel.models.engine import get_engine
 from langgraph_parallel.models.folders import folder_raw_prompt, resolve_model
 from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
+from langgraph_parallel.models.worker import EngineWorker
 from langgraph_parallel.prompts import RawPrompt
 
 __all__ = ["ChatVLLM"]
@@ -69,8 +70,12 @@ class ChatVLLM(VLLMChatSettings):
             self._raw_prompt = self.raw_prompt or (
                 folder_raw_prompt(folder) if folder.is_dir() else "few_shot"
             )
-            self._worker = get_engine(path, self.engine_kwargs)
+            self._worker = self._start_engine(path)
         return self._worker
+
+    def _start_engine(self, path: str) -> EngineWorker:
+        """Return the engine for ``path`` (the process-wide worker; a benchmark may swap it)."""
+        return get_engine(path, self.engine_kwargs)
 
     def reset_prefix_cache(self) -> None:
         """Empty the engine's prefix cache (benchmarks: no run reuses another's prompts).
@@ -126,7 +131,12 @@ class ChatVLLM(VLLMChatSettings):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        output = self._submit(messages, stop, **kwargs).result(timeout=self.timeout)
+        future = self._submit(messages, stop, **kwargs)
+        try:
+            output = future.result(timeout=self.timeout)
+        except TimeoutError:
+            future.cancel()  # the engine aborts the request instead of finishing it for no one
+            raise
         return self._to_result(output)
 
     async def _agenerate(
@@ -136,6 +146,8 @@ class ChatVLLM(VLLMChatSettings):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if self._worker is None:  # starting the engine takes seconds: not on the caller's loop
+            await asyncio.to_thread(lambda: self.worker)
         future = self._submit(messages, stop, **kwargs)
         output = await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
         return self._to_result(output)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import subprocess
+import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -58,15 +61,17 @@ def test_concurrent_calls_give_the_same_greedy_outputs_as_sequential_ones(chat_m
 
 
 def test_async_calls_are_decoded_in_the_same_engine_steps(chat_model, monkeypatch):
-    engine = chat_model.worker.llm.llm_engine
-    in_flight: list[int] = []
-    real_step = engine.step
+    # Each engine step's outputs reach the worker's output processor as one batch: three
+    # requests decoded together arrive three to a batch.
+    processor = chat_model.worker.engine.output_processor
+    batch_sizes: list[int] = []
+    real_process = processor.process_outputs
 
-    def step():
-        in_flight.append(engine.get_num_unfinished_requests())
-        return real_step()
+    def process_outputs(outputs, *args, **kwargs):
+        batch_sizes.append(len(outputs))
+        return real_process(outputs, *args, **kwargs)
 
-    monkeypatch.setattr(engine, "step", step)
+    monkeypatch.setattr(processor, "process_outputs", process_outputs)
 
     async def main():
         return await asyncio.gather(
@@ -75,9 +80,36 @@ def test_async_calls_are_decoded_in_the_same_engine_steps(chat_model, monkeypatc
 
     replies = asyncio.run(main())
     assert [r.usage_metadata["output_tokens"] for r in replies] == [16, 16, 16]
-    # Continuous batching: all three requests were in the engine together (called one after
+    # Continuous batching: all three requests were in the same engine steps (called one after
     # another, each would have had the engine to itself).
-    assert max(in_flight) == 3
+    assert max(batch_sizes) == 3
+
+
+def test_a_call_that_times_out_is_aborted_in_the_engine(chat_model):
+    impatient = chat_model.model_copy(update={"timeout": 0.3})
+    impatient._worker = chat_model.worker
+    with pytest.raises(TimeoutError):
+        impatient.invoke("Count to a thousand:", max_tokens=2000, ignore_eos=True)
+    engine = chat_model.worker.engine
+    for _ in range(100):  # the abort reaches the engine on its loop thread
+        if engine.get_num_unfinished_requests() == 0:
+            break
+        time.sleep(0.05)
+    assert engine.get_num_unfinished_requests() == 0
+    assert chat_model.invoke("Hello", max_tokens=3).usage_metadata["output_tokens"] > 0
+
+
+def test_a_script_without_the_main_guard_is_told_to_add_it(tmp_path):
+    # vLLM starts its engine process with spawn, which imports the script again.
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "from langgraph_parallel.models.vllm_chat import ChatVLLM\n"
+        "print(ChatVLLM(model='smollm2', max_tokens=2).invoke('Hi').content)\n"
+    )
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    last = run.stderr.strip().splitlines()[-1]
+    assert "UserError" in last and 'if __name__ == "__main__":' in last and str(script) in last
 
 
 def test_n_samples_charge_the_prompt_once(chat_model):

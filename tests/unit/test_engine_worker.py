@@ -1,0 +1,149 @@
+"""EngineWorker's contract over a fake AsyncLLM: futures from any thread, errors, cancel, stop."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import threading
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.models import engine
+from langgraph_parallel.models.worker import EngineWorker
+
+
+class FakeAsyncLLM:
+    """Answers each prompt with its token ids reversed, after ``steps`` awaits (engine steps)."""
+
+    def __init__(self, steps: int = 3) -> None:
+        self.steps = steps
+        self.loop_thread: str | None = None
+        self.cancelled: list[str] = []
+        self.running = 0
+        self.shut = False
+        self.output_handler: asyncio.Task[None] | None = None
+        self.release = asyncio.Event()
+
+    def get_tokenizer(self) -> str:
+        return "tokenizer"
+
+    async def generate(
+        self, prompt: dict[str, list[int]], params: Any, request_id: str
+    ) -> AsyncIterator[Any]:
+        self.loop_thread = threading.current_thread().name
+        if prompt["prompt_token_ids"] == [666]:
+            raise ValueError("prompt too long")
+        self.running += 1
+        try:
+            if prompt["prompt_token_ids"] == [0]:  # a request that runs until cancelled
+                await self.release.wait()
+            for _ in range(self.steps):
+                await asyncio.sleep(0.001)
+            yield SimpleNamespace(request_id=request_id, ids=prompt["prompt_token_ids"][::-1])
+        except asyncio.CancelledError:
+            self.cancelled.append(request_id)
+            raise
+        finally:
+            self.running -= 1
+
+    async def reset_prefix_cache(self) -> bool:
+        return self.running == 0
+
+    def shutdown(self) -> None:
+        self.shut = True
+
+
+def test_calls_from_many_threads_each_get_their_own_final_output() -> None:
+    fake = FakeAsyncLLM()
+    worker = EngineWorker(lambda: fake)
+    params = [SimpleNamespace() for _ in range(8)]
+    with ThreadPoolExecutor(8) as pool:
+        outputs = list(pool.map(lambda i: worker.submit([i, i + 1], params[i]).result(5), range(8)))
+    assert [o.ids for o in outputs] == [[i + 1, i] for i in range(8)]
+    assert len({o.request_id for o in outputs}) == 8
+    # Only the final output is wanted: the engine is told so on every request.
+    assert {p.output_kind.name for p in params} == {"FINAL_ONLY"}
+    assert fake.loop_thread == "vllm-engine-loop" and worker.tokenizer == "tokenizer"
+    worker.shutdown()
+
+
+def test_a_failing_request_fails_its_own_future_only() -> None:
+    worker = EngineWorker(FakeAsyncLLM)
+    bad = worker.submit([666], SimpleNamespace())
+    good = worker.submit([1, 2], SimpleNamespace())
+    with pytest.raises(ValueError, match="prompt too long"):
+        bad.result(5)
+    assert good.result(5).ids == [2, 1]
+    worker.shutdown()
+
+
+def test_cancelling_a_future_aborts_its_request_in_the_engine() -> None:
+    fake = FakeAsyncLLM()
+    worker = EngineWorker(lambda: fake)
+    stuck = worker.submit([0], SimpleNamespace())
+    with pytest.raises(TimeoutError):
+        stuck.result(timeout=0.05)
+    assert worker.reset_prefix_cache() is False  # refused while a request runs
+    stuck.cancel()
+    for _ in range(100):
+        if fake.cancelled:
+            break
+        threading.Event().wait(0.01)
+    assert len(fake.cancelled) == 1 and fake.running == 0
+    assert worker.reset_prefix_cache() is True
+    worker.shutdown()
+
+
+def test_after_shutdown_calls_raise_instead_of_hanging() -> None:
+    fake = FakeAsyncLLM()
+    worker = EngineWorker(lambda: fake)
+    worker.shutdown()
+    worker.shutdown()  # idempotent
+    assert fake.shut
+    with pytest.raises(RuntimeError, match="shut down"):
+        worker.submit([1], SimpleNamespace())
+    with pytest.raises(RuntimeError, match="shut down"):
+        worker.reset_prefix_cache()
+
+
+def test_an_engine_that_fails_to_start_raises_and_leaves_no_loop_running() -> None:
+    def broken() -> None:
+        raise RuntimeError("Engine core initialization failed")
+
+    before = threading.active_count()
+    with pytest.raises(RuntimeError, match="initialization failed"):
+        EngineWorker(broken)
+    for _ in range(100):
+        if threading.active_count() == before:
+            break
+        threading.Event().wait(0.01)
+    assert threading.active_count() == before
+
+
+def test_a_spawned_child_reimporting_the_script_is_told_to_add_the_main_guard(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(multiprocessing.current_process(), "_inheriting", True, raising=False)
+    with pytest.raises(UserError, match=r'if __name__ == "__main__":'):
+        engine.get_engine("/nonexistent/model", {"some_setting": 1})
+
+
+def test_an_engine_that_fails_to_start_names_the_main_guard_for_scripts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(path: str, kwargs: dict[str, Any]) -> None:
+        raise RuntimeError("Engine core initialization failed. See root cause above.")
+
+    monkeypatch.setattr(engine, "_start_async_llm", broken)
+    monkeypatch.setattr(engine, "_main_file", lambda: "my_script.py")
+    with pytest.raises(UserError, match=r"my_script\.py runs a graph.*__main__"):
+        engine.get_engine("/nonexistent/model", {"some_setting": 2})
+    # Any other start failure is the engine's own error, untouched.
+    monkeypatch.setattr(engine, "_main_file", lambda: None)
+    with pytest.raises(RuntimeError, match="initialization failed"):
+        engine.get_engine("/nonexistent/model", {"some_setting": 3})
