@@ -287,7 +287,7 @@ def render_engine(path: Path = REPO / "benchmarks" / "engine" / "engine.json") -
         "concurrent calls "
         f"(what {calls} `Send` branches do) take **{result['median_ratio']:.2f}x** the wall time "
         f"of the same {calls} calls in sequence (median of {len(result['runs'])} runs; continuous "
-        "batching in one in-process engine); a second prompt sharing a long prefix had "
+        "batching in the one engine of the process); a second prompt sharing a long prefix had "
         f"{cache['cached_prompt_tokens_second']} of {cache['prompt_tokens']} prompt tokens served "
         "from the prefix cache."
     )

@@ -8,8 +8,8 @@ batching) and a late one joins a running batch.
 
 Why ``AsyncLLM`` rather than a thread stepping the offline ``vllm.LLM`` (this module until issue
 16): measured in one run on the 2-core CPU (``benchmarks/engine/async/``: the ``parallel-search``
-graph, 64 questions), ``AsyncLLM`` answered 24% more questions per second with one run at a time
-(p50 3.0 vs 3.8 s), 12% more with 4 runs at once and 5% more with 16. Its engine core runs in a
+graph, 64 questions), ``AsyncLLM`` answered 28% more questions per second with one run at a time
+(p50 2.5 vs 3.1 s), 6% more with 4 runs at once and 12% more with 16. Its engine core runs in a
 process of its own, so the model's steps no longer share one interpreter lock with the graph,
 the retrieval and the tokenizer. The costs: about 5 s more to start (the core process imports
 vLLM again), and vLLM starts that process with ``spawn`` on CPU, which re-imports the user's
