@@ -1,8 +1,10 @@
 """The engine worker: vLLM's ``AsyncLLM`` behind a thread-safe ``submit``.
 
 Why a worker at all: LangGraph calls the model from branch threads (``invoke``) and from the
-caller's event loop (``ainvoke``), while ``AsyncLLM`` belongs to the one loop it was built on.
-The worker owns that loop on a thread and hands every call a :class:`~concurrent.futures.Future`.
+caller's event loop (``ainvoke``), while an ``AsyncLLM`` serves one event loop (its output
+handler runs there). The worker owns that loop on a thread and hands every call a
+:class:`~concurrent.futures.Future`. An engine whose core process died is not restarted: its
+calls fail with vLLM's ``EngineDeadError``.
 """
 
 from __future__ import annotations
