@@ -65,6 +65,8 @@ class ThreadWorker:
         llm: The engine (built with ``VLLM_ENABLE_V1_MULTIPROCESSING=0``: core in this process).
     """
 
+    dead = False  # the package's worker contract; this one never replaces its engine
+
     def __init__(self, llm: Any) -> None:
         self.llm = llm
         self.tokenizer = llm.get_tokenizer()

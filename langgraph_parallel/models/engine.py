@@ -169,8 +169,17 @@ def _stop_at_exit(worker: EngineWorker) -> None:
     worker.shutdown()
 
 
+def _stop_quietly(worker: EngineWorker) -> None:
+    try:
+        worker.shutdown()
+    except Exception:  # a dead engine's cleanup may fail; the new engine must still start
+        logging.getLogger(__name__).warning("cleanup of a dead engine failed", exc_info=True)
+
+
 def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) -> EngineWorker:
     """Return the process-wide engine for ``model_path``, starting it on first use.
+
+    An engine whose core process died is replaced by a new one here.
 
     Args:
         model_path: A Hugging Face model folder (safetensors) or hub-style name vLLM can load.
@@ -186,6 +195,9 @@ def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) 
     key = (str(model_path), tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
     with _ENGINES_LOCK:
         worker = _ENGINES.get(key)
+        if worker is not None and worker.dead:  # its core process died (OOM, a kill): replace it
+            _stop_quietly(worker)
+            worker = None
         if worker is None:
             _refuse_engine_in_spawned_main()
             try:

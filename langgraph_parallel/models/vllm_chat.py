@@ -62,8 +62,8 @@ class ChatVLLM(VLLMChatSettings):
 
     @property
     def worker(self) -> EngineWorker:
-        """The shared engine worker, started on first access."""
-        if self._worker is None:
+        """The shared engine worker, started on first access (and again if its engine died)."""
+        if self._worker is None or self._worker.dead:
             path, style = resolve_model(self.model)
             self._style = self.prompt_style or style
             folder = Path(path)
@@ -146,7 +146,7 @@ class ChatVLLM(VLLMChatSettings):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        if self._worker is None:  # starting the engine takes seconds: not on the caller's loop
+        if self._worker is None or self._worker.dead:  # a start takes seconds: off the loop
             await asyncio.to_thread(lambda: self.worker)
         future = self._submit(messages, stop, **kwargs)
         output = await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)

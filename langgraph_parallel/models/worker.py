@@ -3,8 +3,9 @@
 Why a worker at all: LangGraph calls the model from branch threads (``invoke``) and from the
 caller's event loop (``ainvoke``), while an ``AsyncLLM`` serves one event loop (its output
 handler runs there). The worker owns that loop on a thread and hands every call a
-:class:`~concurrent.futures.Future`. An engine whose core process died is not restarted: its
-calls fail with vLLM's ``EngineDeadError``.
+:class:`~concurrent.futures.Future`. When the engine's core process dies, the calls in flight
+fail with vLLM's ``EngineDeadError`` and the worker reports itself :attr:`~EngineWorker.dead`, so
+:func:`~langgraph_parallel.models.engine.get_engine` starts a new engine for the next call.
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ class EngineWorker:
             self._loop.call_soon_threadsafe(self._loop.stop)
             raise
         self.tokenizer = self.engine.get_tokenizer()
+
+    @property
+    def dead(self) -> bool:
+        """Whether this worker can no longer serve: shut down, or its engine core died."""
+        return self._closed or bool(getattr(self.engine, "errored", False))
 
     def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return self._schedule(coroutine).result()

@@ -164,3 +164,29 @@ def test_chat_template_style_runs_the_graph_on_the_engine(chat_model):
     assert state["counters"]["llm_calls"] >= 1 and state["counters"]["prompt_tokens"] > 0
     assert not state["stop_reason"].startswith("model_error"), state["stop_reason"]
     assert "<|im_start|>" not in state["messages"][0].content  # the template is the engine's job
+
+
+def test_an_engine_whose_core_process_died_is_started_again_by_the_next_call():
+    import psutil
+
+    from langgraph_parallel.models.vllm_chat import ChatVLLM
+
+    def cores() -> set[int]:
+        children = psutil.Process().children(recursive=True)
+        return {c.pid for c in children if "EngineCore" in c.name()}
+
+    before = cores()
+    # Settings of its own: a separate engine, so the session's shared one stays up.
+    model = ChatVLLM(model="smollm2", max_tokens=3, engine_kwargs={"max_num_seqs": 8})
+    assert model.invoke("Hello").usage_metadata["output_tokens"] > 0
+    (core,) = cores() - before
+    dying = model.worker
+    psutil.Process(core).kill()  # the OOM killer's way
+    for _ in range(100):
+        if dying.dead:
+            break
+        time.sleep(0.1)
+    assert dying.dead
+    assert model.invoke("Hello").usage_metadata["output_tokens"] > 0
+    assert model.worker is not dying and core not in cores()
+    model.worker.shutdown()

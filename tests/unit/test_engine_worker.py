@@ -26,6 +26,7 @@ class FakeAsyncLLM:
         self.cancelled: list[str] = []
         self.running = 0
         self.shut = False
+        self.errored = False  # AsyncLLM's flag for a core process that is gone
         self.output_handler: asyncio.Task[None] | None = None
         self.release = asyncio.Event()
 
@@ -102,9 +103,10 @@ def test_cancelling_a_future_aborts_its_request_in_the_engine() -> None:
 def test_after_shutdown_calls_raise_instead_of_hanging() -> None:
     fake = FakeAsyncLLM()
     worker = EngineWorker(lambda: fake)
+    assert not worker.dead
     worker.shutdown()
     worker.shutdown()  # idempotent
-    assert fake.shut
+    assert fake.shut and worker.dead
     with pytest.raises(RuntimeError, match="shut down"):
         worker.submit([1], SimpleNamespace())
     with pytest.raises(RuntimeError, match="shut down"):
@@ -150,3 +152,24 @@ def test_an_engine_that_fails_to_start_names_the_main_guard_for_scripts(
     monkeypatch.setattr(engine, "_main_file", lambda: None)
     with pytest.raises(RuntimeError, match="initialization failed"):
         engine.get_engine("/nonexistent/model", {"some_setting": 3})
+
+
+def test_a_worker_whose_engine_died_is_replaced_by_the_next_get_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[FakeAsyncLLM] = []
+
+    def start(path: str, kwargs: dict[str, Any]) -> FakeAsyncLLM:
+        started.append(FakeAsyncLLM())
+        return started[-1]
+
+    monkeypatch.setattr(engine, "_start_async_llm", start)
+    monkeypatch.setattr(engine, "_ENGINES", {})
+    first = engine.get_engine("/some/model", {"setting": 4})
+    assert engine.get_engine("/some/model", {"setting": 4}) is first and len(started) == 1
+    started[0].errored = True
+    assert first.dead
+    second = engine.get_engine("/some/model", {"setting": 4})
+    assert second is not first and len(started) == 2 and started[0].shut
+    assert second.submit([1, 2], SimpleNamespace()).result(5).ids == [2, 1]
+    second.shutdown()
