@@ -27,6 +27,7 @@ import os
 import sys
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
@@ -155,6 +156,22 @@ def _main_file() -> str | None:
     return getattr(sys.modules.get("__main__"), "__file__", None)
 
 
+def _unguarded_script() -> str | None:
+    """Return the program's script if its text has no ``__main__`` guard at all.
+
+    Only then is the guard the likely cause of a failed engine start: console scripts (the CLI,
+    pytest) and guarded user scripts fail for other reasons, and get vLLM's own error.
+    """
+    script = _main_file()
+    if not script:
+        return None
+    try:
+        text = Path(script).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return None if "__main__" in text else script
+
+
 def _start_async_llm(model_path: str, kwargs: dict[str, Any]) -> Any:
     from vllm.engine.arg_utils import AsyncEngineArgs
     from vllm.v1.engine.async_llm import AsyncLLM
@@ -211,13 +228,14 @@ def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) 
             try:
                 worker = EngineWorker(lambda: _start_async_llm(str(model_path), kwargs))
             except RuntimeError as exc:
-                if "initialization failed" not in str(exc) or not _main_file():
+                script = _unguarded_script()
+                if "initialization failed" not in str(exc) or script is None:
                     raise
                 raise UserError(
-                    f"vLLM's engine process failed to start (its error is printed above). If "
-                    f"{_main_file()} runs a graph or calls the model at import time, put that "
-                    'code under `if __name__ == "__main__":`: vLLM starts its engine in a new '
-                    "process, which imports the script again."
+                    f"vLLM's engine process failed to start: {script} has no "
+                    '`if __name__ == "__main__":` guard. vLLM starts its engine in a new process, '
+                    "which imports the script again; put the code that runs a graph or calls "
+                    "the model under that guard."
                 ) from exc
             # Registered after vLLM's own exit hooks (atexit runs the last first): the worker
             # stops its engine before vLLM's finalizers kill the core process under a running

@@ -7,6 +7,7 @@ import multiprocessing
 import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -138,20 +139,26 @@ def test_a_spawned_child_reimporting_the_script_is_told_to_add_the_main_guard(
         engine.get_engine("/nonexistent/model", {"some_setting": 1})
 
 
-def test_an_engine_that_fails_to_start_names_the_main_guard_for_scripts(
-    monkeypatch: pytest.MonkeyPatch,
+def test_an_engine_that_fails_to_start_names_the_main_guard_for_unguarded_scripts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     def broken(path: str, kwargs: dict[str, Any]) -> None:
         raise RuntimeError("Engine core initialization failed. See root cause above.")
 
+    unguarded = tmp_path / "my_script.py"
+    unguarded.write_text("graph.invoke({'question': 'q'})\n")
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text("if __name__ == '__main__':\n    graph.invoke({'question': 'q'})\n")
     monkeypatch.setattr(engine, "_start_async_llm", broken)
-    monkeypatch.setattr(engine, "_main_file", lambda: "my_script.py")
-    with pytest.raises(UserError, match=r"my_script\.py runs a graph.*__main__"):
+    monkeypatch.setattr(engine, "_main_file", lambda: str(unguarded))
+    with pytest.raises(UserError, match=r"my_script\.py has no .*__main__.* guard"):
         engine.get_engine("/nonexistent/model", {"some_setting": 2})
-    # Any other start failure is the engine's own error, untouched.
-    monkeypatch.setattr(engine, "_main_file", lambda: None)
-    with pytest.raises(RuntimeError, match="initialization failed"):
-        engine.get_engine("/nonexistent/model", {"some_setting": 3})
+    # A guarded script, or no script at all (a notebook): vLLM's own error, untouched.
+    for main in (str(guarded), None):
+        monkeypatch.setattr(engine, "_main_file", lambda main=main: main)
+        with pytest.raises(RuntimeError, match="initialization failed") as raised:
+            engine.get_engine("/nonexistent/model", {"some_setting": 3})
+        assert not isinstance(raised.value, UserError)
 
 
 def test_a_worker_whose_engine_died_is_replaced_by_the_next_get_engine(
