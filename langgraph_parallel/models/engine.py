@@ -22,7 +22,6 @@ from __future__ import annotations
 import atexit
 import json
 import logging
-import multiprocessing
 import os
 import sys
 import threading
@@ -135,22 +134,6 @@ def _tolerate_llvmlite() -> None:
     wrapper._dunders_refused = True
 
 
-def _refuse_engine_in_spawned_main() -> None:
-    """Name the fix when a ``spawn`` child re-imports a script that starts the engine at import.
-
-    vLLM starts the engine core with ``spawn``; the child imports the user's ``__main__`` module
-    again, and a script without the ``__main__`` guard would start a second engine there, which
-    multiprocessing refuses with a message about "bootstrapping" that names neither the script
-    nor the fix.
-    """
-    if getattr(multiprocessing.current_process(), "_inheriting", False):
-        raise UserError(
-            "The engine was started while vLLM's engine process was importing your script: "
-            "vLLM runs its engine in a new process that imports the script again. Put the code "
-            'that runs a graph or calls the model under `if __name__ == "__main__":`.'
-        )
-
-
 def _main_file() -> str | None:
     """Return the script a ``spawn`` child imports again, if the program was started from one."""
     return getattr(sys.modules.get("__main__"), "__file__", None)
@@ -204,8 +187,8 @@ def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) 
             :func:`engine_defaults`.
 
     Raises:
-        UserError: vLLM is not installed, or a script starts the engine at import time (see
-            :func:`_refuse_engine_in_spawned_main`).
+        UserError: vLLM is not installed, or the engine process failed to start and the
+            program's script has no ``__main__`` guard (see :func:`_unguarded_script`).
     """
     kwargs = {"disable_log_stats": True, **engine_defaults(), **dict(engine_kwargs or {})}
     kwargs["enable_prefix_caching"] = True
@@ -216,7 +199,6 @@ def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) 
             _stop_quietly(worker)
             worker = None
         if worker is None:
-            _refuse_engine_in_spawned_main()
             try:
                 import vllm  # noqa: F401
             except ImportError as exc:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -129,14 +128,6 @@ def test_an_engine_that_fails_to_start_raises_and_leaves_no_loop_running() -> No
             break
         threading.Event().wait(0.01)
     assert loops() == before
-
-
-def test_a_spawned_child_reimporting_the_script_is_told_to_add_the_main_guard(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(multiprocessing.current_process(), "_inheriting", True, raising=False)
-    with pytest.raises(UserError, match=r'if __name__ == "__main__":'):
-        engine.get_engine("/nonexistent/model", {"some_setting": 1})
 
 
 def test_an_engine_that_fails_to_start_names_the_main_guard_for_unguarded_scripts(
