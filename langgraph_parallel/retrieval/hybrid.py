@@ -10,6 +10,12 @@ engine, so they are written here):
 The default was chosen by ``tools/bench_retrieval.py`` (``benchmarks/retrieval/``): on HotpotQA
 questions outside the tuning set, min-max fusion with equal weights had the best gold-title
 recall@3. Ties are broken by corpus position, so results are deterministic.
+
+On top of the fusion, a passage whose title the query names (:mod:`~.titles`) gains
+``title_weight`` (half for a match up to a parenthetical). The default, 2.0, is the most two
+min-max rankings with equal weights can give, so an exact title match comes first: it made the
+shipped policy's sub-queries find a gold page at rank 1 in 72% of cases instead of 63%
+(``benchmarks/retrieval/``).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from collections.abc import Sequence
 from typing import Literal, Protocol
 
 from langgraph_parallel.retrieval.documents import Passage, Ranking, ranked_passages
+from langgraph_parallel.retrieval.titles import TitleMatcher
 
 __all__ = ["Fusion", "HybridIndex", "RankedIndex", "fuse"]
 
@@ -83,6 +90,8 @@ class HybridIndex:
         method: ``minmax`` or ``rrf``.
         depth: Passages taken from each ranking before fusing.
         rrf_k: The RRF constant.
+        title_weight: Added to the fused score of a passage whose title the query names (half
+            up to a parenthetical); 0 turns the title lookup off.
 
     Raises:
         ValueError: The two indexes hold different passages.
@@ -97,6 +106,7 @@ class HybridIndex:
         method: Fusion = "minmax",
         depth: int = 50,
         rrf_k: float = 60.0,
+        title_weight: float = 2.0,
     ) -> None:
         ids = [p.id for p in lexical.passages]
         if len(ids) != len(dense.passages) or ids != [p.id for p in dense.passages]:
@@ -109,6 +119,8 @@ class HybridIndex:
         self.lexical, self.dense = lexical, dense
         self.passages = lexical.passages
         self.weights, self.method, self.depth, self.rrf_k = weights, method, depth, rrf_k
+        self.title_weight = title_weight
+        self.titles = TitleMatcher(self.passages) if title_weight else None
 
     def __len__(self) -> int:
         return len(self.passages)
@@ -119,9 +131,22 @@ class HybridIndex:
         lexical = self.lexical.ranked(queries, pool)
         dense = self.dense.ranked(queries, pool)
         return [
-            fuse([lex, den], self.weights, method=self.method, rrf_k=self.rrf_k)[:depth]
-            for lex, den in zip(lexical, dense, strict=True)
+            self._with_titles(
+                query, fuse([lex, den], self.weights, method=self.method, rrf_k=self.rrf_k)
+            )[:depth]
+            for query, lex, den in zip(queries, lexical, dense, strict=True)
         ]
+
+    def _with_titles(self, query: str, ranking: Ranking) -> Ranking:
+        """Add the title bonus to ``ranking`` (a named page joins it if neither ranking had it)."""
+        matches = self.titles.matches(query) if self.titles is not None else {}
+        if not matches:
+            return ranking
+        scores = dict(ranking)
+        for position, strength in matches.items():
+            scores[position] = scores.get(position, 0.0) + self.title_weight * strength
+        # A tie goes to the page the query names.
+        return sorted(scores.items(), key=lambda i: (-i[1], -matches.get(i[0], 0.0), i[0]))
 
     def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
         """Search several queries; one list per query, best first, ``score`` = fused score."""

@@ -192,3 +192,19 @@ def test_bm25_and_hybrid_find_both_entities_of_a_decomposed_question(
     best = sorted(fused, key=lambda j: (-fused[j], j))[:3]
     assert [j for j, _ in hybrid.ranked([question], 3)[0]] == best
     assert "Ed Wood" in {index.passages[j].title for j in best}
+
+
+def test_a_query_naming_a_page_finds_it_first_in_the_bundled_corpus(hotpot_index) -> None:  # type: ignore[no-untyped-def]
+    assert isinstance(hotpot_index, HybridIndex)
+    queries = ["Scott Derrickson", "jean-loup chretien", "Babycham (film)", "Ed Wood"]
+    # Without the lookup, the goalkeeper the dense half prefers outranks the director.
+    plain = HybridIndex(hotpot_index.lexical, hotpot_index.dense, title_weight=0.0)
+    assert plain.batch_search(queries[:1], 3)[0][0].title == "Scott Carson"
+    hits = hotpot_index.batch_search(queries, 3)
+    assert [h[0].title for h in hits] == [
+        "Scott Derrickson",
+        "Jean-Loup Chrétien",
+        "Babycham",
+        "Ed Wood",
+    ]
+    assert hits[3][1].title == "Ed Wood (film)"
