@@ -9,8 +9,11 @@ answer such queries with a title lookup (Wikipedia's "go to page"); no retrieval
 offers one apart from a full search engine, and it is a dictionary, so it is written here.
 
 Titles and queries are compared after Unicode compatibility folding, accent and case removal,
-and with punctuation turned into spaces. A match up to a trailing parenthetical on either side
-("Ed Wood" and "Ed Wood (film)", "Babycham (film)" and "Babycham") counts half.
+and with punctuation turned into spaces. A query that names no title exactly may still name one
+up to a trailing parenthetical on either side ("Ed Wood" and "Ed Wood (film)", "Babycham
+(film)" and "Babycham"); such a match counts half. When a title matches exactly, pages that
+share only its base name are other entities ("John de Burgh (bishop)" for "John de Burgh (died
+1313)") and are not boosted.
 """
 
 from __future__ import annotations
@@ -58,7 +61,8 @@ class TitleMatcher:
                     table.setdefault(key, []).append(position)
 
     def matches(self, query: str) -> dict[int, float]:
-        """Return ``{position: strength}``: 1.0 for the same title, 0.5 up to a parenthetical."""
-        found = dict.fromkeys(self._base.get(_base(query), []), BASE)
-        found.update(dict.fromkeys(self._exact.get(normalize_title(query), []), EXACT))
-        return found
+        """Return ``{position: strength}``: 1.0 for an exact title, else 0.5 up to a (...)."""
+        exact = self._exact.get(normalize_title(query))
+        if exact:
+            return dict.fromkeys(exact, EXACT)
+        return dict.fromkeys(self._base.get(_base(query), []), BASE)

@@ -33,11 +33,15 @@ def test_normalize_title_folds_case_accents_and_punctuation() -> None:
         ("Scott Derrickson", {1: 1.0}),
         ("  scott DERRICKSON ", {1: 1.0}),
         ("jean loup chretien", {4: 1.0}),
-        # A bare name matches its page fully and its disambiguated pages by half.
-        ("Ed Wood", {3: 1.0, 2: 0.5}),
-        ("Ed Wood (film)", {2: 1.0, 3: 0.5}),
-        # A parenthetical the policy made up still finds the page.
+        # An exact title leaves pages sharing only its base name (other entities) alone.
+        ("Ed Wood", {3: 1.0}),
+        ("Ed Wood (film)", {2: 1.0}),
+        # Without an exact title, a match up to a parenthetical counts half: a parenthetical
+        # the policy made up still finds the page, a bare name finds its disambiguated pages.
         ("Babycham (film)", {6: 0.5}),
+        ("Jean-Loup Chrétien (astronaut)", {4: 0.5}),
+        ("ed wood!", {3: 1.0}),
+        ("Ed Wood (director)", {3: 0.5, 2: 0.5}),
         ("Scott", {}),
         ("Scott Derrickson nationality", {}),
         ("", {}),  # never the untitled passage
@@ -68,8 +72,8 @@ def test_a_named_page_comes_first_even_when_neither_ranking_has_it() -> None:
     # Derrickson joins with the full bonus (2.0), level with the goalkeeper top of both
     # rankings (1.0 + 1.0); a tie goes to the named page.
     assert hits[0] == [(1, 2.0), (0, 2.0), (4, 0.0)]
-    # "Ed Wood": the page of that name (bonus 2.0), then the film (1.0 fused + half bonus 1.0).
-    assert hits[1] == [(3, 2.0), (2, 2.0)]
+    # "Ed Wood": the page of that name (bonus 2.0), then the film on its fused score alone.
+    assert hits[1] == [(3, 2.0), (2, 1.0)]
     assert hits[2] == []
     off = HybridIndex(lexical, dense, title_weight=0.0)
     assert off.titles is None
