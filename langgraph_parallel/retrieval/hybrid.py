@@ -12,10 +12,10 @@ questions outside the tuning set, min-max fusion with equal weights had the best
 recall@3. Ties are broken by corpus position, so results are deterministic.
 
 On top of the fusion, a passage whose title the query names (:mod:`~.titles`) gains
-``title_weight`` (half for a match up to a parenthetical). The default, 2.0, is the most two
-min-max rankings with equal weights can give, so an exact title match comes first: it made the
-shipped policy's sub-queries find a gold page at rank 1 in 72% of cases instead of 63%
-(``benchmarks/retrieval/``).
+``title_weight`` (half for a match up to a parenthetical when no title matches exactly). The
+default, 2.0, is the most two min-max rankings with equal weights can give, so an exact title
+match comes first: it made the shipped policy's sub-queries find a gold page at rank 1 in 72% of
+cases instead of 63% (``benchmarks/retrieval/``).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class HybridIndex:
         depth: Passages taken from each ranking before fusing.
         rrf_k: The RRF constant.
         title_weight: Added to the fused score of a passage whose title the query names (half
-            up to a parenthetical); 0 turns the title lookup off.
+            for a match up to a parenthetical, see :mod:`~.titles`); 0 turns the lookup off.
 
     Raises:
         ValueError: The two indexes hold different passages.
