@@ -176,9 +176,9 @@ def render_retrieval(path: Path = REPO / "benchmarks" / "retrieval" / "retrieval
         "wrote in its committed run on the bundled sample (`benchmarks/rl/sft_grpo/`), the share "
         "with a gold page of its question at rank 1 / in the top 3. `hybrid` (the default) and "
         "`hybrid-rrf` look up titles (a query naming a page finds it first); `hybrid-no-titles` "
-        "is the default fusion without the lookup. Latency (median seconds): one sub-query, and four sent "
-        "as the fan-out sends them (four branches joined into one call by the search node's "
-        "`SearchBatcher`), with entity names as sub-queries (gold titles: the agent's own "
+        "is the default fusion without the lookup. Latency (median seconds): one sub-query, and "
+        "four sent as the fan-out sends them (four branches joined into one call by the search "
+        "node's `SearchBatcher`), with entity names as sub-queries (gold titles: the agent's own "
         "sub-queries average 3 words); the last column is the same ratio with whole questions "
         "as the four queries.",
         "",
