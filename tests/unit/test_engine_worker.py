@@ -117,17 +117,20 @@ def test_an_engine_that_fails_to_start_raises_and_leaves_no_loop_running() -> No
     def broken() -> None:
         raise RuntimeError("Engine core initialization failed")
 
-    def loops() -> int:  # other tests' engines may have loops of their own: count, not none
-        return sum(t.name == "vllm-engine-loop" for t in threading.enumerate())
+    def new_loops() -> set[threading.Thread]:
+        # Other tests' engines have loops of their own, which may start or end meanwhile: only
+        # a loop thread that was not there before counts.
+        return {t for t in threading.enumerate() if t.name == "vllm-engine-loop"} - before
 
-    before = loops()
+    before: set[threading.Thread] = set()
+    before = new_loops()
     with pytest.raises(RuntimeError, match="initialization failed"):
         EngineWorker(broken)
     for _ in range(100):
-        if loops() == before:
+        if not new_loops():
             break
         threading.Event().wait(0.01)
-    assert loops() == before
+    assert not new_loops()
 
 
 def test_an_engine_that_fails_to_start_names_the_main_guard_for_unguarded_scripts(
