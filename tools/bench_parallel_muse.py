@@ -30,11 +30,11 @@ and of "any trajectory right", the partial-over-independent ratios on the same q
 
 ``--sweep`` runs ``parallel-muse`` alone on the first ``--limit`` MuSiQue questions of the same
 sample once per setting in :data:`SWEEP` (``OUT/sweep/<name>``, ``--join majority --reports
-contested``: the agent phase only, no reports) and compares each with the independent rollouts of
-the main run on the same questions (``OUT/sweep.md``/``.json``); ``extract-select`` keeps the
-default agent settings and joins with ``select`` over extracted reports (no report calls), to
-set the reduction's cost and accuracy beside the main run's model-written reports. Both modes
-resume.
+contested``: the agent phase only, no reports) and compares each with independent rollouts of the
+same questions that it runs first (``OUT/sweep/independent``; tables in ``OUT/sweep.md``/
+``.json``); ``extract-select`` keeps the default agent settings and joins with ``select`` over
+extracted reports (no report calls), to set the reduction's cost and accuracy beside the main
+run's model-written reports. Both modes resume.
 """
 
 from __future__ import annotations
@@ -149,18 +149,23 @@ def run_main(args: argparse.Namespace, out: Path) -> dict[str, Any]:
 
 
 def run_sweep(args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    """Run each :data:`SWEEP` setting of ``parallel-muse`` against the main run's rollouts."""
-    baseline = [
-        r for r in load_results(out / "musique" / RESULTS_FILE) if r["graph"] == INDEPENDENT
-    ]
+    """Run each :data:`SWEEP` setting of ``parallel-muse`` against independent rollouts."""
     result: dict[str, Any] = {"command": " ".join([".venv/bin/python", *sys.argv]),
                               "settings": SWEEP, "runs": {}}  # fmt: skip
-    for name, words in SWEEP.items():
-        folder = out / "sweep" / name
+
+    def run(graph: str, folder: Path, words: list[str]) -> None:
         # argparse keeps the last of repeated flags: a setting's own --join/--reports win.
         run_resuming(["bench", *DATASETS["musique"], *COMMON, "--limit", str(args.limit),
-                      "--graphs", PARTIAL, "--join", "majority", "--reports", "contested", *words,
+                      "--graphs", graph, "--join", "majority", "--reports", "contested", *words,
                       "--concurrency", str(args.concurrency), "--out", str(folder)])  # fmt: skip
+
+    # The independent rollouts are re-run here, by the same code and engine as the settings,
+    # rather than taken from the main run, which may predate them.
+    run(INDEPENDENT, out / "sweep" / "independent", [])
+    baseline = load_results(out / "sweep" / "independent" / RESULTS_FILE)
+    for name, words in SWEEP.items():
+        folder = out / "sweep" / name
+        run(PARTIAL, folder, words)
         rows = load_results(folder / RESULTS_FILE)
         ids = {r["id"] for r in rows}
         result["runs"][name] = analyse(rows + [r for r in baseline if r["id"] in ids])
@@ -213,8 +218,8 @@ def sweep_markdown(result: dict[str, Any]) -> str:
             "steps_per_trajectory", "reduction_cost", "em_join_graph", "em_join_majority",
             "em_any")  # fmt: skip
     lines = ["# ParallelMuse sweep (agent phase, MuSiQue)", "", f"Command: `{result['command']}`",
-             "", "Each setting's parallel-muse run over the main run's independent rollouts of "
-             "the same questions (x = partial / independent); EM by majority vote.", "",
+             "", "Each setting's parallel-muse run over independent rollouts of the same questions "
+             "run by the sweep itself (x = partial / independent); EM by majority vote.", "",
              "| setting | flags | n | " + " | ".join(keys) + " | independent em_join_majority |",
              "|---" * (len(keys) + 4) + "|"]  # fmt: skip
     for name, part in result["runs"].items():
