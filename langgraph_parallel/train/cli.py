@@ -56,8 +56,14 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_sft(args: argparse.Namespace) -> int:
     """Synthesise trajectories and train one LoRA adapter per policy."""
-    from langgraph_parallel.train.sft import SFTRunConfig, sft
+    from langgraph_parallel.errors import UserError
+    from langgraph_parallel.train.sft import SFTRunConfig, sft, synthesize_run
 
+    if args.data and (args.dataset or args.corpus or args.synthesize_only):
+        raise UserError(
+            "--data trains on trajectories already synthesised; --dataset, --corpus and "
+            "--synthesize-only belong to the run that makes them: drop them or drop --data."
+        )
     config = SFTRunConfig(
         datasets=tuple(args.dataset or args.dataset_default),
         out=args.out,
@@ -66,6 +72,7 @@ def cmd_sft(args: argparse.Namespace) -> int:
         per_class=args.per_class or None,
         exclude=() if args.exclude == ["none"] else tuple(args.exclude or args.exclude_default),
         corpus=args.corpus,
+        data=args.data,
         epochs=args.epochs,
         learning_rate=args.learning_rate,
         warmup_steps=args.warmup_steps,
@@ -77,6 +84,11 @@ def cmd_sft(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     command = shlex.join(["langgraph-parallel", *sys.argv[1:]])
+    if args.synthesize_only:
+        data = synthesize_run(config, command=command)
+        print(f"trajectories: {data} (how they were made: {data.with_name('data.json')})")
+        print(f"  train on them: langgraph-parallel train sft --data {data} --out <folder>")
+        return 0
     for policy, folder in sft(config, command=command).items():
         print(f"{policy}: {folder}")
         print(f'  try it: langgraph-parallel ask --model {folder} "<question>"')
@@ -112,6 +124,16 @@ def _add_sft_parser(kinds: Any) -> None:
         help=f"question file held out (repeatable; default {held_out}; 'none' for nothing)",
     )
     p.add_argument("--corpus", default=None, help="corpus to search (default: see train/sft.py)")
+    p.add_argument(
+        "--synthesize-only",
+        action="store_true",
+        help="write OUT/data.jsonl (both policies) and OUT/data.json, then stop",
+    )
+    p.add_argument(
+        "--data",
+        default=None,
+        help="train on this trajectory file (from --synthesize-only) instead of synthesising",
+    )
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--learning-rate", type=float, default=5e-4)
     p.add_argument("--warmup-steps", type=int, default=3)

@@ -4,10 +4,11 @@
 question of the held-out evaluation sample, picks the same number of parallelizable and
 sequential questions, synthesises a ``parallel`` and a ``sequential`` trajectory for each by
 running the real graph on a scripted teacher (:mod:`.synth`), keeps the questions both policies
-kept, and trains one LoRA adapter per policy with TRL's ``SFTTrainer`` (loss only on the model's
-steps: the dataset is pre-tokenized with a ``completion_mask``). Both policies see the same
-questions (also when ``--policies`` trains one of them now and the other later), so
-ParallelSearch-vs-Search-R1 compares equally trained models, as in the paper.
+kept, writes them to a trajectory file (:mod:`.trajectories`) and trains one LoRA adapter per
+policy on it (:mod:`.lora`). Both policies see the same questions (also when ``--policies``
+trains one of them now and the other later, from the same file), so ParallelSearch-vs-Search-R1
+compares equally trained models, as in the paper. ``--synthesize-only`` stops after the file;
+``--data FILE`` trains on one without synthesising (synthesis here, training on a GPU machine).
 
 An adapter folder holds float16 weights, ``adapter_config.json`` and the card (base model,
 command, data files and counts, excluded ids, settings, log); ``ask --model FOLDER`` merges it.
@@ -15,19 +16,20 @@ command, data files and counts, excluded ids, settings, log); ``ask --model FOLD
 
 from __future__ import annotations
 
-import json
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.models.adapters import ADAPTER_CARD_KEYS, write_adapter
 from langgraph_parallel.paths import portable_path, repo_data_dir, shared_data_dir
 from langgraph_parallel.train.gold import POLICIES, GoldQuestion, Policy, gold_questions, read_rows
+from langgraph_parallel.train.trajectories import read_trajectories, write_trajectories
 
 DEFAULT_DATASETS = ("hotpotqa_dev_distractor_subset.jsonl.gz",)
+SYNTHESIS_KEYS = ("per_class", "corpus", "max_turns", "top_k", "seed")
+"""Settings that shape the trajectories (recorded in ``data.json``, copied into the cards)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +44,9 @@ class SFTRunConfig:
         per_class: Questions per class (parallelizable, sequential); ``None``: all.
         exclude: Question files whose ids are never trained on (the evaluation sample).
         corpus: Corpus to search; ``None``: the bundled index for HotpotQA, else the rows' own.
+        data: A trajectory file of an earlier synthesis (``train sft --synthesize-only``) to
+            train on instead of synthesising; ``datasets``, ``per_class``, ``corpus``,
+            ``max_turns`` and ``top_k`` are then the file's (its ``data.json``), not these.
         epochs: Passes over the data.
         learning_rate: Peak AdamW learning rate (cosine decay after the warm-up).
         warmup_steps: Optimizer steps of linear warm-up from 0 (the first one learns nothing).
@@ -65,6 +70,7 @@ class SFTRunConfig:
         default_factory=lambda: (str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz"),)
     )
     corpus: str | None = None
+    data: str | None = None
     epochs: float = 1.0
     learning_rate: float = 5e-4
     warmup_steps: int = 3
@@ -103,7 +109,7 @@ def pick_questions(config: SFTRunConfig) -> list[GoldQuestion]:
 
 
 def synthesize_all(config: SFTRunConfig, golds: list[GoldQuestion]) -> list[dict[str, Any]]:
-    """Trajectories of the chosen policies for the questions that *every* policy kept."""
+    """Trajectories of both policies for the questions that *both* kept."""
     from langgraph_parallel.train.synth import MemoSearcher, synthesize
 
     search = MemoSearcher(searcher_for(config, golds))
@@ -112,7 +118,7 @@ def synthesize_all(config: SFTRunConfig, golds: list[GoldQuestion]) -> list[dict
         for policy in POLICIES
     }
     common = set.intersection(*({r["id"] for r in records} for records in kept.values()))
-    return [r for policy in config.policies for r in kept[policy] if r["id"] in common]
+    return [r for policy in POLICIES for r in kept[policy] if r["id"] in common]
 
 
 def searcher_for(config: SFTRunConfig, golds: list[GoldQuestion]) -> Any:
@@ -126,124 +132,57 @@ def searcher_for(config: SFTRunConfig, golds: list[GoldQuestion]) -> Any:
     return corpus_index(str(context_corpus(g.context for g in golds)))
 
 
-def sft(config: SFTRunConfig, *, command: str = "") -> dict[str, Path]:
-    """Synthesise, then train one adapter per policy; returns policy -> adapter folder."""
-    out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
+def synthesize_run(config: SFTRunConfig, *, command: str = "") -> Path:
+    """Pick and synthesise, then write ``OUT/data.jsonl`` and ``OUT/data.json``; returns the file.
+
+    The file holds both policies' trajectories of the questions both kept, whatever
+    ``policies`` says, so either can be trained from it later on the same questions.
+    """
     started = time.time()
     records = synthesize_all(config, pick_questions(config))
     if not records:
         raise UserError("no trajectory survived synthesis (see train/synth.py for the filters).")
-    with (out / "data.jsonl").open("w") as f:
-        for record in records:
-            f.write(json.dumps(record) + "\n")
-    synth_s = time.time() - started
-    folders: dict[str, Path] = {}
-    for policy in config.policies:
-        rows = [r for r in records if r["policy"] == policy]
-        folders[policy] = train_policy(config, policy, rows, out / policy, command, synth_s)
-    return folders
-
-
-def train_policy(
-    config: SFTRunConfig,
-    policy: Policy,
-    records: list[dict[str, Any]],
-    folder: Path,
-    command: str,
-    synth_s: float,
-) -> Path:
-    """Train one LoRA adapter on ``records`` and write it with its card into ``folder``."""
-    try:
-        import torch
-        from datasets import Dataset
-        from peft import LoraConfig
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-        from trl import SFTConfig, SFTTrainer
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise UserError(f"training needs: pip install 'langgraph-parallel[train]' ({exc})") from exc
-    from langgraph_parallel.models.folders import model_folder
-    from langgraph_parallel.train.log import MetricsLog
-    from langgraph_parallel.train.synth import encode_transcript
-
-    base = model_folder(config.model)
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    rows = []
-    for record in records:
-        ids, mask = encode_transcript(record["messages"], tokenizer)
-        rows.append({"input_ids": ids, "completion_mask": mask})
-    gpu = torch.cuda.is_available()
-    bf16 = gpu and torch.cuda.is_bf16_supported()
-    model = AutoModelForCausalLM.from_pretrained(
-        base, dtype=torch.bfloat16 if bf16 else torch.float32
-    )
-    micro = config.batch_size if gpu else config.micro_batch
-    args = SFTConfig(
-        output_dir=str(folder / "trainer"),
-        num_train_epochs=config.epochs,
-        per_device_train_batch_size=micro,
-        gradient_accumulation_steps=config.batch_size // micro,
-        learning_rate=config.learning_rate,
-        lr_scheduler_type="cosine",
-        warmup_steps=config.warmup_steps,
-        logging_steps=1,
-        save_strategy="no",
-        report_to=[],
-        seed=config.seed,
-        use_cpu=not gpu,
-        bf16=bf16,
-        completion_only_loss=True,
-        max_length=None,
-        # TRL turns checkpointing on by default; on a CPU its recompute tripled the step time.
-        gradient_checkpointing=gpu,
-    )
-    lora = LoraConfig(
-        r=config.lora_rank,
-        lora_alpha=2 * config.lora_rank,
-        target_modules="all-linear",
-        task_type="CAUSAL_LM",
-    )
-    folder.mkdir(parents=True, exist_ok=True)
-    trainer = SFTTrainer(
-        model=model,
-        args=args,
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer,
-        peft_config=lora,
-        callbacks=[MetricsLog(folder / "metrics.jsonl")],
-    )
-    started = time.time()
-    trainer.train()
-    classes: dict[str, int] = {}
-    for record in records:
-        classes[record["question_class"]] = classes.get(record["question_class"], 0) + 1
-    card = {
-        "base_model": config.model,
-        "policy": policy,
-        "prompt_style": "raw",
-        "raw_prompt": "rules",
-        "method": "LoRA SFT on synthetic trajectories of the real graph (scripted gold teacher)",
+    meta = {
         "command": command,
-        "data": {
-            "files": [portable_path(f) for f in config.datasets],
-            "trajectories": len(records),
-            "by_class": classes,
-            "tokens": sum(len(r["input_ids"]) for r in rows),
-            "loss_tokens": sum(sum(r["completion_mask"]) for r in rows),
-        },
-        "excluded": {
-            "files": [portable_path(f) for f in config.exclude],
-            "ids": excluded_ids(config.exclude),
-        },
-        "config": {
-            k: v for k, v in asdict(config).items() if k not in ("out", "exclude", "datasets")
-        },
-        "train": {
-            "device": "cuda" if gpu else "cpu",
-            "synthesis_s": round(synth_s, 1),
-            "train_s": round(time.time() - started, 1),
-            "optimizer_steps": trainer.state.global_step,
-        },
+        "datasets": [portable_path(f) for f in config.datasets],
+        "exclude": [portable_path(f) for f in config.exclude],
+        "config": {k: getattr(config, k) for k in SYNTHESIS_KEYS},
+        "synthesis_s": round(time.time() - started, 1),
     }
-    assert set(ADAPTER_CARD_KEYS) <= set(card)
-    return write_adapter(trainer.model, folder, card)
+    return write_trajectories(Path(config.out), records, meta)
+
+
+def sft(config: SFTRunConfig, *, command: str = "") -> dict[str, Path]:
+    """Synthesise (or read ``config.data``), then train one adapter per policy.
+
+    Returns:
+        Policy -> adapter folder.
+    """
+    from langgraph_parallel.train.lora import train_policy
+
+    held_out = excluded_ids(config.exclude)
+    data = Path(config.data) if config.data else synthesize_run(config, command=command)
+    records, meta = read_trajectories(data, policies=config.policies, held_out=set(held_out))
+    provenance = {
+        "data": {
+            "files": meta.get("datasets") or [portable_path(data)],
+            **({"trajectories_file": portable_path(data)} if config.data else {}),
+            "sha256": meta["sha256"],
+            **({"synthesis_command": meta.get("command", "")} if config.data else {}),
+        },
+        "excluded": {"files": [portable_path(f) for f in config.exclude], "ids": held_out},
+        # The synthesis settings are the file's, not this command's defaults.
+        "synthesis": {k: v for k, v in (meta.get("config") or {}).items() if k in SYNTHESIS_KEYS},
+        "synthesis_s": float(meta.get("synthesis_s") or 0.0),
+    }
+    return {
+        policy: train_policy(
+            config,
+            policy,
+            [r for r in records if r["policy"] == policy],
+            Path(config.out) / policy,
+            command=command,
+            provenance=provenance,
+        )
+        for policy in config.policies
+    }

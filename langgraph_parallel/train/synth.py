@@ -8,9 +8,9 @@ and its final ``messages`` are the training example. A trajectory is kept only w
 ran every scripted step, ended with the gold answer, and every gold paragraph was among the
 results of its turn (otherwise the example would teach answering without evidence).
 
-:func:`encode_transcript` tokenizes the joined transcript exactly as ``ChatVLLM`` in raw style
-does (one ``tokenizer.encode`` of the whole text) and marks the model's own tokens; prompt and
-observation tokens carry no loss.
+:func:`~.encode.encode_transcript` tokenizes the joined transcript exactly as ``ChatVLLM`` in
+raw style does (one ``tokenizer.encode`` of the whole text) and marks the model's own tokens;
+prompt and observation tokens carry no loss.
 """
 
 from __future__ import annotations
@@ -155,29 +155,6 @@ def synthesize(
 
     with ThreadPoolExecutor(concurrency) as pool:
         return [r for r in pool.map(run, jobs) if r is not None]
-
-
-def encode_transcript(
-    messages: Sequence[dict[str, str]], tokenizer: Any
-) -> tuple[list[int], list[int]]:
-    """Token ids of the joined transcript and a mask that is 1 on the model's own tokens.
-
-    The ids are ``tokenizer.encode("".join(contents))``, the exact ids ``ChatVLLM`` feeds the
-    engine in raw style. A token belongs to the model when it starts inside an assistant step.
-    """
-    text = "".join(m["content"] for m in messages)
-    spans, at = [], 0
-    for m in messages:
-        if m["role"] == "assistant":
-            spans.append((at, at + len(m["content"])))
-        at += len(m["content"])
-    encoded = tokenizer(text, return_offsets_mapping=True)
-    ids = list(encoded["input_ids"])
-    mask = [
-        int(end > start and any(a <= start < b for a, b in spans))
-        for start, end in encoded["offset_mapping"]
-    ]
-    return ids, mask
 
 
 def _keep(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,8 +26,9 @@ def test_transcript_ids_are_the_engine_ids_and_the_mask_covers_exactly_the_steps
 ) -> None:
     from transformers import AutoTokenizer
 
+    from langgraph_parallel.train.encode import encode_transcript
     from langgraph_parallel.train.gold import gold_questions
-    from langgraph_parallel.train.synth import encode_transcript, synthesize
+    from langgraph_parallel.train.synth import synthesize
 
     golds = list(gold_questions(SHARED_DATA / "hotpotqa_dev_distractor_subset.jsonl.gz"))
     comparisons = [g for g in golds if g.question_class == "parallelizable"][:8]
@@ -43,33 +45,42 @@ def test_transcript_ids_are_the_engine_ids_and_the_mask_covers_exactly_the_steps
     assert "##" in steps[0]
 
 
+TINY_RUN: dict[str, Any] = {
+    "policies": ("parallel",),
+    "per_class": 1,
+    "batch_size": 2,
+    "micro_batch": 2,
+    "max_turns": 3,
+    "warmup_steps": 0,  # one step: with a warm-up its learning rate would be 0
+}
+
+
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run folder of one tiny ``train sft`` (synthesis and training in one go)."""
+    from langgraph_parallel.train.sft import SFTRunConfig, sft
+
+    out = tmp_path_factory.mktemp("sft") / "run"
+    sft(SFTRunConfig(out=str(out), **TINY_RUN), command="test")
+    return out
+
+
 @needs_shared
 def test_sft_writes_an_adapter_that_merges_into_the_model_it_trained(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_run: Path
 ) -> None:
     import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from langgraph_parallel.train.sft import SFTRunConfig, sft
-
-    config = SFTRunConfig(
-        out=str(tmp_path / "run"),
-        policies=("parallel",),
-        per_class=1,
-        batch_size=2,
-        micro_batch=2,
-        max_turns=3,
-        warmup_steps=0,  # one step: with a warm-up its learning rate would be 0
-    )
-    folders = sft(config, command="test")
+    folders = {"parallel": one_run / "parallel"}
     adapter = folders["parallel"]
     card = read_card(adapter)
     assert set(ADAPTER_CARD_KEYS) <= set(card)
     assert card["raw_prompt"] == "rules" and card["policy"] == "parallel"
     held_out = _sample_ids()
     assert set(card["excluded"]["ids"]) == held_out
-    trained = [json.loads(line)["id"] for line in (tmp_path / "run" / "data.jsonl").open()]
+    trained = [json.loads(line)["id"] for line in (one_run / "data.jsonl").open()]
     assert trained and not held_out & set(trained)
     assert card["train"]["optimizer_steps"] >= 1
     # Nothing of this machine's layout ships: paths relative to the checkout, the base by name.
@@ -142,3 +153,29 @@ def _sample_ids() -> set[str]:
     return {
         str(row["id"]) for row in read_rows(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
     }
+
+
+@needs_shared
+def test_training_from_the_synthesised_file_gives_the_adapter_of_one_run(
+    tmp_path: Path, one_run: Path
+) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    from langgraph_parallel.train.sft import SFTRunConfig, sft, synthesize_run
+
+    data = synthesize_run(SFTRunConfig(out=str(tmp_path / "s"), **TINY_RUN), command="synth")
+    # The same questions, settings and seed as one_run: the same bytes.
+    assert data.read_bytes() == (one_run / "data.jsonl").read_bytes()
+    from_file = sft(SFTRunConfig(out=str(tmp_path / "b"), data=str(data), **TINY_RUN), command="b")[
+        "parallel"
+    ]
+    want = load_file(str(one_run / "parallel" / "adapter_model.safetensors"))
+    got = load_file(str(from_file / "adapter_model.safetensors"))
+    assert want.keys() == got.keys()
+    assert all(torch.equal(want[k], got[k]) for k in want)
+    card_a, card_b = read_card(one_run / "parallel"), read_card(from_file)
+    assert card_b["data"]["sha256"] == card_a["data"]["sha256"]
+    assert card_b["data"]["synthesis_command"] == "synth"
+    assert card_b["data"]["files"] == card_a["data"]["files"]
+    assert card_b["config"]["per_class"] == 1 and card_b["config"]["data"] == str(data)

@@ -19,11 +19,11 @@ from langgraph_parallel.prompts import few_shot_prompt, rules_prompt
 from langgraph_parallel.protocol import parse_action
 from langgraph_parallel.retrieval.documents import Passage
 from langgraph_parallel.rewards import RewardConfig, score_steps
+from langgraph_parallel.train.encode import encode_transcript
 from langgraph_parallel.train.gold import gold_question, gold_questions
 from langgraph_parallel.train.sft import SFTRunConfig, pick_questions
 from langgraph_parallel.train.synth import (
     ScriptedTeacher,
-    encode_transcript,
     gold_steps,
     synthesize,
     valid_steps,
@@ -278,7 +278,11 @@ def test_one_policy_trains_on_the_questions_both_policies_kept(
         lambda golds, policy, search, **kw: [{"id": i, "policy": policy} for i in kept[policy]],
     )
     config = SFTRunConfig(out=str(tmp_path), policies=("sequential",))
-    assert sft_module.synthesize_all(config, []) == [{"id": "b", "policy": "sequential"}]
+    # Both policies' trajectories of the common question: the other one can train later.
+    assert sft_module.synthesize_all(config, []) == [
+        {"id": "b", "policy": "parallel"},
+        {"id": "b", "policy": "sequential"},
+    ]
 
 
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="needs ../shared/data")

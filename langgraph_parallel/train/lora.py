@@ -1,0 +1,136 @@
+"""Train one LoRA adapter on recorded trajectories with TRL's ``SFTTrainer`` (``train sft``).
+
+The dataset is pre-tokenized with a ``completion_mask`` (:func:`~.encode.encode_transcript`),
+so the loss is on the model's own steps only. On a CUDA machine it trains in bf16 with
+gradient checkpointing and the whole batch per forward; on a CPU in float32, ``micro_batch``
+sequences per forward and no checkpointing. The adapter is written with its card
+(:func:`~langgraph_parallel.models.adapters.write_adapter`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.adapters import ADAPTER_CARD_KEYS, write_adapter
+
+if TYPE_CHECKING:
+    from langgraph_parallel.train.gold import Policy
+    from langgraph_parallel.train.sft import SFTRunConfig
+
+
+def train_policy(
+    config: SFTRunConfig,
+    policy: Policy,
+    records: list[dict[str, Any]],
+    folder: Path,
+    *,
+    command: str,
+    provenance: dict[str, Any],
+) -> Path:
+    """Train one LoRA adapter on ``records`` and write it with its card into ``folder``.
+
+    Args:
+        config: The run's settings (model, optimisation, LoRA rank).
+        policy: Which policy the records are.
+        records: Trajectories of that policy (:mod:`~langgraph_parallel.train.trajectories`).
+        folder: Where the adapter and its card go.
+        command: The command line, for the card.
+        provenance: Where the records came from, for the card: ``data`` (question files,
+            file hash), ``excluded`` (held-out files and ids), ``synthesis`` (the synthesis
+            settings) and ``synthesis_s``.
+    """
+    try:
+        import torch
+        from datasets import Dataset
+        from peft import LoraConfig
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from trl import SFTConfig, SFTTrainer
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise UserError(f"training needs: pip install 'langgraph-parallel[train]' ({exc})") from exc
+    from langgraph_parallel.models.folders import model_folder
+    from langgraph_parallel.train.encode import encode_transcript
+    from langgraph_parallel.train.log import MetricsLog
+
+    base = model_folder(config.model)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    rows = []
+    for record in records:
+        ids, mask = encode_transcript(record["messages"], tokenizer)
+        rows.append({"input_ids": ids, "completion_mask": mask})
+    gpu = torch.cuda.is_available()
+    bf16 = gpu and torch.cuda.is_bf16_supported()
+    model = AutoModelForCausalLM.from_pretrained(
+        base, dtype=torch.bfloat16 if bf16 else torch.float32
+    )
+    micro = config.batch_size if gpu else config.micro_batch
+    args = SFTConfig(
+        output_dir=str(folder / "trainer"),
+        num_train_epochs=config.epochs,
+        per_device_train_batch_size=micro,
+        gradient_accumulation_steps=config.batch_size // micro,
+        learning_rate=config.learning_rate,
+        lr_scheduler_type="cosine",
+        warmup_steps=config.warmup_steps,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        seed=config.seed,
+        use_cpu=not gpu,
+        bf16=bf16,
+        completion_only_loss=True,
+        max_length=None,
+        # TRL turns checkpointing on by default; on a CPU its recompute tripled the step time.
+        gradient_checkpointing=gpu,
+    )
+    lora = LoraConfig(
+        r=config.lora_rank,
+        lora_alpha=2 * config.lora_rank,
+        target_modules="all-linear",
+        task_type="CAUSAL_LM",
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    trainer = SFTTrainer(
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        peft_config=lora,
+        callbacks=[MetricsLog(folder / "metrics.jsonl")],
+    )
+    started = time.time()
+    trainer.train()
+    classes: dict[str, int] = {}
+    for record in records:
+        classes[record["question_class"]] = classes.get(record["question_class"], 0) + 1
+    card = {
+        "base_model": config.model,
+        "policy": policy,
+        "prompt_style": "raw",
+        "raw_prompt": "rules",
+        "method": "LoRA SFT on synthetic trajectories of the real graph (scripted gold teacher)",
+        "command": command,
+        "data": {
+            **provenance["data"],
+            "trajectories": len(records),
+            "by_class": classes,
+            "tokens": sum(len(r["input_ids"]) for r in rows),
+            "loss_tokens": sum(sum(r["completion_mask"]) for r in rows),
+        },
+        "excluded": provenance["excluded"],
+        "config": {
+            **{k: v for k, v in asdict(config).items() if k not in ("out", "exclude", "datasets")},
+            **provenance["synthesis"],
+        },
+        "train": {
+            "device": "cuda" if gpu else "cpu",
+            "synthesis_s": round(provenance["synthesis_s"], 1),
+            "train_s": round(time.time() - started, 1),
+            "optimizer_steps": trainer.state.global_step,
+        },
+    }
+    assert set(ADAPTER_CARD_KEYS) <= set(card)
+    return write_adapter(trainer.model, folder, card)
