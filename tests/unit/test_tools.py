@@ -64,3 +64,43 @@ def test_bench_grpo_counts_questions_turned_right_and_wrong_by_class() -> None:
     ]  # fmt: skip
     assert changes(rows, "sft", "grpo") == {"parallelizable_gained": 1, "sequential_lost": 1}
     assert changes(rows, "grpo", "sft") == {"parallelizable_lost": 1, "sequential_gained": 1}
+
+
+def test_gpu_sft_packs_every_byte_into_bundles_that_fit_one_call(tmp_path: Path) -> None:
+    import subprocess
+
+    sys.path.insert(0, str(TOOLS[0].parent))
+    try:
+        from gpu_sft import pack, run_calls
+    finally:
+        sys.path.remove(str(TOOLS[0].parent))
+    src = tmp_path / "src"
+    src.mkdir()
+    sizes = {"model.whl": 2500, "a.whl": 900, "b.whl": 300, "data.jsonl": 100}
+    for name, size in sizes.items():
+        (src / name).write_bytes(bytes(i % 251 for i in range(size)))
+    bundles = pack(sorted(src.iterdir()), tmp_path / "out", budget=1000)
+    assert all(sum(f.stat().st_size for f in b.iterdir()) <= 1000 for b in bundles)
+    # 2500 in parts of 1000, 1000 and 500; 300 and 100 fill the 500's bundle (first fit).
+    assert len(bundles) == 4
+    # The device script stages every bundle and joins the parts into the original bytes.
+    stage = tmp_path / "stage"
+    script = TOOLS[0].parent / "gpu_sft.sh"
+    env = {"GPU_SFT_STAGE": str(stage), "PATH": "/usr/bin:/bin"}
+    for bundle in bundles:
+        subprocess.run(["bash", str(script), "stage", str(bundle)], env=env, check=True)
+    done = subprocess.run(
+        ["bash", str(script), "train"],
+        env={**env, "OUT": str(tmp_path / "o"), "PYTHON": "false"},
+        capture_output=True,
+    )
+    assert done.returncode != 0  # PYTHON=false: it stops at the install, after joining
+    assert sorted(p.name for p in stage.iterdir()) == sorted(sizes)
+    assert all((stage / n).read_bytes() == (src / n).read_bytes() for n in sizes)
+    calls = run_calls([TOOLS[0].parent.parent / ".device" / f"b{i}" for i in (1, 2)], "--x 1")
+    assert calls[0] == {
+        "carry": [".device/b1"],
+        "command": "bash tools/gpu_sft.sh stage .device/b1",
+        "timeout_s": 120,
+    }
+    assert calls[1]["command"].endswith("stage .device/b2 && bash tools/gpu_sft.sh train --x 1")

