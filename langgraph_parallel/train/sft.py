@@ -163,6 +163,11 @@ def sft(config: SFTRunConfig, *, command: str = "") -> dict[str, Path]:
     held_out = excluded_ids(config.exclude)
     data = Path(config.data) if config.data else synthesize_run(config, command=command)
     records, meta = read_trajectories(data, policies=config.policies, held_out=set(held_out))
+    # The synthesis settings are the file's, not this command's defaults; unknown (None) for a
+    # file that came without its data.json.
+    synthesis = {k: v for k, v in (meta.get("config") or {}).items() if k in SYNTHESIS_KEYS}
+    if config.data and not synthesis:
+        synthesis = {k: None for k in SYNTHESIS_KEYS if k != "seed"}
     provenance = {
         "data": {
             "files": meta.get("datasets") or [portable_path(data)],
@@ -171,8 +176,7 @@ def sft(config: SFTRunConfig, *, command: str = "") -> dict[str, Path]:
             **({"synthesis_command": meta.get("command", "")} if config.data else {}),
         },
         "excluded": {"files": [portable_path(f) for f in config.exclude], "ids": held_out},
-        # The synthesis settings are the file's, not this command's defaults.
-        "synthesis": {k: v for k, v in (meta.get("config") or {}).items() if k in SYNTHESIS_KEYS},
+        "synthesis": synthesis,
         "synthesis_s": float(meta.get("synthesis_s") or 0.0),
     }
     return {

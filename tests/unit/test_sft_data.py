@@ -108,6 +108,9 @@ def test_training_from_a_file_uses_its_records_and_its_synthesis_settings(
     assert provenance["data"]["files"] == ["d.jsonl"]
     assert provenance["data"]["synthesis_command"] == "made"
     assert provenance["data"]["trajectories_file"].endswith("s/data.jsonl")
+    (tmp_path / "s" / "data.json").unlink()  # without its record the settings are unknown
+    sft_module.sft(config, command="train")
+    assert seen["parallel"][1]["synthesis"]["per_class"] is None
 
 
 def test_train_sft_cli_synthesizes_only_or_trains_from_a_file(
