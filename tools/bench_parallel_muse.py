@@ -78,11 +78,11 @@ SWEEP: dict[str, list[str]] = {
 1 round; the budget's remainder as fresh rollouts)."""
 AGENT = ("agent_uncached_prefill", "agent_generated", "agent_cost", "agent_cached_prefill",
          "reasoning_tokens", "exploration_tokens", "trajectories", "forks",
-         "steps_per_trajectory", "llm_calls", "wall_s")  # fmt: skip
+         "steps_per_trajectory", "agent_cost_per_step", "llm_calls", "wall_s")  # fmt: skip
 REDUCTION = ("reduction_calls", "reduction_cost", "reduction_cached_prefill")
 JOINS = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_single", "em_any")
-RATIOS = ("agent_cost", "agent_uncached_prefill", "agent_generated", "exploration_tokens",
-          "reasoning_tokens", "reduction_cost", "wall_s")  # fmt: skip
+RATIOS = ("agent_cost", "agent_cost_per_step", "agent_uncached_prefill", "agent_generated",
+          "exploration_tokens", "reasoning_tokens", "reduction_cost", "wall_s")  # fmt: skip
 
 
 def _mean(rows: list[dict[str, Any]], key: str) -> float | None:
@@ -214,7 +214,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 def sweep_markdown(result: dict[str, Any]) -> str:
     """The table of ``sweep.md``."""
-    keys = ("agent_cost", "exploration_tokens", "reasoning_tokens", "forks",
+    keys = ("agent_cost", "agent_cost_per_step", "exploration_tokens", "reasoning_tokens", "forks",
             "steps_per_trajectory", "reduction_cost", "em_join_graph", "em_join_majority",
             "em_any")  # fmt: skip
     lines = ["# ParallelMuse sweep (agent phase, MuSiQue)", "", f"Command: `{result['command']}`",

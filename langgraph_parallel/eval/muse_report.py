@@ -25,7 +25,10 @@ PARTIAL, INDEPENDENT = "parallel-muse", "rollouts-majority"
 
 _COST = ("agent_uncached_prefill", "agent_generated", "agent_cost", "agent_cached_prefill",
          "reasoning_tokens", "exploration_tokens", "reduction_calls", "reduction_cost",
-         "reduction_cached_prefill", "trajectories", "forks", "steps_per_trajectory")  # fmt: skip
+         "reduction_cached_prefill", "trajectories", "forks", "steps_per_trajectory",
+         "agent_cost_per_step")  # fmt: skip
+_RATIOS = ("agent_cost", "agent_cost_per_step", "exploration_tokens", "reasoning_tokens",
+           "reduction_cost")  # fmt: skip
 _EM = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_single", "em_any")
 
 
@@ -62,7 +65,7 @@ def muse_section(summary: Mapping[str, Any]) -> list[str]:
         partial, independent = graphs[PARTIAL], graphs[INDEPENDENT]
         ratios = [
             f"{key} {partial[key] / independent[key]:.3f}x"
-            for key in ("agent_cost", "exploration_tokens", "reasoning_tokens", "reduction_cost")
+            for key in _RATIOS
             if partial.get(key) is not None and independent.get(key)
         ]
         lines += ["", f"Partial over independent rollouts: {', '.join(ratios)}."]

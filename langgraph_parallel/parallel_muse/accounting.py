@@ -16,6 +16,9 @@ counters), never from an estimate of what was shared:
 - **reduction** (reports and the analyst): the same four figures, kept apart from the agent.
 - **shape**: trajectories, forks, model steps per trajectory (inherited ones included: the
   length a single rollout would have had), which the saving depends on.
+- **agent cost per step**: ``agent_cost`` over the steps of all trajectories (inherited ones
+  included). A fork's continuation can run longer or shorter than a fresh rollout would have;
+  this ratio separates what the shared prefixes save from what the trajectories' lengths add.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ COST_KEYS: tuple[str, ...] = (
     "trajectories",
     "forks",
     "steps_per_trajectory",
+    "agent_cost_per_step",
 )
 """Keys of :func:`muse_costs`, in table order."""
 
@@ -81,6 +85,7 @@ def muse_costs(output: Mapping[str, Any]) -> dict[str, float | None]:
         "trajectories": float(len(trajectories)),
         "forks": float(sum(t["parent"] is not None for t in trajectories)),
         "steps_per_trajectory": sum(lengths) / len(lengths) if lengths else 0.0,
+        "agent_cost_per_step": agent["cost"] / sum(lengths) if sum(lengths) else None,
     }
 
 

@@ -82,6 +82,7 @@ def test_costs_split_agent_and_reduction_and_count_inherited_steps_once() -> Non
     assert costs["exploration_tokens"] == tokens_in(SEARCH, "exploration") > 0
     assert costs["trajectories"] == 2 and costs["forks"] == 1
     assert costs["steps_per_trajectory"] == 2
+    assert costs["agent_cost_per_step"] == 345 / 4  # t1's inherited search counts as a step
 
 
 def test_regions_are_unknown_without_logprobs_never_guessed() -> None:
