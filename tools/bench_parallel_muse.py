@@ -98,8 +98,18 @@ MuSiQue partial rollout cost 1.04x the independent rollouts there and 0.87x at 8
 of the initial rollouts' blocks before their forks ran is the likely cause; runs are noisy)."""
 
 
+def _per_step(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with ``agent_cost_per_step``; rows written before the field get it from the same
+    counts (cost over trajectories x steps per trajectory = all steps)."""
+    steps = (row.get("steps_per_trajectory") or 0) * (row.get("trajectories") or 0)
+    if "agent_cost_per_step" in row or row.get("agent_cost") is None or not steps:
+        return row
+    return {**row, "agent_cost_per_step": row["agent_cost"] / steps}
+
+
 def analyse(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Per graph means, and partial over independent on the questions both answered."""
+    rows = [_per_step(r) for r in rows]
     ids = {r["id"] for r in rows if r["graph"] == PARTIAL} & {
         r["id"] for r in rows if r["graph"] == INDEPENDENT
     }
@@ -236,6 +246,9 @@ def sweep_markdown(result: dict[str, Any]) -> str:
             + " | ".join(cells)
             + f" | {_cell(part['graphs'][INDEPENDENT]['em_join_majority'], 'em')} |"
         )
+    base = next(iter(result["runs"].values()))["graphs"][INDEPENDENT]
+    lines += ["", "Independent rollouts (the denominator): "
+              + ", ".join(f"{k} {_cell(base[k], k)}" for k in keys[:-4]) + "."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
