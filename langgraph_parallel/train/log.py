@@ -26,7 +26,7 @@ class MetricsLog(TrainerCallback):
 
     def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
         """Write one line for a log event."""
-        if not logs:
+        if not logs or not state.is_world_process_zero:  # several processes: one writes
             return
         with self.path.open("a") as f:
             f.write(json.dumps({"step": state.global_step, **logs}) + "\n")

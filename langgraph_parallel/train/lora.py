@@ -3,12 +3,15 @@
 The dataset is pre-tokenized with a ``completion_mask`` (:func:`~.encode.encode_transcript`),
 so the loss is on the model's own steps only. On a CUDA machine it trains in bf16 with
 gradient checkpointing and the whole batch per forward; on a CPU in float32, ``micro_batch``
-sequences per forward and no checkpointing. The adapter is written with its card
-(:func:`~langgraph_parallel.models.adapters.write_adapter`).
+sequences per forward and no checkpointing. Several GPUs: TRL's own launcher,
+``accelerate launch --num_processes N -m langgraph_parallel.apps.cli train sft --data FILE ...``
+(:func:`batch_split` keeps ``batch_size`` per optimizer step; one process writes the adapter).
+The adapter is written with its card (:func:`~langgraph_parallel.models.adapters.write_adapter`).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -20,6 +23,25 @@ from langgraph_parallel.models.adapters import ADAPTER_CARD_KEYS, write_adapter
 if TYPE_CHECKING:
     from langgraph_parallel.train.gold import Policy
     from langgraph_parallel.train.sft import SFTRunConfig
+
+
+def batch_split(batch_size: int, micro_batch: int, world: int, *, gpu: bool) -> tuple[int, int]:
+    """Sequences per forward and accumulation steps so a step takes ``batch_size`` sequences.
+
+    Under ``accelerate launch`` each of ``world`` processes takes its share, so ``batch_size``
+    stays the sequences per optimizer step whatever the number of processes; a GPU takes its
+    whole share in one forward, a CPU ``micro_batch`` at a time.
+
+    Raises:
+        UserError: If the batch does not split evenly.
+    """
+    micro = batch_size // world if gpu else micro_batch
+    if micro < 1 or batch_size % (micro * world):
+        raise UserError(
+            f"--batch-size {batch_size} does not split over {world} process(es) of {micro} "
+            "sequence(s) a forward: make it a multiple of their product."
+        )
+    return micro, batch_size // (micro * world)
 
 
 def train_policy(
@@ -66,12 +88,14 @@ def train_policy(
     model = AutoModelForCausalLM.from_pretrained(
         base, dtype=torch.bfloat16 if bf16 else torch.float32
     )
-    micro = config.batch_size if gpu else config.micro_batch
+    micro, accumulation = batch_split(
+        config.batch_size, config.micro_batch, int(os.environ.get("WORLD_SIZE", "1")), gpu=gpu
+    )
     args = SFTConfig(
         output_dir=str(folder / "trainer"),
         num_train_epochs=config.epochs,
         per_device_train_batch_size=micro,
-        gradient_accumulation_steps=config.batch_size // micro,
+        gradient_accumulation_steps=accumulation,
         learning_rate=config.learning_rate,
         lr_scheduler_type="cosine",
         warmup_steps=config.warmup_steps,
@@ -103,6 +127,8 @@ def train_policy(
     )
     started = time.time()
     trainer.train()
+    if not trainer.is_world_process_zero():  # one process writes the adapter
+        return folder
     classes: dict[str, int] = {}
     for record in records:
         classes[record["question_class"]] = classes.get(record["question_class"], 0) + 1

@@ -133,3 +133,16 @@ def test_train_sft_cli_synthesizes_only_or_trains_from_a_file(
     assert main(["train", "sft", "--out", "o", "--data", "x", "--dataset", "d.jsonl"]) == 2
     assert main(["train", "sft", "--out", "o", "--data", "x", "--synthesize-only"]) == 2
     assert len(made) == 1 and len(trained) == 1
+
+
+def test_a_batch_is_split_over_processes_and_micro_batches() -> None:
+    from langgraph_parallel.train.lora import batch_split
+
+    assert batch_split(8, 2, 1, gpu=False) == (2, 4)  # CPU: 2 a forward, 4 accumulated
+    assert batch_split(8, 2, 2, gpu=False) == (2, 2)  # two processes: each half of it
+    assert batch_split(8, 2, 1, gpu=True) == (8, 1)  # a GPU takes the whole batch
+    assert batch_split(8, 2, 4, gpu=True) == (2, 1)  # four GPUs, 2 each
+    with pytest.raises(UserError, match="multiple of their product"):
+        batch_split(6, 2, 2, gpu=False)
+    with pytest.raises(UserError, match="does not split"):
+        batch_split(2, 2, 4, gpu=True)
