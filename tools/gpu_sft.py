@@ -198,6 +198,8 @@ def write_runbook(out: Path, calls: list[dict[str, object]]) -> Path:
         "The last call's files: `train.log`, `<policy>/adapter_model.safetensors` and",
         "`<policy>/meta.tar` (adapter_config.json, card, metrics.jsonl): untar beside the",
         "weights and the folder is an adapter (`ask --model FOLDER`, tools/bench_sft.py).",
+        "If the last call ran out of time, the staged files are still there while the machine",
+        "is warm: `bash tools/gpu_sft.sh train --policies parallel ...`, then `sequential`.",
     ]
     path = out / "RUN.md"
     path.write_text("\n".join(lines) + "\n")
