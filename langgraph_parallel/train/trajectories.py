@@ -74,6 +74,9 @@ def read_trajectories(
     if absent:
         raise UserError(f"--data {path} has no {', '.join(absent)} trajectory; pick --policies.")
     meta_file = path.with_name(META_FILE)
-    meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+    try:
+        meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+    except ValueError as exc:
+        raise UserError(f"{meta_file} is not JSON ({exc}); remove it or synthesise again.") from exc
     meta["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     return records, meta

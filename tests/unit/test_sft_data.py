@@ -35,6 +35,9 @@ def test_written_file_reads_back_with_its_synthesis_record(tmp_path: Path) -> No
     assert meta["command"] == "c" and meta["config"] == {"top_k": 3}
     assert meta["trajectories"] == 3 and meta["by_policy"] == {"parallel": 1, "sequential": 2}
     assert len(meta["sha256"]) == 64
+    (tmp_path / "data.json").write_text("{broken")
+    with pytest.raises(UserError, match="data.json is not JSON"):
+        read_trajectories(path, policies=("parallel",), held_out=set())
     (tmp_path / "data.json").unlink()  # a file without its record still trains
     assert read_trajectories(path, policies=("parallel",), held_out=set())[1].keys() == {"sha256"}
 
