@@ -99,13 +99,17 @@ def engine_defaults() -> dict[str, Any]:
     Without a GPU these are :data:`CPU_ENGINE_DEFAULTS`; the variable applies to every command,
     Studio and ``serve``, so one setting reaches every engine a user starts.
     """
+    return {**({} if has_gpu() else CPU_ENGINE_DEFAULTS), **env_engine_kwargs()}
+
+
+def has_gpu() -> bool:
+    """Whether the in-process engine runs on a CUDA GPU (else vLLM's CPU build)."""
     try:
         import torch
 
-        has_gpu = bool(torch.cuda.is_available())
+        return bool(torch.cuda.is_available())
     except ImportError:
-        has_gpu = False
-    return {**({} if has_gpu else CPU_ENGINE_DEFAULTS), **env_engine_kwargs()}
+        return False
 
 
 def _tolerate_llvmlite() -> None:
@@ -208,7 +212,9 @@ def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) 
                 ) from exc
             _tolerate_llvmlite()
             try:
-                worker = EngineWorker(lambda: _start_async_llm(str(model_path), kwargs))
+                worker = EngineWorker(
+                    lambda: _start_async_llm(str(model_path), kwargs), per_request_seeds=has_gpu()
+                )
             except RuntimeError as exc:
                 script = _unguarded_script()
                 if "initialization failed" not in str(exc) or script is None:

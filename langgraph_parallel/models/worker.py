@@ -31,9 +31,18 @@ class EngineWorker:
 
     Args:
         start_engine: Builds the engine (``AsyncLLM``), outside any running event loop.
+        per_request_seeds: Pass each request's ``seed`` to the engine. ``False`` for an engine
+            on a CPU: vLLM 0.32 rewinds a seeded request's random generator after a partial
+            (chunked) prefill with ``Generator.set_offset``, which exists for CUDA generators
+            only; on a CPU the engine core dies ("CPU Generator does not use offset",
+            ``gpu_model_runner._bookkeeping_sync``) and takes every request in flight with it.
+            A long prompt under load is chunked, so ParallelMuse's seeded rollouts hit it. Such
+            requests then sample from the engine's own generator: still different from each
+            other, no longer reproducible one by one.
     """
 
-    def __init__(self, start_engine: Callable[[], Any]) -> None:
+    def __init__(self, start_engine: Callable[[], Any], *, per_request_seeds: bool = True) -> None:
+        self.per_request_seeds = per_request_seeds
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="vllm-engine-loop", daemon=True
@@ -76,6 +85,8 @@ class EngineWorker:
         from vllm.sampling_params import RequestOutputKind
 
         params.output_kind = RequestOutputKind.FINAL_ONLY
+        if not self.per_request_seeds:
+            params.seed = None
         return self._schedule(self._generate(prompt_token_ids, params, f"lgp-{next(self._ids)}"))
 
     async def _generate(self, prompt_token_ids: list[int], params: Any, request_id: str) -> Any:

