@@ -80,11 +80,6 @@ DEVICE_IMAGE = (
 )  # fmt: skip
 
 
-def norm(name: str) -> str:
-    """PEP 503 normalised distribution name."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def tree_bytes() -> int:
     """Bytes of the working tree that travels with every call (tracked + untracked-not-ignored)."""
     listed = subprocess.run(
