@@ -204,3 +204,24 @@ def test_a_seeded_call_whose_prompt_is_prefilled_in_chunks_leaves_the_engine_ali
     assert reply.usage_metadata["output_tokens"] > 0
     assert not model.worker.dead
     model.worker.shutdown()
+
+
+COPY_PROMPT = (
+    "Copy the list.\n"
+    + "\n".join(f"item {i}: fact {i} is about topic {i % 7}" for i in range(12))
+    + "\nCopy:\nitem 0: fact 0 is about topic 0\n"
+)
+
+
+@pytest.mark.parametrize("narrow", [{"top_p": 1e-9}, {"top_k": 1}])
+def test_a_sampled_call_under_speculation_keeps_its_own_sampling_settings(chat_model, narrow):
+    # The default CPU engine speculates with n-grams; a prompt that repeats itself makes it
+    # propose drafts. A tiny top-p or top-k 1 leaves one token at every position, so a sampled
+    # call must say exactly what the greedy one says. Fixed by our vllm plugin: vLLM-CPU's expand
+    # kernel left the draft positions' top-p and temperature as uninitialised memory, and top-k
+    # killed the engine core on a step without drafts.
+    greedy = chat_model.invoke(COPY_PROMPT, max_tokens=48, temperature=0.0)
+    for _ in range(3):
+        sampled = chat_model.invoke(COPY_PROMPT, max_tokens=48, temperature=1.0, **narrow)
+        assert sampled.content == greedy.content
+    assert not chat_model.worker.dead

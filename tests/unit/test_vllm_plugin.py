@@ -1,0 +1,68 @@
+"""The vLLM plugin's CPU fixes for sampling under speculative decoding."""
+
+from __future__ import annotations
+
+import pytest
+
+from langgraph_parallel.models import vllm_plugin
+
+torch = pytest.importorskip("torch")
+
+
+def reference(values: list[float], counts: list[int], replace_from: float, replace_to: float):
+    out: list[float] = []
+    for value, count in zip(values, counts, strict=True):
+        out += [replace_to if value == replace_from else value] * count
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.int64])
+def test_each_request_value_is_repeated_for_each_of_its_tokens(dtype):
+    values, counts = [0.0, 0.6, 3.0, 0.0], [2, 0, 3, 1]
+    x = torch.tensor(values).to(dtype)
+    cu = torch.tensor(counts, dtype=torch.int32).cumsum(0).to(torch.int32)
+    got = vllm_plugin.expand_batch_to_tokens(x, cu, sum(counts), replace_from=0, replace_to=1)
+    assert got.dtype == dtype
+    expected = reference(x.tolist(), counts, 0, 1)
+    assert got.tolist() == pytest.approx(expected)
+
+
+def test_a_step_without_drafts_expands_to_nothing():
+    got = vllm_plugin.expand_batch_to_tokens(torch.tensor([0.7]), torch.tensor([0]), 0)
+    assert got.shape == (0,)
+
+
+def test_zero_rows_are_returned_without_calling_the_constraint():
+    calls = []
+
+    def apply(logits, cu, meta):
+        calls.append(logits.shape[0])
+        return logits * 2
+
+    wrapped = vllm_plugin.skip_empty(apply)
+    assert vllm_plugin.skip_empty(wrapped) is wrapped
+    empty = torch.zeros((0, 5))
+    assert wrapped(empty, None, None) is empty
+    assert wrapped(torch.ones((1, 5)), None, None).tolist() == [[2.0] * 5]
+    assert calls == [1]
+
+
+def test_registered_on_this_cpu_vllm_scales_draft_logits_by_each_request_temperature():
+    rejection_sampler = pytest.importorskip("vllm.v1.sample.rejection_sampler")
+    from vllm.platforms import current_platform
+
+    if not current_platform.is_cpu():
+        pytest.skip("the fix applies to vLLM's CPU build")
+    current_platform.register_triton_kernel_overrides()
+    vllm_plugin.register()
+
+    class Meta:  # the fields apply_sampling_constraints reads
+        all_greedy = False
+        temperature = torch.tensor([0.5, 0.0])  # a sampled and a greedy request
+        top_k = None
+        top_p = torch.tensor([1.0, 1.0])
+
+    logits = torch.tensor([[1.0, 2.0]] * 3)  # two draft rows of request 0, one of request 1
+    cu = torch.tensor([2, 3], dtype=torch.int32)
+    out = rejection_sampler.apply_sampling_constraints(logits.clone(), cu, Meta())
+    assert out.tolist() == [[2.0, 4.0], [2.0, 4.0], [1.0, 2.0]]
