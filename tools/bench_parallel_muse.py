@@ -142,13 +142,16 @@ def analyse(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def run_main(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """Run (or resume) the three samples and analyse them apart and together."""
     everything: list[dict[str, Any]] = []
+    setting = SWEEP[args.settings[0]] if args.settings else []
     result: dict[str, Any] = {"command": " ".join([".venv/bin/python", *sys.argv]),
                               "settings": {"common": COMMON, "datasets": DATASETS,
-                                           "limit": args.limit}, "datasets": {}}  # fmt: skip
+                                           "limit": args.limit, "parallel_muse": setting},
+                              "datasets": {}}  # fmt: skip
     for name, words in DATASETS.items():
         folder = out / name
+        # A setting's flags are ParallelMuse's own; the independent rollouts ignore them.
         run_resuming(["bench", *words, *COMMON, "--limit", str(args.limit), "--graphs",
-                      f"{PARTIAL},{INDEPENDENT}", "--join", "select", "--concurrency",
+                      f"{PARTIAL},{INDEPENDENT}", "--join", "select", *setting, "--concurrency",
                       str(args.concurrency), "--out", str(folder)])  # fmt: skip
         rows = [{**r, "dataset": name} for r in load_results(folder / RESULTS_FILE)]
         result["datasets"][name] = analyse(rows)
@@ -174,6 +177,8 @@ def run_sweep(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     run(INDEPENDENT, out / "sweep" / "independent", [])
     baseline = load_results(out / "sweep" / "independent" / RESULTS_FILE)
     for name, words in SWEEP.items():
+        if args.settings and name not in args.settings:
+            continue
         folder = out / "sweep" / name
         run(PARTIAL, folder, words)
         rows = load_results(folder / RESULTS_FILE)
@@ -258,7 +263,18 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="questions in flight")
     parser.add_argument("--out", default="benchmarks/parallel_muse")
     parser.add_argument("--sweep", action="store_true", help="run the sweep (after the main run)")
+    parser.add_argument(
+        "--settings",
+        type=lambda text: text.split(","),
+        default=[],
+        help=f"names from {', '.join(SWEEP)}: the sweep runs only these; the main run takes "
+        "one, ParallelMuse's settings instead of its defaults",
+    )
     args = parser.parse_args()
+    unknown = [name for name in args.settings if name not in SWEEP]
+    if unknown or (len(args.settings) > 1 and not args.sweep):
+        got = unknown or args.settings
+        parser.error(f"--settings: one of {', '.join(SWEEP)} (several with --sweep); got {got}")
     os.environ["LANGGRAPH_PARALLEL_ENGINE"] = json.dumps(KV_CACHE)  # the bench children read it
     out = Path(args.out)
     if args.sweep:
