@@ -97,6 +97,26 @@ def render_sft(path: Path = REPO / "benchmarks" / "sft" / "sft.json") -> str:
     return "\n".join(lines)
 
 
+def _muse_setting(flags: list[str]) -> str:
+    """Words for a ParallelMuse run's branching settings: the graph's defaults under ``flags``."""
+    given = dict(zip(flags[::2], flags[1::2], strict=True))
+    initial = int(given.get("--initial-rollouts", 1))
+    steps = int(given.get("--top-k-steps", 2))
+    samples = int(given.get("--samples-per-step", 3))
+    region = given.get("--region", "exploration")
+    rounds = int(given.get("--rounds", 1))
+    where = "the most uncertain" if steps == 1 else f"each of the {steps} most uncertain"
+    kind = "steps (either region)" if region == "all" else f"{region} steps"
+    if steps == 1:
+        kind = kind.replace("steps", "step", 1)
+    text = (
+        f"{initial} initial rollout{'s' if initial > 1 else ''}, {samples} samples at {where} "
+        f"{kind}"
+    )
+    text += f", {rounds} rounds" if rounds > 1 else ""
+    return text + (f" (`{' '.join(flags)}`)" if flags else "")
+
+
 def render_parallel_muse(
     path: Path = REPO / "benchmarks" / "parallel_muse" / "parallel_muse.json",
 ) -> str:
@@ -108,9 +128,9 @@ def render_parallel_muse(
     lines = [
         f"Made by `{result['command']}` ({commits}): per sample, {result['settings']['limit']} "
         "seeded questions, `max_turns` 6, budget 8 trajectories, the shipped `smollm2-parallel`, "
-        "BM25, prefix cache emptied before each system. Partial rollout = 1 initial rollout, 3 "
-        "samples at each of the 2 most uncertain exploration steps, the rest of the budget fresh; "
-        "independent = 8 rollouts. Cost = uncached prefill + generated tokens per question "
+        "BM25, prefix cache emptied before each system. Partial rollout = "
+        f"{_muse_setting(result['settings'].get('parallel_muse', []))}, the rest of the budget "
+        "fresh; independent = 8 rollouts. Cost = uncached prefill + generated tokens per question "
         "(the engine's counts); reduction = reports (style `continue`) + analyst.",
         "",
         "| sample | n | steps per trajectory | agent cost partial / independent | ratio "
