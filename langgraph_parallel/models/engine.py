@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models import vllm_plugin
 from langgraph_parallel.models.worker import EngineWorker
 
 # On CPU, vLLM otherwise runs the model in a third process (its "mp" executor) beside the engine
@@ -213,7 +214,8 @@ def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) 
             _tolerate_llvmlite()
             try:
                 worker = EngineWorker(
-                    lambda: _start_async_llm(str(model_path), kwargs), per_request_seeds=has_gpu()
+                    lambda: _start_async_llm(str(model_path), kwargs),
+                    per_request_seeds=has_gpu() or vllm_plugin.installed(),
                 )
             except RuntimeError as exc:
                 script = _unguarded_script()

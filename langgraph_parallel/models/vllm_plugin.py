@@ -1,4 +1,4 @@
-"""A vLLM general plugin: correct sampling under speculative decoding on vLLM's CPU build.
+"""A vLLM general plugin: fixes for sampling on vLLM's CPU build (speculation, seeds).
 
 vLLM loads every ``vllm.general_plugins`` entry point in each of its processes (the engine core
 included, which the in-process engine starts as a separate process), so this is how a fix reaches
@@ -20,10 +20,18 @@ greedy runs were unaffected.
 The replacement is written here, not taken from a library, because the library's own function is
 the broken one; it is a ``repeat_interleave``, exact for every dtype, cheap at these sizes.
 
-A second crash on the same path: a speculative step in which the n-gram proposer found no draft
-for a request still constrains its (zero) draft rows, and the CPU top-k code takes the ``max()``
-of an empty tensor, which kills the engine core for any request with ``top_k`` set. Zero rows
-need no constraint, so they are now returned as they are.
+A seeded request killed the CPU engine core: after a partial (chunked) prefill vLLM rewinds the
+request's generator with ``Generator.set_offset``, which CPU generators lack ("CPU Generator does
+not use offset"), and every request in flight fails. Such generators are now swapped, with their
+state, for offset-free ones (:func:`offset_free_generator`) on their way into the batch: the
+rewind does nothing, so the discarded sample of a partial prefill consumes random numbers, and a
+seeded request repeats itself whenever its prompt is prefilled in the same chunks (always, when
+it runs alone).
+
+A further crash on the speculation path: a speculative step in which the n-gram proposer found
+no draft for a request still constrains its (zero) draft rows, and the CPU top-k code takes the
+``max()`` of an empty tensor, which kills the engine core for any request with ``top_k`` set.
+Zero rows need no constraint, so they are now returned as they are.
 """
 
 from __future__ import annotations
@@ -33,7 +41,14 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["expand_batch_to_tokens", "register", "skip_empty"]
+__all__ = [
+    "expand_batch_to_tokens",
+    "installed",
+    "offset_free",
+    "register",
+    "seeds_without_offsets",
+    "skip_empty",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -77,6 +92,53 @@ def skip_empty(apply: Callable[..., Any]) -> Callable[..., Any]:
     return apply_sampling_constraints
 
 
+@functools.cache
+def offset_free_generator() -> type:
+    """Return the class of CPU generators whose ``get_offset``/``set_offset`` do nothing."""
+    import torch
+
+    class OffsetFreeGenerator(torch.Generator):
+        def get_offset(self) -> int:
+            return 0
+
+        def set_offset(self, offset: int) -> OffsetFreeGenerator:
+            return self
+
+    return OffsetFreeGenerator
+
+
+def offset_free(generator: Any) -> Any:
+    """Return ``generator``, or for a CPU one an offset-free twin in the same state."""
+    kind = offset_free_generator()
+    if generator is None or generator.device.type != "cpu" or isinstance(generator, kind):
+        return generator
+    twin = kind(device="cpu")
+    twin.set_state(generator.get_state())
+    return twin
+
+
+def seeds_without_offsets(add_request: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap vLLM's ``InputBatch.add_request`` to give a seeded request an offset-free generator."""
+    if getattr(add_request, "_offset_free", False):
+        return add_request
+
+    @functools.wraps(add_request)
+    def wrapped(self: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+        request.generator = offset_free(request.generator)
+        return add_request(self, request, *args, **kwargs)
+
+    wrapped._offset_free = True  # type: ignore[attr-defined]
+    return wrapped
+
+
+def installed() -> bool:
+    """Whether vLLM will load this plugin: the package is installed with its entry point."""
+    from importlib.metadata import entry_points
+
+    target = f"{__name__}:{register.__name__}"
+    return any(e.value == target for e in entry_points(group="vllm.general_plugins"))
+
+
 def register() -> None:
     """Install the CPU fixes into this process's vLLM; a no-op on other platforms.
 
@@ -88,6 +150,7 @@ def register() -> None:
         if not current_platform.is_cpu():
             return
         from vllm.v1.sample import rejection_sampler
+        from vllm.v1.worker.gpu_input_batch import InputBatch
     except ImportError:  # an older or partial vLLM: nothing of ours to fix there
         return
     # Both are looked up in their module at call time (by apply_sampling_constraints and by the
@@ -96,4 +159,5 @@ def register() -> None:
     rejection_sampler.apply_sampling_constraints = skip_empty(
         rejection_sampler.apply_sampling_constraints
     )
+    InputBatch.add_request = seeds_without_offsets(InputBatch.add_request)  # type: ignore[method-assign]
     _log.debug("langgraph-parallel: CPU speculative sampling fix installed")

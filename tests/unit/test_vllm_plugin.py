@@ -66,3 +66,27 @@ def test_registered_on_this_cpu_vllm_scales_draft_logits_by_each_request_tempera
     cu = torch.tensor([2, 3], dtype=torch.int32)
     out = rejection_sampler.apply_sampling_constraints(logits.clone(), cu, Meta())
     assert out.tolist() == [[2.0, 4.0], [2.0, 4.0], [1.0, 2.0]]
+
+
+def test_a_cpu_generator_gets_an_offset_free_twin_that_draws_the_same_numbers():
+    generator = torch.Generator(device="cpu").manual_seed(7)
+    twin = vllm_plugin.offset_free(generator)
+    assert twin is not generator and vllm_plugin.offset_free(twin) is twin
+    assert vllm_plugin.offset_free(None) is None
+    twin.set_offset(twin.get_offset() - 4)  # vLLM's rewind after a partial prefill
+    assert torch.equal(torch.rand(5, generator=twin), torch.rand(5, generator=generator))
+
+
+def test_a_request_enters_the_batch_with_an_offset_free_generator():
+    class Request:
+        generator = torch.Generator(device="cpu").manual_seed(1)
+
+    seen = []
+    add = vllm_plugin.seeds_without_offsets(lambda batch, request: seen.append(request.generator))
+    assert vllm_plugin.seeds_without_offsets(add) is add
+    add(None, Request())
+    assert isinstance(seen[0], vllm_plugin.offset_free_generator())
+
+
+def test_this_install_declares_the_plugin_to_vllm():
+    assert vllm_plugin.installed()
