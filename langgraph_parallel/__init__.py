@@ -7,28 +7,56 @@ live in their packages: ``agent`` (the step loop, its state and nodes), ``parall
 ``parallel_muse``, ``baselines``, ``protocol``, ``models``, ``retrieval``, ``rewards``, ``eval``.
 """
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from langgraph_parallel.agent.context import SearchContext
-from langgraph_parallel.agent.run import run_question
-from langgraph_parallel.agent.state import ParallelSearchState
-from langgraph_parallel.baselines.direct import create_direct_graph
-from langgraph_parallel.errors import UserError
-from langgraph_parallel.models.served_chat import ChatVLLMServer
-from langgraph_parallel.models.server import chat_openai_for_server
-from langgraph_parallel.models.vllm_chat import ChatVLLM
-from langgraph_parallel.parallel_muse.context import MuseContext
-from langgraph_parallel.parallel_muse.graph import (
-    add_parallel_muse,
-    create_parallel_muse_graph,
-    create_rollouts_graph,
-)
-from langgraph_parallel.parallel_search.graph import (
-    add_parallel_search,
-    create_fan_out_search_graph,
-    create_parallel_search_graph,
-)
-from langgraph_parallel.retrieval import CorpusIndex, Searcher, default_index
+if TYPE_CHECKING:
+    from langgraph_parallel.agent.context import SearchContext
+    from langgraph_parallel.agent.run import run_question
+    from langgraph_parallel.agent.state import ParallelSearchState
+    from langgraph_parallel.baselines.direct import create_direct_graph
+    from langgraph_parallel.errors import UserError
+    from langgraph_parallel.models.served_chat import ChatVLLMServer
+    from langgraph_parallel.models.server import chat_openai_for_server
+    from langgraph_parallel.models.vllm_chat import ChatVLLM
+    from langgraph_parallel.parallel_muse.context import MuseContext
+    from langgraph_parallel.parallel_muse.graph import (
+        add_parallel_muse,
+        create_parallel_muse_graph,
+        create_rollouts_graph,
+    )
+    from langgraph_parallel.parallel_search.graph import (
+        add_parallel_search,
+        create_fan_out_search_graph,
+        create_parallel_search_graph,
+    )
+    from langgraph_parallel.retrieval import CorpusIndex, Searcher, default_index
+
+# Imported on first use (PEP 562), not here: vLLM imports our plugin
+# (``models/vllm_plugin.py``) into each of its processes, and every subpackage import runs this
+# file first; importing the graphs here would load LangGraph and the retrieval stack into every
+# vLLM engine and server process (~1 s and ~1300 modules measured). The imports above are for
+# type checkers.
+_EXPORTS = {
+    "SearchContext": "langgraph_parallel.agent.context",
+    "run_question": "langgraph_parallel.agent.run",
+    "ParallelSearchState": "langgraph_parallel.agent.state",
+    "create_direct_graph": "langgraph_parallel.baselines.direct",
+    "UserError": "langgraph_parallel.errors",
+    "ChatVLLMServer": "langgraph_parallel.models.served_chat",
+    "chat_openai_for_server": "langgraph_parallel.models.server",
+    "ChatVLLM": "langgraph_parallel.models.vllm_chat",
+    "MuseContext": "langgraph_parallel.parallel_muse.context",
+    "add_parallel_muse": "langgraph_parallel.parallel_muse.graph",
+    "create_parallel_muse_graph": "langgraph_parallel.parallel_muse.graph",
+    "create_rollouts_graph": "langgraph_parallel.parallel_muse.graph",
+    "add_parallel_search": "langgraph_parallel.parallel_search.graph",
+    "create_fan_out_search_graph": "langgraph_parallel.parallel_search.graph",
+    "create_parallel_search_graph": "langgraph_parallel.parallel_search.graph",
+    "CorpusIndex": "langgraph_parallel.retrieval",
+    "Searcher": "langgraph_parallel.retrieval",
+    "default_index": "langgraph_parallel.retrieval",
+}
 
 __all__ = [
     "ChatVLLM",
@@ -82,6 +110,10 @@ _MOVED = {
 
 
 def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
     # An import of a name that moved fails with the line that fixes it. ImportError, not
     # AttributeError: `from langgraph_parallel import X` replaces an AttributeError's message
     # with a bare "cannot import name".
@@ -90,3 +122,7 @@ def __getattr__(name: str) -> Any:
             f"langgraph_parallel.{name} moved: use `from {_MOVED[name]} import {name}`."
         )
     raise AttributeError(f"module 'langgraph_parallel' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -90,3 +90,18 @@ def test_a_request_enters_the_batch_with_an_offset_free_generator():
 
 def test_this_install_declares_the_plugin_to_vllm():
     assert vllm_plugin.installed()
+
+
+def test_vllm_loading_the_plugin_does_not_load_the_graphs():
+    import subprocess
+    import sys
+
+    # vLLM imports the plugin into each of its processes; the package's names load on use.
+    code = (
+        "import sys, langgraph_parallel.models.vllm_plugin as p; "
+        "assert 'langgraph' not in sys.modules, 'graphs loaded'; "
+        "import langgraph_parallel as lp; "
+        "assert all(getattr(lp, name) for name in lp.__all__); "
+        "assert 'langgraph' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
