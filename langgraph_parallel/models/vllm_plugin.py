@@ -132,17 +132,24 @@ def seeds_without_offsets(add_request: Callable[..., Any]) -> Callable[..., Any]
 
 
 def installed() -> bool:
-    """Whether vLLM will load this plugin: the package is installed with its entry point."""
+    """Whether vLLM will load this plugin.
+
+    It will when the package is installed with its entry point and ``VLLM_PLUGINS`` (vLLM's
+    allow-list of plugin names), if set, names it.
+    """
+    import os
     from importlib.metadata import entry_points
 
     target = f"{__name__}:{register.__name__}"
-    return any(e.value == target for e in entry_points(group="vllm.general_plugins"))
+    ours = [e.name for e in entry_points(group="vllm.general_plugins") if e.value == target]
+    allowed = os.environ.get("VLLM_PLUGINS")
+    return any(allowed is None or name in allowed.split(",") for name in ours)
 
 
 def register() -> None:
     """Install the CPU fixes into this process's vLLM; a no-op on other platforms.
 
-    vLLM may call a plugin several times in one process: both replacements are idempotent.
+    vLLM may call a plugin several times in one process: each replacement is idempotent.
     """
     try:
         from vllm.platforms import current_platform
@@ -160,4 +167,4 @@ def register() -> None:
         rejection_sampler.apply_sampling_constraints
     )
     InputBatch.add_request = seeds_without_offsets(InputBatch.add_request)  # type: ignore[method-assign]
-    _log.debug("langgraph-parallel: CPU speculative sampling fix installed")
+    _log.debug("langgraph-parallel: CPU sampling fixes installed")

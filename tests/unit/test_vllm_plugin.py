@@ -88,7 +88,12 @@ def test_a_request_enters_the_batch_with_an_offset_free_generator():
     assert isinstance(seen[0], vllm_plugin.offset_free_generator())
 
 
-def test_this_install_declares_the_plugin_to_vllm():
+def test_this_install_declares_the_plugin_to_vllm(monkeypatch):
+    monkeypatch.delenv("VLLM_PLUGINS", raising=False)
+    assert vllm_plugin.installed()
+    monkeypatch.setenv("VLLM_PLUGINS", "lora_filesystem_resolver")  # an allow-list without it
+    assert not vllm_plugin.installed()
+    monkeypatch.setenv("VLLM_PLUGINS", "lora_filesystem_resolver,langgraph_parallel_cpu_sampling")
     assert vllm_plugin.installed()
 
 
