@@ -69,6 +69,8 @@ SWEEP: dict[str, list[str]] = {
     "region-reasoning": ["--region", "reasoning"],
     "region-all": ["--region", "all"],
     "top1": ["--top-k-steps", "1", "--samples-per-step", "7"],
+    "ppl": ["--mode", "ppl"],
+    "ppl-top1": ["--mode", "ppl", "--top-k-steps", "1", "--samples-per-step", "7"],
     "top4": ["--top-k-steps", "4", "--samples-per-step", "1"],
     "rounds2": ["--top-k-steps", "1", "--samples-per-step", "2", "--rounds", "3"],
     "initial2": ["--initial-rollouts", "2", "--top-k-steps", "2", "--samples-per-step", "3"],

@@ -20,7 +20,7 @@ from typing import Any
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.parallel_muse.context import JOINS, REPORT_MODES, REPORT_STYLES
-from langgraph_parallel.parallel_muse.uncertainty import REGIONS
+from langgraph_parallel.parallel_muse.uncertainty import MODES, REGIONS
 
 __all__ = [
     "MUSE_GRAPHS",
@@ -40,12 +40,14 @@ MUSE_OPTIONS: dict[str, dict[str, Any]] = {
     "samples_per_step": {"type": int, "help": "branches per branch point"},
     "rounds": {"type": int, "help": "branching rounds"},
     "region": {"choices": REGIONS, "help": "region whose uncertainty picks branch points"},
+    "mode": {"choices": MODES, "help": "uncertainty score: mean token entropy or perplexity"},
     "join": {"choices": JOINS, "help": "how the answer is picked"},
     "reports": {"choices": REPORT_MODES, "help": "which trajectories get a report"},
     "report_style": {
         "choices": REPORT_STYLES,
         "help": "report by a call on a new prompt, one continuing the trajectory, or no call",
     },
+    "report_max_tokens": {"type": int, "help": "token limit of one report and of the analyst"},
 }
 """MuseContext fields ``bench`` sets on the ParallelMuse graphs (default: the graph's own)."""
 

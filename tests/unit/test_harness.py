@@ -391,7 +391,11 @@ def test_before_graph_runs_once_per_graph_before_its_questions(tmp_path: Path) -
 def test_bench_cli_muse_settings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langgraph_parallel.apps.bench_muse import context_corpus_of, fresh_cache_hook
+    from langgraph_parallel.apps.bench_muse import (
+        context_corpus_of,
+        fresh_cache_hook,
+        muse_settings,
+    )
 
     monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path / "cache"))
     dataset = write_dataset(tmp_path / "hotpotqa_tiny.jsonl")
@@ -400,10 +404,14 @@ def test_bench_cli_muse_settings(
     assert "--budget apply to the graphs parallel-muse" in capsys.readouterr().err
     assert main([*base, "--graphs", "parallel-muse", "--corpus", "contexts"]) == 2
     assert "no 'context' paragraphs" in capsys.readouterr().err
-    args = build_parser().parse_args(
-        [*base, "--graphs", "parallel-muse", "--budget", "8", "--region", "all", "--fresh-cache"]
+    muse = ["--budget", "8", "--region", "all", "--mode", "ppl", "--report-max-tokens", "96"]
+    args = build_parser().parse_args([*base, "--graphs", "parallel-muse", *muse, "--fresh-cache"])
+    assert muse_settings(args, ["parallel-muse"]) == {
+        "budget": 8, "region": "all", "mode": "ppl", "report_max_tokens": 96
+    }  # fmt: skip
+    assert bench_command(args).endswith(
+        "--index hybrid --budget 8 --region all --mode ppl --report-max-tokens 96 --fresh-cache"
     )
-    assert bench_command(args).endswith("--index hybrid --budget 8 --region all --fresh-cache")
     with pytest.raises(SystemExit):
         build_parser().parse_args([*base, "--graphs", "parallel-muse", "--join", "best"])
     with pytest.raises(UserError, match="--fresh-cache needs the in-process engine"):
