@@ -18,9 +18,11 @@ parallel-muse,rollouts-majority`` on three samples of multi-hop chains (``--limi
 
 (BM25 rather than the hybrid default: the dense half would embed the two context corpora, ~9k
 paragraphs, for about 9 minutes on this CPU; both systems search the same index. Reports in
-style ``continue``: each is written as the next turn of its own trajectory, whose tokens the
-prefix cache holds; the separate report prompt of style ``model`` prefilled about as many
-tokens again as the whole agent phase.)
+style ``extract``, written from each trajectory without a model call: the shipped policy, trained
+only on the agent's own format, writes no report. Asked for one, in style ``model`` or
+``continue``, it repeats its ``<think>``/``<answer>`` lines until the 256-token limit (every
+report of the earlier runs did), about 2k generated tokens a question the analyst then reads as
+noise.)
 
 Then writes ``OUT/parallel_muse.md``/``.json``: per dataset and over all questions, the agent
 phase (uncached prefill, generated, their sum = cost, cached prefill, reasoning/exploration
@@ -62,7 +64,7 @@ DATASETS: dict[str, list[str]] = {
     "hotpotqa": ["--dataset", str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz"),
                  "--types", "bridge"],
 }  # fmt: skip
-COMMON = ["--index", "bm25", "--max-turns", "6", "--budget", "8", "--report-style", "continue",
+COMMON = ["--index", "bm25", "--max-turns", "6", "--budget", "8", "--report-style", "extract",
           "--fresh-cache", "--seed", "0"]  # fmt: skip
 SWEEP: dict[str, list[str]] = {
     "default": [],
