@@ -31,11 +31,9 @@ _MERMAID_CODES = {"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "[": "#9
                   "]": "#93;", "`": "#96;", "&": "#amp;"}  # fmt: skip
 # parse_math=False: model text with "$" must not be read as mathtext.
 _TEXT_STYLE: dict[str, Any] = {"ha": "center", "va": "center", "fontsize": 7, "parse_math": False}
-_CLASS_DEFS = {
-    "chosen": "fill:#dff5df,stroke:#2a8a2a,stroke-width:2px",
-    "branch": "stroke:#d97706,stroke-width:3px,stroke-dasharray:5 3",
-    "unanswered": "fill:#eeeeee,color:#666666,stroke-dasharray:3 3",
-}
+_CLASS_DEFS = {"chosen": "fill:#dff5df,stroke:#2a8a2a,stroke-width:2px",
+               "branch": "stroke:#d97706,stroke-width:3px,stroke-dasharray:5 3",
+               "unanswered": "fill:#eeeeee,color:#666666,stroke-dasharray:3 3"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -85,20 +83,23 @@ def _step_lines(step: Mapping[str, Any], index: int, mode: Mode) -> list[str]:
     return [*lines, f"{mode}: {shown}"] if shown else lines
 
 
-def tree_nodes(output: Mapping[str, Any], *, mode: Mode = "entropy") -> list[TreeNode]:
+def tree_nodes(output: Mapping[str, Any], *, mode: Mode | None = None) -> list[TreeNode]:
     """Build the tree of a ParallelMuse (or rollouts) graph output (a ``MuseOutput`` mapping).
 
     Args:
         output: ``question``, ``trajectories``, ``branch_points``, ``aggregation``; the last two
             may be missing (nothing is then marked).
-        mode: The score shown per region, ``entropy`` (the graphs' default) or ``ppl``.
+        mode: The score shown per region, ``ppl`` or ``entropy``; by default the one that
+            picked the run's branch points (``ppl``, the graphs' default, when none says).
 
     Returns:
         The nodes, the question first, every parent before its children.
     """
     trajectories = sorted(output.get("trajectories") or [], key=lambda t: int(t.get("index", 0)))
-    chosen_id = (output.get("aggregation") or {}).get("chosen")
     points = {(str(p["trajectory"]), int(p["step"])): p for p in output.get("branch_points") or []}
+    picked = next((p["mode"] for p in points.values() if "mode" in p), "ppl")
+    shown: Mode = mode if mode is not None else "entropy" if picked == "entropy" else "ppl"
+    chosen_id = (output.get("aggregation") or {}).get("chosen")
     chosen = [t for t in trajectories if t["id"] == chosen_id]
     # A step node is keyed by (generating trajectory, step index): inherited copies share it.
     chosen_keys = {(str(s.get("origin")), i) for t in chosen for i, s in enumerate(t["steps"])}
@@ -113,10 +114,11 @@ def tree_nodes(output: Mapping[str, Any], *, mode: Mode = "entropy") -> list[Tre
         for i, step in enumerate(steps):
             if keys[i][0] != tid:
                 continue
-            lines = _step_lines(step, i, mode)
+            lines = _step_lines(step, i, shown)
             point = points.get((tid, i))
             if point:
-                lines.append(f"branch point ({point['region']} {float(point['score']):.2f})")
+                score = f"{point.get('mode', '')} {float(point['score']):.2f}".strip()
+                lines.append(f"branch point ({point['region']} {score})")
             ids[keys[i]] = above[i + 1] = f"s{len(nodes)}"
             node = TreeNode(ids[keys[i]], above[i], i + 1, "step", tuple(lines), tid, i)
             nodes.append(replace(node, chosen=keys[i] in chosen_keys, branch_point=bool(point)))
@@ -137,7 +139,7 @@ def _mermaid_label(lines: tuple[str, ...]) -> str:
     return '"' + "<br/>".join(escaped) + '"'
 
 
-def mermaid_tree(output: Mapping[str, Any], *, mode: Mode = "entropy") -> str:
+def mermaid_tree(output: Mapping[str, Any], *, mode: Mode | None = None) -> str:
     """Return the tree (see :func:`tree_nodes`) as a Mermaid ``flowchart TD``.
 
     Labels are quoted and use Mermaid entity codes (``#quot;``, ``#91;``, ``#lt;``, ...) for
@@ -182,7 +184,7 @@ def check_tree_path(path: str | Path) -> Path:
     return path
 
 
-def draw_tree(output: Mapping[str, Any], path: str | Path, *, mode: Mode = "entropy") -> Path:
+def draw_tree(output: Mapping[str, Any], path: str | Path, *, mode: Mode | None = None) -> Path:
     """Write the tree to ``path``: PNG/SVG drawn with matplotlib, ``.mmd``/``.md`` as Mermaid.
 
     The drawing is hand-written (a layered layout: depth = step number, leaves spread left to
@@ -203,8 +205,7 @@ def draw_tree(output: Mapping[str, Any], path: str | Path, *, mode: Mode = "entr
     from matplotlib.figure import Figure
 
     nodes = tree_nodes(output, mode=mode)
-    x = _layout(nodes)
-    by_id = {n.id: n for n in nodes}
+    x, by_id = _layout(nodes), {n.id: n for n in nodes}
     width, depth = max(x.values()) + 1, max(n.depth for n in nodes) + 1
     # A bare Figure (no pyplot, no global backend): savefig renders with Agg (PNG) or SVG.
     figure = Figure(figsize=(max(4.0, 3.0 * width), max(2.5, 1.3 * depth)), dpi=110)
@@ -221,9 +222,8 @@ def draw_tree(output: Mapping[str, Any], path: str | Path, *, mode: Mode = "entr
         box = {"boxstyle": "round,pad=0.35", "facecolor": face, "edgecolor": edge,
                "linewidth": 1 + (n.branch_point or n.chosen),
                "linestyle": "--" if n.unanswered or n.branch_point else "-"}  # fmt: skip
-        text = "\n".join(n.lines)
         colour = "#555555" if n.unanswered else "black"
-        ax.text(x[n.id], -n.depth, text, bbox=box, color=colour, **_TEXT_STYLE)
+        ax.text(x[n.id], -n.depth, "\n".join(n.lines), bbox=box, color=colour, **_TEXT_STYLE)
     figure.savefig(path, format=suffix[1:])
     return path
 
@@ -231,16 +231,14 @@ def draw_tree(output: Mapping[str, Any], path: str | Path, *, mode: Mode = "entr
 def _layout(nodes: list[TreeNode]) -> dict[str, float]:
     """Horizontal positions: leaves at 0, 1, 2, ... in depth-first order, parents centred."""
     children: dict[str, list[str]] = {}
-    for n in nodes:
-        if n.parent is not None:
-            children.setdefault(n.parent, []).append(n.id)
+    for n in nodes[1:]:  # every node but the question has a parent
+        children.setdefault(str(n.parent), []).append(n.id)
     x: dict[str, float] = {}
     next_leaf = 0.0
 
     def place(node: str) -> float:
         nonlocal next_leaf
-        below = [place(child) for child in children.get(node, [])]
-        if below:
+        if below := [place(child) for child in children.get(node, [])]:
             x[node] = (below[0] + below[-1]) / 2
         else:
             x[node], next_leaf = next_leaf, next_leaf + 1

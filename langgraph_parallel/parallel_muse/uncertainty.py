@@ -63,11 +63,12 @@ class Step(TypedDict):
 
 
 class BranchPoint(TypedDict):
-    """A step picked for forking: ``trajectory`` id, ``step`` index, its ``region`` and score."""
+    """A step picked for forking: ``trajectory``, ``step``, ``region``, ``mode`` and ``score``."""
 
     trajectory: str
     step: int
     region: str
+    mode: str
     score: float
 
 
@@ -152,7 +153,9 @@ def _ranked(
                 continue
             score = region_score(step, region, mode)
             if score is not None:
-                point = BranchPoint(trajectory=key[0], step=index, region=region, score=score)
+                point = BranchPoint(
+                    trajectory=key[0], step=index, region=region, mode=mode, score=score
+                )
                 scored.append((-score, index, order, point))
     scored.sort(key=lambda item: item[:3])
     return [point for *_, point in scored]

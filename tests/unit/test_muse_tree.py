@@ -70,8 +70,20 @@ def make_output() -> dict[str, Any]:
             trajectory("t3", 3, t3, None, stop_reason="max_turns: 4"),
         ],
         "branch_points": [
-            {"trajectory": "t0", "step": 1, "region": "exploration", "score": 1.7},
-            {"trajectory": "t0", "step": 0, "region": "exploration", "score": 1.2},
+            {
+                "trajectory": "t0",
+                "step": 1,
+                "region": "exploration",
+                "mode": "entropy",
+                "score": 1.7,
+            },
+            {
+                "trajectory": "t0",
+                "step": 0,
+                "region": "exploration",
+                "mode": "entropy",
+                "score": 1.2,
+            },
         ],
         "aggregation": {"chosen": "t1"},
     }
@@ -110,12 +122,19 @@ def test_labels_show_action_uncertainty_and_branch_points(output: dict[str, Any]
     assert first[:2] == ("t0 step 0: search", "capital of France ## its mayor")
     # Every token has candidates at -0.5 and -2.0: the same entropy in each region.
     assert re.fullmatch(r"entropy: reasoning \d\.\d\d, exploration \d\.\d\d", first[2])
-    assert first[3] == "branch point (exploration 1.20)"
+    assert first[3] == "branch point (exploration entropy 1.20)"
     assert steps[("t0", 1)].branch_point and not steps[("t1", 1)].branch_point
     assert re.search(r"answer \d\.\d\d$", steps[("t0", 2)].lines[-1])
     assert steps[("t0", 2)].lines[1] == "Paris"
     ppl = by_key(tree_nodes(output, mode="ppl"))[("t1", 1)].lines
     assert f"exploration {2.718281828**1.5:.2f}" in ppl[-1]
+    # Without a mode the tree shows the score that picked the branch points; ppl (the graphs'
+    # default) when they do not say.
+    for point in output["branch_points"]:
+        del point["mode"]
+    unsaid = by_key(tree_nodes(output))
+    assert unsaid[("t1", 1)].lines == ppl
+    assert unsaid[("t0", 0)].lines[3] == "branch point (exploration 1.20)"
 
 
 def test_chosen_path_and_classes_in_mermaid(output: dict[str, Any]) -> None:
