@@ -45,7 +45,8 @@ MUSE_OPTIONS: dict[str, dict[str, Any]] = {
     "reports": {"choices": REPORT_MODES, "help": "which trajectories get a report"},
     "report_style": {
         "choices": REPORT_STYLES,
-        "help": "report by a call on a new prompt, one continuing the trajectory, or no call",
+        "help": "report by a call on a new prompt, one continuing the trajectory, or no call; "
+        "auto: no call for raw-prompt models",
     },
     "report_max_tokens": {"type": int, "help": "token limit of one report and of the analyst"},
 }

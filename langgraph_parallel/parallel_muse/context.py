@@ -16,8 +16,8 @@ Join = Literal["select", "majority", "weighted"]
 JOINS: tuple[str, ...] = ("select", "majority", "weighted")
 ReportMode = Literal["all", "distinct", "contested"]
 REPORT_MODES: tuple[str, ...] = ("all", "distinct", "contested")
-ReportStyle = Literal["model", "continue", "extract"]
-REPORT_STYLES: tuple[str, ...] = ("model", "continue", "extract")
+ReportStyle = Literal["auto", "model", "continue", "extract"]
+REPORT_STYLES: tuple[str, ...] = ("auto", "model", "continue", "extract")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,7 +31,10 @@ class MuseContext(SearchContext):
         samples_per_step: Branches started from each branch point.
         rounds: Branching rounds; ``0`` gives ``budget`` independent rollouts (the baseline).
         region: Region whose uncertainty picks branch points (see :mod:`..uncertainty`).
-        mode: ``entropy`` or ``ppl``.
+        mode: ``ppl`` (the paper's score: perplexity of the region's sampled tokens) or
+            ``entropy`` (mean entropy of their top-k candidates). Measured on 8 MuSiQue
+            questions, ``ppl`` forked later steps and cost 0.75x the independent rollouts'
+            tokens where ``entropy`` cost 0.90x (``benchmarks/parallel_muse/sweep.md``).
         join: How ``aggregate`` picks the answer: ``select``, ``majority`` or ``weighted``.
         reports: Which trajectories get a report call. ``all``: every one. ``distinct``
             (default): one call per distinct report prompt (same steps and answer); the others
@@ -41,9 +44,12 @@ class MuseContext(SearchContext):
             report is written at all.
         report_style: ``model`` (one model call on ``report_prompt`` compresses the trajectory,
             the paper's way), ``continue`` (one call on the trajectory's own messages plus
-            ``report_followup``: the engine's prefix cache holds the trajectory) or ``extract``
+            ``report_followup``: the engine's prefix cache holds the trajectory), ``extract``
             (the trajectory's plan, searches and found titles, reasoning and answer written
-            without a call). :mod:`..report` compares them.
+            without a call) or ``auto`` (default): ``extract`` for a model prompted ``raw``
+            (the embedded policies, which write no report: asked for one they repeat their
+            own steps up to ``report_max_tokens``), ``model`` for a chat model.
+            :mod:`..report` compares them.
         temperature: Sampling temperature of every agent step.
         top_p: Nucleus sampling of every agent step.
         seed: Trajectory ``i`` samples with seed ``seed + i``, so branches differ. On a CPU a
@@ -63,10 +69,10 @@ class MuseContext(SearchContext):
     samples_per_step: int = 3
     rounds: int = 1
     region: Region = "exploration"
-    mode: Mode = "entropy"
+    mode: Mode = "ppl"
     join: Join = "select"
     reports: ReportMode = "distinct"
-    report_style: ReportStyle = "model"
+    report_style: ReportStyle = "auto"
     temperature: float = 0.6
     top_p: float = 0.95
     seed: int = 0

@@ -92,7 +92,7 @@ def create_parallel_muse_graph(
     samples_per_step: int = 3,
     rounds: int = 1,
     region: Region = "exploration",
-    mode: Mode = "entropy",
+    mode: Mode = "ppl",
     join: Join = "select",
     reports: ReportMode = "distinct",
     max_turns: int = 4,
@@ -119,7 +119,7 @@ def create_parallel_muse_graph(
         samples_per_step: Branches per branch point.
         rounds: Branching rounds (at least 1).
         region: ``exploration``, ``reasoning``, ``all`` or ``mixed``.
-        mode: ``entropy`` or ``ppl``.
+        mode: ``ppl`` or ``entropy`` (see :class:`MuseContext`).
         join: ``select``, ``majority`` or ``weighted``.
         reports: Report calls: ``all``; ``distinct`` (one per distinct steps and answer, copied
             to the others with ``reused_from`` set); ``contested`` (distinct, for the answered

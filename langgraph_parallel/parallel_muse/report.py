@@ -12,6 +12,11 @@ Three ways to write it (``report_style`` of :class:`~.context.MuseContext`):
   engine's prefix cache already holds all of it but the instruction. Chat models get the stored
   turns (text only; tool calls are not stored) and the instruction as the next user turn.
 - ``extract``: no call; the report is built from the trajectory (:mod:`.extract`).
+- ``auto`` (the default): ``extract`` for raw-prompt models, ``model`` for chat models. The
+  embedded policies are trained on the agent's own format only; asked for a report they repeat
+  their ``<think>``/``<answer>`` lines up to the token limit (all 771 ``continue`` reports of a
+  51-question benchmark run stopped at 256 tokens; ``model`` ones read the same), so a call
+  buys the analyst nothing.
 
 A report call is greedy, so trajectories with the same steps and answer (:func:`report_steps`)
 share one call: the router sends one :class:`~.state.ReportTask` per distinct trajectory, listing
@@ -116,10 +121,11 @@ class ReportNode(DualNode):
                         answer=trajectory["answer"], text="", error=None,
                         reused_from=None)  # fmt: skip
         counters: dict[str, int] = {}
-        if ctx.report_style == "extract":  # no model call (parallel_muse/extract.py says why)
+        raw = (yield Blocking(prompt_style, (self.model, ctx))) == "raw"
+        style = ("extract" if raw else "model") if ctx.report_style == "auto" else ctx.report_style
+        if style == "extract":  # no model call (parallel_muse/extract.py says why)
             report["text"] = extract_report(trajectory)
         else:
-            raw = (yield Blocking(prompt_style, (self.model, ctx))) == "raw"
             messages = report_messages(task["question"], trajectory, ctx, raw)
             try:
                 text, counters = yield from greedy_call(self.model, messages, ctx, "report")

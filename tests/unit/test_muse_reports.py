@@ -209,8 +209,18 @@ def test_extracted_reports_need_no_model_call_and_still_feed_the_analyst():
     assert "- searched q0: found Title q0" in first and first.endswith("Answer: Paris")
     # The analyst read the extracted reports and its choice decided the answer.
     assert model.count(ANALYST_MARK) == 1 and state["answer"] == "London"
-    with pytest.raises(ValueError, match="report_style must be one of model, continue, extract"):
+    with pytest.raises(ValueError, match="report_style must be one of auto, model, continue, ext"):
         MuseContext(report_style="short")  # type: ignore[arg-type]
+
+
+def test_auto_reports_extract_for_raw_prompted_models_and_ask_chat_models():
+    raw, raw_model = run({0: "Paris", 1: "London"}, prompt_style="raw", join="select")
+    assert raw_model.count(REPORT_MARK) == 0 and "report_calls" not in raw["counters"]
+    assert [r["text"].rsplit("Answer: ", 1)[1] for r in raw["reports"]] == ["Paris", "London"]
+    assert raw_model.count(ANALYST_MARK) == 1 and raw["answer"] == "London"
+    chat, chat_model = run({0: "Paris", 1: "London"}, join="select")
+    assert MuseContext().report_style == "auto"
+    assert chat_model.count(REPORT_MARK) == 2 and chat["counters"]["report_calls"] == 2
 
 
 def test_extracted_report_of_a_trajectory_that_never_searched_nor_answered():
