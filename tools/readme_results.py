@@ -105,16 +105,25 @@ def _muse_setting(flags: list[str]) -> str:
     samples = int(given.get("--samples-per-step", 3))
     region = given.get("--region", "exploration")
     rounds = int(given.get("--rounds", 1))
+    # No --mode: the graph's default at the time of the run, which runs do not record.
+    score = {"ppl": " by perplexity", "entropy": " by entropy"}.get(given.get("--mode", ""), "")
     where = "the most uncertain" if steps == 1 else f"each of the {steps} most uncertain"
     kind = "steps (either region)" if region == "all" else f"{region} steps"
     if steps == 1:
         kind = kind.replace("steps", "step", 1)
     text = (
         f"{initial} initial rollout{'s' if initial > 1 else ''}, {samples} samples at {where} "
-        f"{kind}"
+        f"{kind}{score}"
     )
     text += f", {rounds} rounds" if rounds > 1 else ""
     return text + (f" (`{' '.join(flags)}`)" if flags else "")
+
+
+def _report_style(result: dict[str, Any]) -> str:
+    """The ``--report-style`` a ParallelMuse run used (its own setting, else the common one)."""
+    flags = [*result["settings"]["common"], *result["settings"].get("parallel_muse", [])]
+    styles = [flags[i + 1] for i, flag in enumerate(flags[:-1]) if flag == "--report-style"]
+    return styles[-1] if styles else "auto"
 
 
 def render_parallel_muse(
@@ -131,7 +140,7 @@ def render_parallel_muse(
         "BM25, prefix cache emptied before each system. Partial rollout = "
         f"{_muse_setting(result['settings'].get('parallel_muse', []))}, the rest of the budget "
         "fresh; independent = 8 rollouts. Cost = uncached prefill + generated tokens per question "
-        "(the engine's counts); reduction = reports (style `continue`) + analyst.",
+        f"(the engine's counts); reduction = reports (style `{_report_style(result)}`) + analyst.",
         "",
         "| sample | n | steps per trajectory | agent cost partial / independent | ratio "
         "| exploration tokens ratio | reduction cost (partial) | EM select / majority / weighted "

@@ -45,13 +45,17 @@ def test_a_changed_figure_makes_the_block_stale(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("flags", "words"),
     [
-        ([], "1 initial rollout, 3 samples at each of the 2 most uncertain exploration steps"),
         (
-            ["--top-k-steps", "1", "--samples-per-step", "7"],
-            "1 initial rollout, 7 samples at the most uncertain exploration step "
-            "(`--top-k-steps 1 --samples-per-step 7`)",
+            [],
+            "1 initial rollout, 3 samples at each of the 2 most uncertain exploration steps",
+        ),
+        (
+            ["--mode", "entropy", "--top-k-steps", "1", "--samples-per-step", "7"],
+            "1 initial rollout, 7 samples at the most uncertain exploration step by entropy "
+            "(`--mode entropy --top-k-steps 1 --samples-per-step 7`)",
         ),
         (["--region", "reasoning", "--rounds", "2"], "reasoning steps, 2 rounds (`--region"),
+        (["--mode", "ppl"], "exploration steps by perplexity (`--mode ppl`)"),
     ],
 )
 def test_the_muse_block_says_which_branching_settings_ran(flags: list[str], words: str) -> None:
