@@ -68,18 +68,18 @@ COMMON = ["--index", "bm25", "--max-turns", "6", "--budget", "8", "--report-styl
           "--fresh-cache", "--seed", "0"]  # fmt: skip
 SWEEP: dict[str, list[str]] = {
     "default": [],
+    "entropy": ["--mode", "entropy"],
     "region-reasoning": ["--region", "reasoning"],
     "region-all": ["--region", "all"],
-    "top1": ["--top-k-steps", "1", "--samples-per-step", "7"],
-    "ppl": ["--mode", "ppl"],
     "ppl-top1": ["--mode", "ppl", "--top-k-steps", "1", "--samples-per-step", "7"],
+    "entropy-top1": ["--mode", "entropy", "--top-k-steps", "1", "--samples-per-step", "7"],
     "top4": ["--top-k-steps", "4", "--samples-per-step", "1"],
     "rounds2": ["--top-k-steps", "1", "--samples-per-step", "2", "--rounds", "3"],
     "initial2": ["--initial-rollouts", "2", "--top-k-steps", "2", "--samples-per-step", "3"],
     "extract-select": ["--join", "select", "--report-style", "extract", "--reports", "distinct"],
 }
-"""Sweep settings over the default (1 initial rollout, 2 exploration branch points x 3 samples,
-1 round; the budget's remainder as fresh rollouts)."""
+"""Sweep settings over the default (1 initial rollout, 2 exploration branch points x 3 samples
+ranked by perplexity, 1 round; the budget's remainder as fresh rollouts)."""
 AGENT = ("agent_uncached_prefill", "agent_generated", "agent_cost", "agent_cached_prefill",
          "reasoning_tokens", "exploration_tokens", "trajectories", "forks",
          "steps_per_trajectory", "agent_cost_per_step", "llm_calls", "wall_s")  # fmt: skip
