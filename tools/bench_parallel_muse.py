@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -111,9 +112,45 @@ def _per_step(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "agent_cost_per_step": row["agent_cost"] / steps}
 
 
+_FORK = re.compile(r"\(fork of \S+ at step (\d+)\)")
+
+
+def _first_branch(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with ``first_branch_step``; rows written before the field get it from their tree,
+    whose fork leaves read "(fork of tX at step k)" (``parallel_muse/tree.py``)."""
+    if "first_branch_step" in row or "tree" not in row:
+        return row
+    steps = [int(k) for k in _FORK.findall(row["tree"])]
+    return {**row, "first_branch_step": float(min(steps)) if steps else None}
+
+
+def by_first_branch(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Agent cost of partial over independent rollouts, apart for the questions whose first fork
+    was at step 0 (it shares only the question's prompt) and at a later step."""
+    independent = {r["id"]: r for r in rows if r["graph"] == INDEPENDENT}
+    groups: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
+        "step 0": [],
+        "a later step": [],
+    }
+    for row in rows:
+        step = row.get("first_branch_step")
+        if row["graph"] == PARTIAL and row["id"] in independent and step is not None:
+            groups["step 0" if step == 0 else "a later step"].append((row, independent[row["id"]]))
+    return {
+        name: {
+            "n": len(pairs),
+            "agent_cost": sum(p["agent_cost"] for p, _ in pairs)
+            / sum(i["agent_cost"] for _, i in pairs)
+            if pairs
+            else None,
+        }
+        for name, pairs in groups.items()
+    }
+
+
 def analyse(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Per graph means, and partial over independent on the questions both answered."""
-    rows = [_per_step(r) for r in rows]
+    rows = [_first_branch(_per_step(r)) for r in rows]
     ids = {r["id"] for r in rows if r["graph"] == PARTIAL} & {
         r["id"] for r in rows if r["graph"] == INDEPENDENT
     }
@@ -133,6 +170,7 @@ def analyse(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "graphs": graphs,
         "partial_over_independent": ratios,
+        "by_first_branch": by_first_branch(rows),
         "best_join": {
             "join": best,
             "em": partial[best],
@@ -210,8 +248,13 @@ def _ratios(part: dict[str, Any]) -> str:
     )
     best = part["best_join"]
     gain = "" if best["relative_gain"] is None else f" ({best['relative_gain']:+.0%})"
+    split = "; ".join(
+        f"first fork at {name}: {g['n']} questions, agent_cost {g['agent_cost']:.3f}x"
+        for name, g in part.get("by_first_branch", {}).items()
+        if g["agent_cost"] is not None
+    )
     return (
-        f"Partial over independent: {ratios}. Best join of parallel-muse: {best['join']} "
+        f"Partial over independent: {ratios} ({split}). Best join of parallel-muse: {best['join']} "
         f"EM {best['em']:.3f} vs its first rollout alone {best['em_single']:.3f}{gain}; "
         f"independent rollouts, same join: {best['independent_same_join']:.3f}."
     )

@@ -170,6 +170,15 @@ def render_parallel_muse(
         f"{best['em']:.3f} against {best['em_single']:.3f} for its first rollout alone{gain} and "
         f"{best['independent_same_join']:.3f} for independent rollouts joined the same way.",
     ]
+    split = result["all"].get("by_first_branch") or {}
+    if all(group.get("agent_cost") is not None for group in split.values()) and split:
+        lines[-1] += (
+            " Agent cost ratio by the first fork's step: "
+            + "; ".join(
+                f"{name} {g['agent_cost']:.2f}x ({g['n']} questions)" for name, g in split.items()
+            )
+            + "."
+        )
     return "\n".join(lines)
 
 

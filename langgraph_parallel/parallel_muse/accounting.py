@@ -15,7 +15,9 @@ counters), never from an estimate of what was shared:
   logprobs, so a count is never guessed from characters).
 - **reduction** (reports and the analyst): the same four figures, kept apart from the agent.
 - **shape**: trajectories, forks, model steps per trajectory (inherited ones included: the
-  length a single rollout would have had), which the saving depends on.
+  length a single rollout would have had), and the first fork's step (``first_branch_step``:
+  a fork at step 0 shares only the question's prompt, which independent rollouts share too),
+  which the saving depends on.
 - **agent cost per step**: ``agent_cost`` over the steps of all trajectories (inherited ones
   included). A fork's continuation can run longer or shorter than a fresh rollout would have;
   this ratio separates what the shared prefixes save from what the trajectories' lengths add.
@@ -47,6 +49,7 @@ COST_KEYS: tuple[str, ...] = (
     "reduction_cost",
     "trajectories",
     "forks",
+    "first_branch_step",
     "steps_per_trajectory",
     "agent_cost_per_step",
 )
@@ -61,7 +64,7 @@ def muse_costs(output: Mapping[str, Any]) -> dict[str, float | None]:
 
     Returns:
         Every key of :data:`COST_KEYS`; region counts are ``None`` when some own step has text
-        but no logprobs.
+        but no logprobs, ``first_branch_step`` without forks.
     """
     trajectories = list(output.get("trajectories") or [])
     counters = output.get("counters") or {}
@@ -84,6 +87,10 @@ def muse_costs(output: Mapping[str, Any]) -> dict[str, float | None]:
         **{f"reduction_{key}": value for key, value in reduction.items()},
         "trajectories": float(len(trajectories)),
         "forks": float(sum(t["parent"] is not None for t in trajectories)),
+        "first_branch_step": min(
+            (float(t["branch_step"]) for t in trajectories if t["parent"] is not None),
+            default=None,
+        ),
         "steps_per_trajectory": sum(lengths) / len(lengths) if lengths else 0.0,
         "agent_cost_per_step": agent["cost"] / sum(lengths) if sum(lengths) else None,
     }

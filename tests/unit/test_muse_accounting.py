@@ -44,7 +44,9 @@ def tokens_in(text: str, region: str, width: int = 2) -> int:
 def run_state() -> dict[str, Any]:
     """t0: search then answer; t1 forks t0 at step 1 (inherits the search, own answer)."""
     t0 = trajectory("t0", 0, [step(SEARCH, "t0"), step(ANSWER, "t0")])
-    t1 = trajectory("t1", 1, [step(SEARCH, "t0"), step(ANSWER, "t1")], parent="t0", answer="Lyon")
+    t1 = trajectory(
+        "t1", 1, [step(SEARCH, "t0"), step(ANSWER, "t1")], parent="t0", branch_step=1, answer="Lyon"
+    )
     counters = {
         "llm_calls": 3,
         "prompt_tokens": 900,
@@ -80,9 +82,17 @@ def test_costs_split_agent_and_reduction_and_count_inherited_steps_once() -> Non
         expected = tokens_in(SEARCH, region) + 2 * tokens_in(ANSWER, region)
         assert costs[f"{region}_tokens"] == expected
     assert costs["exploration_tokens"] == tokens_in(SEARCH, "exploration") > 0
-    assert costs["trajectories"] == 2 and costs["forks"] == 1
+    assert costs["trajectories"] == 2 and costs["forks"] == 1 and costs["first_branch_step"] == 1
     assert costs["steps_per_trajectory"] == 2
     assert costs["agent_cost_per_step"] == 345 / 4  # t1's inherited search counts as a step
+
+
+def test_first_branch_step_is_the_earliest_fork_and_none_without_forks() -> None:
+    state = run_state()
+    t2 = trajectory("t2", 2, [step(ANSWER, "t2")], parent="t0", branch_step=0)
+    found = [*state["trajectories"], t2]
+    assert muse_costs({**state, "trajectories": found})["first_branch_step"] == 0
+    assert muse_costs({**state, "trajectories": found[:1]})["first_branch_step"] is None
 
 
 def test_regions_are_unknown_without_logprobs_never_guessed() -> None:

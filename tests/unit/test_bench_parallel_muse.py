@@ -1,0 +1,65 @@
+"""The ParallelMuse benchmark's analysis (``tools/bench_parallel_muse.py``) on hand-made rows."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from langgraph_parallel.parallel_muse.tree import mermaid_tree
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _tool() -> ModuleType:
+    sys.path.insert(0, str(REPO / "tools"))  # the tool imports its sibling benchmarks
+    import bench_parallel_muse
+
+    return bench_parallel_muse
+
+
+def step(text: str, origin: str) -> dict[str, Any]:
+    return {"text": text, "origin": origin, "action": "search", "logprobs": [], "regions": {}}
+
+
+def forked_tree(*branch_steps: int) -> str:
+    """Mermaid of a run whose forks of ``t0`` start at ``branch_steps``."""
+    own = [step("<search> a </search>", "t0"), step("<search> b </search>", "t0")]
+    trajectories = [{"id": "t0", "index": 0, "parent": None, "steps": own, "answer": "x"}]
+    for i, k in enumerate(branch_steps, start=1):
+        steps = [*own[:k], step("<answer> y </answer>", f"t{i}")]
+        trajectories.append({"id": f"t{i}", "index": i, "parent": "t0", "branch_step": k,
+                             "steps": steps, "answer": "y"})  # fmt: skip
+    return mermaid_tree({"question": "Q?", "trajectories": trajectories})
+
+
+def test_rows_without_the_field_take_the_first_fork_step_from_their_tree() -> None:
+    tool = _tool()
+    assert tool._first_branch({"tree": forked_tree(2, 1)})["first_branch_step"] == 1
+    assert tool._first_branch({"tree": forked_tree()})["first_branch_step"] is None
+    assert tool._first_branch({"first_branch_step": 0.0, "tree": forked_tree(1)}) == {
+        "first_branch_step": 0.0,
+        "tree": forked_tree(1),
+    }
+
+
+def test_agent_cost_is_split_by_the_first_forks_step() -> None:
+    tool = _tool()
+    partial, independent = tool.PARTIAL, tool.INDEPENDENT
+    rows = [
+        {"graph": partial, "id": "a", "agent_cost": 100.0, "first_branch_step": 0.0},
+        {"graph": independent, "id": "a", "agent_cost": 80.0},
+        {"graph": partial, "id": "b", "agent_cost": 60.0, "first_branch_step": 2.0},
+        {"graph": independent, "id": "b", "agent_cost": 100.0},
+        {"graph": partial, "id": "c", "agent_cost": 30.0, "first_branch_step": 1.0},
+        {"graph": independent, "id": "c", "agent_cost": 100.0},
+        # No fork, or no independent run of the question: in neither group.
+        {"graph": partial, "id": "d", "agent_cost": 50.0, "first_branch_step": None},
+        {"graph": independent, "id": "d", "agent_cost": 80.0},
+        {"graph": partial, "id": "e", "agent_cost": 10.0, "first_branch_step": 1.0},
+    ]
+    assert tool.by_first_branch(rows) == {
+        "step 0": {"n": 1, "agent_cost": 1.25},
+        "a later step": {"n": 2, "agent_cost": 0.45},
+    }
