@@ -32,10 +32,13 @@ CAPTIONS = {
     "sequential_search": "The sequential Search-R1 baseline: the same graph with "
     "`decompose=False`.",
     "parallel_muse": "ParallelMuse: `create_parallel_muse_graph(model, search)`. `router` sends "
-    "rollouts and forks from uncertain steps, then one `report` per distinct trajectory (one "
-    "whose steps and answer equal another's gets a copy of its report, `reused_from` naming the "
+    "rollouts and forks from uncertain steps (ranked by the perplexity of a region's tokens, "
+    '`mode="ppl"`, or by their entropy), then one `report` per distinct trajectory (one whose '
+    "steps and answer equal another's gets a copy of its report, `reused_from` naming the "
     'source; `reports="contested"` writes reports only when the analyst will read them and '
-    'otherwise goes straight to `aggregate`; `reports="all"` reports every trajectory); '
+    'otherwise goes straight to `aggregate`; `reports="all"` reports every trajectory), written '
+    "by a model call for chat models and from the trajectory itself for raw-prompt ones "
+    '(`report_style="auto"`); '
     "`aggregate` joins them. Each `rollout` is the ParallelSearch agent loop as a subgraph, "
     "started from the branch's message prefix (`start`), ending in the trajectory it writes "
     "(`answer`).",
