@@ -32,9 +32,8 @@ class MuseContext(SearchContext):
         rounds: Branching rounds; ``0`` gives ``budget`` independent rollouts (the baseline).
         region: Region whose uncertainty picks branch points (see :mod:`..uncertainty`).
         mode: ``ppl`` (the paper's score: perplexity of the region's sampled tokens) or
-            ``entropy`` (mean entropy of their top-k candidates). Measured on 8 MuSiQue
-            questions, ``ppl`` forked later steps and cost 0.75x the independent rollouts'
-            tokens where ``entropy`` cost 0.90x (``benchmarks/parallel_muse/sweep.md``).
+            ``entropy`` (mean entropy of their top-k candidates). On 8 seeded MuSiQue
+            questions both picked the same branch points (``benchmarks/parallel_muse/sweep.md``).
         join: How ``aggregate`` picks the answer: ``select``, ``majority`` or ``weighted``.
         reports: Which trajectories get a report call. ``all``: every one. ``distinct``
             (default): one call per distinct report prompt (same steps and answer); the others
