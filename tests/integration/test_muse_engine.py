@@ -49,6 +49,7 @@ def test_every_branch_call_reads_the_prefix_cache(chat_model, small_index, quest
         max_turns=3,
         max_tokens=48,
         report_max_tokens=32,
+        report_style="model",  # report calls on the engine (auto would extract for this model)
     )
     state = graph.invoke({"question": question.question})
 
@@ -91,9 +92,11 @@ def test_rollouts_graph_and_every_join_run_on_the_engine(chat_model, small_index
     trajectories = state["trajectories"]
     assert len(trajectories) == 3 and all(t["parent"] is None for t in trajectories)
     assert len({t["seed"] for t in trajectories}) == 3
-    reused = state["counters"].get("reports_reused", 0)
-    assert state["counters"]["report_calls"] + reused == 3 == len(state["reports"])
-    assert all(r["text"] and r["error"] is None for r in state["reports"])
+    # report_style="auto" on the in-process engine (a raw-prompt model): reports are extracted
+    # from the trajectories, with no report call.
+    assert "report_calls" not in state["counters"] and len(state["reports"]) == 3
+    assert all(r["text"].startswith("## Solution Planning") for r in state["reports"])
+    assert all(r["error"] is None for r in state["reports"])
     record = state["aggregation"]
     assert record["join"] == "majority" and record["method"] == "majority"
     answered = [t for t in trajectories if t["answer"]]
