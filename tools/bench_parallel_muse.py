@@ -74,6 +74,7 @@ SWEEP: dict[str, list[str]] = {
     "region-all": ["--region", "all"],
     "ppl-top1": ["--mode", "ppl", "--top-k-steps", "1", "--samples-per-step", "7"],
     "entropy-top1": ["--mode", "entropy", "--top-k-steps", "1", "--samples-per-step", "7"],
+    "all-top1": ["--region", "all", "--top-k-steps", "1", "--samples-per-step", "7"],
     "top4": ["--top-k-steps", "4", "--samples-per-step", "1"],
     "rounds2": ["--top-k-steps", "1", "--samples-per-step", "2", "--rounds", "3"],
     "initial2": ["--initial-rollouts", "2", "--top-k-steps", "2", "--samples-per-step", "3"],
