@@ -15,8 +15,8 @@ Three ways to write it (``report_style`` of :class:`~.context.MuseContext`):
 - ``auto`` (the default): ``extract`` for raw-prompt models, ``model`` for chat models. The
   embedded policies are trained on the agent's own format only; asked for a report they repeat
   their ``<think>``/``<answer>`` lines up to the token limit (all 771 ``continue`` reports of a
-  51-question benchmark run stopped at 256 tokens; ``model`` ones read the same), so a call
-  buys the analyst nothing.
+  51-question benchmark run stopped at 256 tokens; the ``model`` ones we read, on two MuSiQue
+  questions, looked the same), so a call buys the analyst nothing.
 
 A report call is greedy, so trajectories with the same steps and answer (:func:`report_steps`)
 share one call: the router sends one :class:`~.state.ReportTask` per distinct trajectory, listing

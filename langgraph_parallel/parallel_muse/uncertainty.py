@@ -68,7 +68,7 @@ class BranchPoint(TypedDict):
     trajectory: str
     step: int
     region: str
-    mode: str
+    mode: Mode
     score: float
 
 
