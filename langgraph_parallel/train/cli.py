@@ -69,6 +69,7 @@ def cmd_sft(args: argparse.Namespace) -> int:
         out=args.out,
         policies=tuple(p.strip() for p in args.policies.split(",") if p.strip()),
         model=args.model,
+        init=args.init,
         per_class=args.per_class or None,
         exclude=() if args.exclude == ["none"] else tuple(args.exclude or args.exclude_default),
         corpus=args.corpus,
@@ -117,6 +118,12 @@ def _add_sft_parser(kinds: Any) -> None:
     p.add_argument("--out", required=True, help="output folder: data.jsonl, <policy>/ adapters")
     p.add_argument("--policies", default="parallel,sequential", help="comma-separated")
     p.add_argument("--model", default="smollm2", help="base: smollm2, gemma3, or a model folder")
+    p.add_argument(
+        "--init",
+        default=None,
+        help="keep training this adapter (smollm2-parallel, a train sft folder) on its own base "
+        "instead of a fresh LoRA on --model; --policies must be its policy",
+    )
     p.add_argument("--per-class", type=int, default=150, help="questions per class (0: all)")
     p.add_argument(
         "--exclude",

@@ -76,18 +76,29 @@ def train_policy(
     from langgraph_parallel.models.folders import model_folder
     from langgraph_parallel.train.encode import encode_transcript
     from langgraph_parallel.train.log import MetricsLog
+    from langgraph_parallel.train.start import inherit, lineage, load_policy
 
-    base = model_folder(config.model)
-    tokenizer = AutoTokenizer.from_pretrained(base)
+    init, excluded = inherit(config.init, provenance["excluded"]) if config.init else ({}, {})
+    base_model = str(init.get("base_model") or config.model)
+    tokenizer = AutoTokenizer.from_pretrained(model_folder(base_model))
     rows = []
     for record in records:
         ids, mask = encode_transcript(record["messages"], tokenizer)
         rows.append({"input_ids": ids, "completion_mask": mask})
     gpu = torch.cuda.is_available()
     bf16 = gpu and torch.cuda.is_bf16_supported()
-    model = AutoModelForCausalLM.from_pretrained(
-        base, dtype=torch.bfloat16 if bf16 else torch.float32
-    )
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    lora: LoraConfig | None = None
+    if config.init:  # the start's own adapter trains (peft_config None: already a PEFT model)
+        model, _ = load_policy(config.init, lora=True, dtype=dtype)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(model_folder(base_model), dtype=dtype)
+        lora = LoraConfig(
+            r=config.lora_rank,
+            lora_alpha=2 * config.lora_rank,
+            target_modules="all-linear",
+            task_type="CAUSAL_LM",
+        )
     micro, accumulation = batch_split(
         config.batch_size, config.micro_batch, int(os.environ.get("WORLD_SIZE", "1")), gpu=gpu
     )
@@ -110,12 +121,6 @@ def train_policy(
         # TRL turns checkpointing on by default; on a CPU its recompute tripled the step time.
         gradient_checkpointing=gpu,
     )
-    lora = LoraConfig(
-        r=config.lora_rank,
-        lora_alpha=2 * config.lora_rank,
-        target_modules="all-linear",
-        task_type="CAUSAL_LM",
-    )
     folder.mkdir(parents=True, exist_ok=True)
     trainer = SFTTrainer(
         model=model,
@@ -133,7 +138,7 @@ def train_policy(
     for record in records:
         classes[record["question_class"]] = classes.get(record["question_class"], 0) + 1
     card = {
-        "base_model": config.model,
+        "base_model": base_model,
         "policy": policy,
         "prompt_style": "raw",
         "raw_prompt": "rules",
@@ -146,10 +151,14 @@ def train_policy(
             "tokens": sum(len(r["input_ids"]) for r in rows),
             "loss_tokens": sum(sum(r["completion_mask"]) for r in rows),
         },
-        "excluded": provenance["excluded"],
+        "excluded": excluded or provenance["excluded"],
+        **lineage(init),
         "config": {
             **{k: v for k, v in asdict(config).items() if k not in ("out", "exclude", "datasets")},
             **provenance["synthesis"],
+            # With ``init`` the base and rank are the start adapter's, not the command's.
+            "model": base_model,
+            "lora_rank": lora.r if lora else trainer.model.peft_config["default"].r,
         },
         "train": {
             "device": "cuda" if gpu else "cpu",

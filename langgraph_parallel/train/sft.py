@@ -41,6 +41,10 @@ class SFTRunConfig:
         out: Output folder: ``data.jsonl`` (the trajectories) and one adapter folder per policy.
         policies: Which policies to train (``parallel``, ``sequential``).
         model: Base model: an embedded name or a model folder.
+        init: A trained adapter to keep training instead of a fresh LoRA on ``model``: an
+            embedded policy (``smollm2-parallel``) or an adapter folder. Its base replaces
+            ``model``, its rank ``lora_rank``; one policy, the adapter's own (a curriculum:
+            chains after the HotpotQA cold start, on a CPU where retraining from zero is slow).
         per_class: Questions per class (parallelizable, sequential); ``None``: all.
         exclude: Question files whose ids are never trained on (the evaluation sample).
         corpus: Corpus to search; ``None``: the bundled index for HotpotQA, else the rows' own.
@@ -65,6 +69,7 @@ class SFTRunConfig:
     out: str
     policies: tuple[Policy, ...] = POLICIES
     model: str = "smollm2"
+    init: str | None = None
     per_class: int | None = 150
     exclude: tuple[str, ...] = field(
         default_factory=lambda: (str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz"),)
@@ -132,6 +137,29 @@ def searcher_for(config: SFTRunConfig, golds: list[GoldQuestion]) -> Any:
     return corpus_index(str(context_corpus(g.context for g in golds)))
 
 
+def check_init(config: SFTRunConfig) -> None:
+    """Refuse an ``init`` that is not a trained adapter of the one policy being trained.
+
+    Raises:
+        UserError: Naming the fix.
+    """
+    from langgraph_parallel.models.adapters import read_card
+    from langgraph_parallel.train.start import start_adapter
+
+    adapter = start_adapter(str(config.init))
+    if adapter is None:
+        raise UserError(
+            f"--init {config.init} is not a trained adapter (an embedded policy such as "
+            "smollm2-parallel, or a folder from train sft); to train a fresh LoRA on a plain "
+            "model use --model."
+        )
+    policy = read_card(adapter).get("policy")
+    if tuple(config.policies) != (policy,):
+        raise UserError(
+            f"--init {config.init} is the {policy!r} policy: train only it (--policies {policy})."
+        )
+
+
 def synthesize_run(config: SFTRunConfig, *, command: str = "") -> Path:
     """Pick and synthesise, then write ``OUT/data.jsonl`` and ``OUT/data.json``; returns the file.
 
@@ -160,6 +188,8 @@ def sft(config: SFTRunConfig, *, command: str = "") -> dict[str, Path]:
     """
     from langgraph_parallel.train.lora import train_policy
 
+    if config.init:
+        check_init(config)
     held_out = excluded_ids(config.exclude)
     data = Path(config.data) if config.data else synthesize_run(config, command=command)
     records, meta = read_trajectories(data, policies=config.policies, held_out=set(held_out))

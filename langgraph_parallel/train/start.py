@@ -25,7 +25,7 @@ from langgraph_parallel.models.embedded import ADAPTERS_DIR, EMBEDDED_MODELS
 from langgraph_parallel.models.folders import model_folder
 from langgraph_parallel.paths import portable_path
 
-__all__ = ["adapter_card", "load_policy", "start_adapter", "save_adapter"]
+__all__ = ["adapter_card", "inherit", "lineage", "load_policy", "start_adapter", "save_adapter"]
 
 
 def start_adapter(model: str) -> Path | None:
@@ -78,9 +78,7 @@ def adapter_card(
     An adapter start passes on its base, policy and its own training (``init``), and its held-out
     ids join ``excluded``, so the card names every question the weights have seen excluded.
     """
-    adapter = start_adapter(start)
-    init = read_card(adapter) if adapter else {}
-    ids = sorted({*excluded.get("ids", ()), *init.get("excluded", {}).get("ids", ())})
+    init, excluded = inherit(start, excluded)
     card: dict[str, Any] = {
         "base_model": init.get("base_model")
         or (start if start in EMBEDDED_MODELS else portable_path(start)),
@@ -91,11 +89,28 @@ def adapter_card(
         "trained_from": start,
         "command": command,
         "data": data,
-        "excluded": {**excluded, "ids": ids},
+        "excluded": excluded,
     }
-    if init:
-        card["init"] = {k: init[k] for k in ("method", "command", "data") if k in init}
-    return card
+    return {**card, **lineage(init)}
+
+
+def lineage(init: dict[str, Any]) -> dict[str, Any]:
+    """Return the ``init`` entry for a card trained from the adapter whose card is ``init``."""
+    if not init:
+        return {}
+    return {"init": {k: init[k] for k in ("method", "command", "data") if k in init}}
+
+
+def inherit(start: str, excluded: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return the card of ``start``'s adapter (``{}`` for a plain model) and ``excluded`` widened.
+
+    A policy trained from an adapter has seen what that adapter saw, so the new card's held-out
+    ids are this run's and the start's together.
+    """
+    adapter = start_adapter(start)
+    init = read_card(adapter) if adapter else {}
+    ids = sorted({*excluded.get("ids", ()), *init.get("excluded", {}).get("ids", ())})
+    return init, {**excluded, "ids": ids}
 
 
 def save_adapter(model: Any, folder: Path, card: dict[str, Any]) -> Path | None:

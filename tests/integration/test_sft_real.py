@@ -179,3 +179,31 @@ def test_training_from_the_synthesised_file_gives_the_adapter_of_one_run(
     assert card_b["data"]["synthesis_command"] == "synth"
     assert card_b["data"]["files"] == card_a["data"]["files"]
     assert card_b["config"]["per_class"] == 1 and card_b["config"]["data"] == str(data)
+
+
+@needs_shared
+def test_init_keeps_training_the_start_adapter_on_its_base(tmp_path: Path, one_run: Path) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    from langgraph_parallel.train.sft import SFTRunConfig, sft
+
+    start = one_run / "parallel"
+    config = {**TINY_RUN, "data": str(one_run / "data.jsonl"), "init": str(start)}
+    # A zero learning rate leaves the trainable tensors as loaded: exactly the start's adapter
+    # (a fresh LoRA would start from zero B matrices and random A ones instead).
+    still = sft(SFTRunConfig(out=str(tmp_path / "z"), **config, learning_rate=0.0), command="z")
+    # The command's --lora-rank gives way to the start adapter's rank (and its base to --model).
+    moved = sft(SFTRunConfig(out=str(tmp_path / "m"), **config, lora_rank=4), command="m")
+    want = load_file(str(start / "adapter_model.safetensors"))
+    kept = load_file(str(still["parallel"] / "adapter_model.safetensors"))
+    trained = load_file(str(moved["parallel"] / "adapter_model.safetensors"))
+    assert want.keys() == kept.keys() == trained.keys()
+    assert all(torch.equal(want[k], kept[k]) for k in want)
+    assert not all(torch.equal(want[k], trained[k]) for k in want)
+    card, start_card = read_card(moved["parallel"]), read_card(start)
+    assert card["base_model"] == "smollm2" and card["policy"] == "parallel"
+    assert card["config"]["model"] == "smollm2"
+    assert card["config"]["lora_rank"] == start_card["config"]["lora_rank"] == 16
+    assert card["init"]["command"] == start_card["command"] == "test"
+    assert set(card["excluded"]["ids"]) >= set(start_card["excluded"]["ids"])

@@ -354,6 +354,8 @@ def test_train_sft_command_builds_the_run_config(monkeypatch: pytest.MonkeyPatch
     assert config.exclude[0].endswith("hotpotqa_dev_sample300.jsonl.gz")
     assert main([*argv, "--exclude", "none", "--dataset", "x.jsonl"]) == 0
     assert seen[1].exclude == () and seen[1].datasets == ("x.jsonl",)
+    assert seen[0].init is None
+    assert main([*argv, "--init", "smollm2-parallel"]) == 0 and seen[2].init == "smollm2-parallel"
     assert main(["train", "sft", "--out", "o", "--policies", "both"]) == 2  # a clear error
 
 
@@ -397,3 +399,16 @@ def test_portable_path_names_checkout_files_relative_and_keeps_others(tmp_path: 
     assert portable_path(repo_data_dir().parent.parent / "shared" / "d") == "../shared/d"
     outside = Path("/") / "opt-nowhere" / "f.jsonl"
     assert portable_path(outside) == str(outside)
+
+
+def test_init_must_be_a_trained_adapter_of_the_policy_being_trained(tmp_path: Path) -> None:
+    from langgraph_parallel.errors import UserError
+    from langgraph_parallel.train.sft import check_init
+
+    check_init(SFTRunConfig(out="o", init="smollm2-parallel", policies=("parallel",)))
+    with pytest.raises(UserError, match="not a trained adapter.*--model"):
+        check_init(SFTRunConfig(out="o", init="smollm2", policies=("parallel",)))
+    with pytest.raises(UserError, match="--policies parallel"):
+        check_init(SFTRunConfig(out="o", init="smollm2-parallel", policies=("sequential",)))
+    with pytest.raises(UserError, match="--policies sequential"):
+        check_init(SFTRunConfig(out="o", init="smollm2-sequential"))  # both policies asked
