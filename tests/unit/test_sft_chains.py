@@ -1,0 +1,103 @@
+"""The chain-stage data tool (``tools/sft_chains.py``): which trajectories a second stage sees."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared" / "data"
+
+
+def _tool() -> ModuleType:
+    if str(REPO / "tools") not in sys.path:
+        sys.path.insert(0, str(REPO / "tools"))
+    import sft_chains
+
+    return sft_chains
+
+
+def test_select_keeps_every_chain_a_few_others_and_one_policy(tmp_path: Path) -> None:
+    rows = [
+        {"id": f"{d}-{t}-{i}", "dataset": d, "type": t, "policy": p}
+        for p in ("parallel", "sequential")
+        for d, t, n in [
+            ("musique", "2hop", 3),
+            ("musique", "4hop1", 2),
+            ("2wiki", "inference", 2),
+            ("2wiki", "compositional", 30),
+            ("2wiki", "comparison", 30),
+            ("2wiki", "bridge_comparison", 5),
+        ]
+        for i in range(n)
+    ]
+    data = tmp_path / "s" / "data.jsonl"
+    data.parent.mkdir()
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "s" / "data.json").write_text(json.dumps({"command": "synth", "trajectories": 2}))
+    assert _tool().select(data, tmp_path / "o", "parallel") == 3 + 2 + 2 + 20 + 24
+    kept = [json.loads(line) for line in (tmp_path / "o" / "data.jsonl").open()]
+    assert {r["policy"] for r in kept} == {"parallel"}
+    by_type: dict[str, int] = {}
+    for r in kept:
+        by_type[r["type"]] = by_type.get(r["type"], 0) + 1
+    assert by_type == {"2hop": 3, "4hop1": 2, "inference": 2, "compositional": 20, "comparison": 24}
+    meta = json.loads((tmp_path / "o" / "data.json").read_text())
+    assert meta["command"] == "synth" and meta["trajectories"] == len(kept)
+    assert "select" in meta["selection"]
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/data")
+def test_heldout_holds_every_question_the_benchmarks_draw(tmp_path: Path) -> None:
+    from langgraph_parallel.eval.datasets import load_questions
+
+    out = tmp_path / "h.jsonl.gz"
+    _tool().heldout(out)
+    held = {json.loads(line)["id"] for line in gzip.decompress(out.read_bytes()).splitlines()}
+    musique = load_questions(SHARED / "musique_dev_with_paragraphs200.jsonl.gz", limit=17, seed=0)
+    wiki = SHARED / "2wikimultihopqa_dev_sample500.jsonl.gz"
+    chains = load_questions(wiki, types=["compositional", "inference"], limit=17, seed=0)
+    sft_sample = load_questions(wiki, limit=50, seed=0)
+    assert {q.id for q in [*musique, *chains, *sft_sample]} <= held
+
+
+def test_mix_keeps_long_chains_caps_the_rest_and_replays_comparisons(tmp_path: Path) -> None:
+    def write(name: str, kinds: list[tuple[str, str, int]], command: str) -> Path:
+        rows = [
+            {"id": f"{d}-{t}-{i}", "dataset": d, "type": t, "policy": p}
+            for p in ("parallel", "sequential")
+            for d, t, n in kinds
+            for i in range(n)
+        ]
+        path = tmp_path / name / "data.jsonl"
+        path.parent.mkdir()
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (tmp_path / name / "data.json").write_text(json.dumps({"command": command}))
+        return path
+
+    chains = write(
+        "chains",
+        [("musique", "2hop", 50), ("musique", "3hop1", 3), ("2wiki", "inference", 5)],
+        "synth chains",
+    )
+    replay = write("hq", [("hotpotqa", "comparison", 90), ("hotpotqa", "bridge", 39)], "synth hq")
+    assert _tool().mix(chains, replay, tmp_path / "o", "parallel") == 40 + 3 + 5 + 80 + 30
+    kept = [json.loads(line) for line in (tmp_path / "o" / "data.jsonl").open()]
+    assert {r["policy"] for r in kept} == {"parallel"}
+    assert len({r["id"] for r in kept}) == len(kept)
+    by_type: dict[str, int] = {}
+    for r in kept:
+        by_type[r["type"]] = by_type.get(r["type"], 0) + 1
+    assert by_type == {"2hop": 40, "3hop1": 3, "inference": 5, "comparison": 80, "bridge": 30}
+    sequential = tmp_path / "s"
+    _tool().mix(chains, replay, sequential, "sequential")
+    same = [json.loads(line)["id"] for line in (sequential / "data.jsonl").open()]
+    assert same == [r["id"] for r in kept]  # both policies: the same questions, same order
+    meta = json.loads((tmp_path / "o" / "data.json").read_text())
+    assert meta["command"] == "synth chains" and meta["replay"] == {"command": "synth hq"}
+    assert meta["trajectories"] == len(kept) and "mix" in meta["selection"]

@@ -1,0 +1,154 @@
+"""Chain data for a second SFT stage: MuSiQue/2Wiki trajectories, benchmark questions held out.
+
+Usage:
+    .venv/bin/python tools/sft_chains.py heldout --out runs/chains/bench_heldout.jsonl.gz
+    .venv/bin/langgraph-parallel train sft --synthesize-only \
+        --dataset ../shared/data/musique_dev_with_paragraphs200.jsonl.gz \
+        --dataset ../shared/data/2wikimultihopqa_dev_sample500.jsonl.gz \
+        --exclude data/hotpotqa_dev_sample300.jsonl.gz \
+        --exclude runs/chains/bench_heldout.jsonl.gz --per-class 0 --max-turns 6 --out runs/chains
+    .venv/bin/python tools/sft_chains.py select --data runs/chains/data.jsonl --out runs/chains-sel
+    .venv/bin/langgraph-parallel train sft --init smollm2-parallel --policies parallel \
+        --data runs/chains-sel/data.jsonl --exclude data/hotpotqa_dev_sample300.jsonl.gz \
+        --exclude runs/chains/bench_heldout.jsonl.gz --epochs 1 --learning-rate 3e-4 \
+        --out runs/sft-chain
+    # or a replay mix (fewer chains plus first-stage comparisons), trained the same way:
+    .venv/bin/python tools/sft_chains.py mix --data runs/chains/data.jsonl \
+        --replay runs/sft-data/data.jsonl --out runs/chains-mix
+
+The only MuSiQue and 2Wiki files with paragraphs in ``../shared/data`` are the samples the
+benchmarks draw from (``tools/bench_parallel_muse.py``, ``tools/bench_sft.py``), so ``heldout``
+writes the questions those draw (seeded, with room for larger runs: the first 40 MuSiQue, the
+first 40 2Wiki ``compositional``/``inference`` and the first 100 2Wiki of any type) to a file
+that ``train sft --exclude`` takes. ``select`` keeps one policy's trajectories of a synthesised
+file: every MuSiQue chain (2-4 hops) and 2Wiki ``inference`` one, and a seeded few 2Wiki
+``compositional`` chains and ``comparison`` decompositions (so the stage does not only ever see
+chains); about 290k tokens, one epoch in about 45 min on 2 CPU cores. Its ``data.json`` is the
+synthesis record plus the selection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+from pathlib import Path
+
+from langgraph_parallel.eval.datasets import load_questions
+from langgraph_parallel.paths import shared_data_dir
+
+MUSIQUE = "musique_dev_with_paragraphs200.jsonl.gz"
+WIKI = "2wikimultihopqa_dev_sample500.jsonl.gz"
+PICKS = ((MUSIQUE, None, 40), (WIKI, ["compositional", "inference"], 40), (WIKI, None, 100))
+"""(file, types, first N of the seed-0 order): what the benchmarks draw, with room to grow."""
+FEW = {"compositional": 20, "comparison": 24}
+"""2Wiki types of which only a seeded few are kept (the rest of their types: all)."""
+MIX = {
+    ("musique", "2hop"): 40,
+    ("2wiki", "inference"): 30,
+    ("2wiki", "compositional"): 20,
+    ("2wiki", "comparison"): 24,
+    ("hotpotqa", "comparison"): 80,
+    ("hotpotqa", "bridge"): 30,
+}
+"""Seeded caps of the replay mix (``mix``); MuSiQue 3-4 hop chains are all kept."""
+
+
+def heldout(out: Path) -> int:
+    """Write the benchmarks' questions (id, question, answer) to ``out``; returns how many."""
+    picks = {}
+    for name, types, limit in PICKS:
+        for q in load_questions(shared_data_dir() / name, types=types, limit=limit, seed=0):
+            picks[q.id] = {"id": q.id, "question": q.question, "answer": q.answer}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(out, "wt") as f:
+        f.writelines(json.dumps(row) + "\n" for row in picks.values())
+    return len(picks)
+
+
+def select(data: Path, out: Path, policy: str) -> int:
+    """Write the chosen trajectories of ``policy`` and their record to ``out``; return how many."""
+    rows = [json.loads(line) for line in data.open()]
+    mine = [r for r in rows if r["policy"] == policy]
+    rng = random.Random(0)
+    chosen = [r for r in mine if r["dataset"] == "musique"]
+    chosen += [r for r in mine if r["dataset"] == "2wiki" and r["type"] == "inference"]
+    few = {kind: [r for r in mine if r["dataset"] == "2wiki" and r["type"] == kind] for kind in FEW}
+    for kind in ("comparison", "compositional"):  # the order of the shipped run's shuffles
+        rng.shuffle(few[kind])
+    chosen += [r for kind in FEW for r in few[kind][: FEW[kind]]]
+    rng.shuffle(chosen)
+    return _write(chosen, data, out, f"tools/sft_chains.py select --data {data} --policy {policy}")
+
+
+def mix(data: Path, replay: Path, out: Path, policy: str) -> int:
+    """Write a replay mix of ``policy``: fewer chains plus first-stage comparison trajectories.
+
+    A stage of chains alone made the shipped policy forget to decompose (comparison 88% -> 2%),
+    so this mix keeps decompositions at about 40% of its trajectories: ``MIX`` caps (seeded) of
+    the chain file and of ``replay`` (a first-stage ``train sft --synthesize-only`` file, e.g.
+    HotpotQA: its comparisons, and a few bridge chains so a 2-hop bridge stays one query a turn),
+    and every MuSiQue 3-4 hop chain. Both policies get the same questions (the same seeded
+    shuffle of the same per-policy order). Returns how many it wrote.
+    """
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for path in (data, replay):
+        for r in map(json.loads, path.open()):
+            if r["policy"] == policy:
+                groups.setdefault((r["dataset"], r["type"]), []).append(r)
+    rng = random.Random(0)
+    chosen = []
+    for key, rows in sorted(groups.items()):
+        if key in MIX:
+            rng.shuffle(rows)
+            chosen += rows[: MIX[key]]
+        elif key[0] == "musique":
+            chosen += rows
+    rng.shuffle(chosen)
+    command = f"tools/sft_chains.py mix --data {data} --replay {replay} --policy {policy}"
+    replayed = json.loads(replay.with_name("data.json").read_text())
+    return _write(chosen, data, out, command, {"replay": {"command": replayed["command"]}})
+
+
+def _write(
+    chosen: list[dict], data: Path, out: Path, command: str, extra: dict | None = None
+) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "data.jsonl").open("w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in chosen)
+    meta = json.loads(data.with_name("data.json").read_text())
+    policies = {r["policy"] for r in chosen}
+    meta.update(trajectories=len(chosen), by_policy={p: len(chosen) for p in policies})
+    meta["selection"] = command
+    meta.update(extra or {})
+    (out / "data.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return len(chosen)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    held = verbs.add_parser("heldout", help="write the benchmarks' questions to a file")
+    held.add_argument("--out", type=Path, required=True)
+    sel = verbs.add_parser("select", help="keep the chain trajectories of one policy")
+    sel.add_argument("--data", type=Path, required=True, help="train sft --synthesize-only file")
+    sel.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
+    sel.add_argument("--policy", default="parallel")
+    mixed = verbs.add_parser("mix", help="fewer chains plus first-stage comparisons (replay)")
+    mixed.add_argument("--data", type=Path, required=True, help="the chain synthesis file")
+    mixed.add_argument("--replay", type=Path, required=True, help="a first-stage synthesis file")
+    mixed.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
+    mixed.add_argument("--policy", default="parallel")
+    args = parser.parse_args()
+    if args.verb == "heldout":
+        print(f"{heldout(args.out)} questions -> {args.out}")
+    elif args.verb == "select":
+        print(f"{select(args.data, args.out, args.policy)} trajectories -> {args.out}")
+    else:
+        n = mix(args.data, args.replay, args.out, args.policy)
+        print(f"{n} trajectories -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
