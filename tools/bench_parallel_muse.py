@@ -8,7 +8,8 @@ Usage:
 
 Runs the one harness, ``langgraph-parallel bench``, with ``--graphs
 parallel-muse,rollouts-majority`` on three samples of multi-hop chains (``--limit`` each, seeded),
-``max_turns`` 6, budget 8 trajectories, the shipped policy (``smollm2-parallel``), join
+``max_turns`` 6, budget 8 trajectories, the shipped policy (``smollm2-parallel``; ``--model``
+another, for both systems), join
 ``select`` (reports + analyst), the prefix cache emptied before each graph and 8 GiB of it
 (:data:`KV_CACHE`), BM25 over:
 
@@ -188,14 +189,15 @@ def run_main(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     setting = SWEEP[args.settings[0]] if args.settings else []
     result: dict[str, Any] = {"command": " ".join([".venv/bin/python", *sys.argv]),
                               "settings": {"common": COMMON, "datasets": DATASETS,
-                                           "limit": args.limit, "parallel_muse": setting},
+                                           "limit": args.limit, "parallel_muse": setting,
+                                           "model": args.model},
                               "datasets": {}}  # fmt: skip
     for name, words in DATASETS.items():
         folder = out / name
         # A setting's flags are ParallelMuse's own; the independent rollouts ignore them.
-        run_resuming(["bench", *words, *COMMON, "--limit", str(args.limit), "--graphs",
-                      f"{PARTIAL},{INDEPENDENT}", "--join", "select", *setting, "--concurrency",
-                      str(args.concurrency), "--out", str(folder)])  # fmt: skip
+        run_resuming(["bench", *words, *COMMON, "--model", args.model, "--limit", str(args.limit),
+                      "--graphs", f"{PARTIAL},{INDEPENDENT}", "--join", "select", *setting,
+                      "--concurrency", str(args.concurrency), "--out", str(folder)])  # fmt: skip
         rows = [{**r, "dataset": name} for r in load_results(folder / RESULTS_FILE)]
         result["datasets"][name] = analyse(rows)
         everything += rows
@@ -207,11 +209,12 @@ def run_main(args: argparse.Namespace, out: Path) -> dict[str, Any]:
 def run_sweep(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """Run each :data:`SWEEP` setting of ``parallel-muse`` against independent rollouts."""
     result: dict[str, Any] = {"command": " ".join([".venv/bin/python", *sys.argv]),
-                              "settings": SWEEP, "runs": {}}  # fmt: skip
+                              "settings": SWEEP, "model": args.model, "runs": {}}  # fmt: skip
 
     def run(graph: str, folder: Path, words: list[str]) -> None:
         # argparse keeps the last of repeated flags: a setting's own --join/--reports win.
-        run_resuming(["bench", *DATASETS["musique"], *COMMON, "--limit", str(args.limit),
+        run_resuming(["bench", *DATASETS["musique"], *COMMON, "--model", args.model,
+                      "--limit", str(args.limit),
                       "--graphs", graph, "--join", "majority", "--reports", "contested", *words,
                       "--concurrency", str(args.concurrency), "--out", str(folder)])  # fmt: skip
 
@@ -311,6 +314,12 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="questions in flight")
     parser.add_argument("--out", default="benchmarks/parallel_muse")
     parser.add_argument("--sweep", action="store_true", help="run the sweep (after the main run)")
+    parser.add_argument(
+        "--model",
+        default="auto",
+        help="policy of both systems (an adapter folder, smollm2, ...); 'auto': the graphs' "
+        "default, the shipped smollm2-parallel",
+    )
     parser.add_argument(
         "--settings",
         type=lambda text: text.split(","),
