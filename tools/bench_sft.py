@@ -14,6 +14,9 @@ Runs ``langgraph-parallel bench`` once per graph on its default model (``paralle
   over a corpus made of those questions' own paragraphs (gold and distractors of every sampled
   question, mixed into one index).
 
+``--model GRAPH=MODEL`` runs a graph on a candidate policy instead (an adapter folder from
+``train sft``), to compare it with the shipped ones before shipping it.
+
 Then writes ``OUT/sft.md``/``.json``: per dataset, class and graph, LLM calls, search turns, the
 decomposition rate of the first search (of the questions that searched), answered rate, EM, F1,
 tokens and wall time; the calls and turns ratios of ``parallel-search`` to ``sequential`` on
@@ -141,14 +144,34 @@ def update_cards(result: dict[str, Any], out: Path) -> None:
         (folder / MODEL_CARD).write_text(json.dumps(card, indent=2) + "\n")
 
 
+def graph_models(pairs: list[str]) -> dict[str, str]:
+    """Each graph's model: its default, or the one a ``GRAPH=MODEL`` pair names.
+
+    Raises:
+        ValueError: For a pair that names no known graph or no model.
+    """
+    models = {graph: default_model(graph) for graph in GRAPHS.split(",")}
+    for pair in pairs:
+        graph, _, model = pair.partition("=")
+        if graph not in models or not model:
+            raise ValueError(f"--model takes GRAPH=MODEL, GRAPH one of {GRAPHS} (got {pair!r})")
+        models[graph] = model
+    return models
+
+
+def models_of(result: dict[str, Any]) -> dict[str, str]:
+    """The model each graph ran on (results written before ``--model`` ran the defaults)."""
+    return result.get("models") or {g: default_model(g) for g in GRAPHS.split(",")}
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The tables of ``sft.md``."""
     cols = ["n", "llm_calls", "turns", "searched", "first_search_decomposed", "answered", "em",
             "f1", "prompt_tokens", "completion_tokens", "wall_s"]  # fmt: skip
     lines = ["# Trained policies (SFT adapters) on the embedded engine", "",
              f"Command: `{result['command']}`", "",
-             "Models: parallel-search = smollm2-parallel, sequential = smollm2-sequential, "
-             "direct = smollm2 (untrained, closed book).", ""]  # fmt: skip
+             "Models: " + ", ".join(f"{g} = {m}" for g, m in models_of(result).items())
+             + " (direct: closed book).", ""]  # fmt: skip
     for dataset, part in result["datasets"].items():
         lines += [f"## {dataset}", ""]
         for cls, graphs in part["by_class"].items():
@@ -180,19 +203,34 @@ def main() -> None:
     parser.add_argument(
         "--update-cards", action="store_true", help="write the figures into the shipped cards"
     )
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="GRAPH=MODEL",
+        help="run GRAPH on MODEL instead of its default (a candidate adapter folder: "
+        "parallel-search=runs/x/parallel); repeatable",
+    )
     args = parser.parse_args()
+    try:
+        models = graph_models(args.model)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.update_cards and any(models[g] != default_model(g) for g in models):
+        parser.error("--update-cards writes the shipped cards: run it on the default models only")
     out = Path(args.out)
     runs = {"hotpotqa": (HOTPOT, args.limit, None)}
     if args.wiki_limit:
         corpus = wiki_corpus(args.wiki_limit, args.seed, out / "2wiki")
         runs["2wiki"] = (WIKI, args.wiki_limit, str(corpus))
-    result: dict[str, Any] = {"command": " ".join([".venv/bin/python", *sys.argv]), "datasets": {}}
+    result: dict[str, Any] = {"command": " ".join([".venv/bin/python", *sys.argv]),
+                              "models": models, "datasets": {}}  # fmt: skip
     for name, (dataset, limit, corpus) in runs.items():
         rows = []
         for graph in GRAPHS.split(","):
             folder = out / name / graph
             command = ["bench", "--dataset", dataset, "--limit", str(limit), "--seed", args.seed,
-                       "--model", default_model(graph), "--graphs", graph, "--concurrency",
+                       "--model", models[graph], "--graphs", graph, "--concurrency",
                        str(args.concurrency), "--out", str(folder)]  # fmt: skip
             run_resuming(command + (["--corpus", corpus] if corpus else []))
             rows += load_results(folder / RESULTS_FILE)
