@@ -108,20 +108,33 @@ def mix(data: Path, replay: Path, out: Path, policy: str) -> int:
     rng.shuffle(chosen)
     command = f"tools/sft_chains.py mix --data {data} --replay {replay} --policy {policy}"
     replayed = json.loads(replay.with_name("data.json").read_text())
-    return _write(chosen, data, out, command, {"replay": {"command": replayed["command"]}})
+    return _write(chosen, data, out, command, replayed)
 
 
 def _write(
-    chosen: list[dict], data: Path, out: Path, command: str, extra: dict | None = None
+    chosen: list[dict], data: Path, out: Path, command: str, replayed: dict | None = None
 ) -> int:
+    """Write ``chosen`` and a ``data.json`` whose command and files make the file again.
+
+    ``train sft --data`` copies ``command`` and ``datasets`` into the adapter's card, so they
+    name every step (synthesis, replayed synthesis, this selection) and every question file.
+    """
     out.mkdir(parents=True, exist_ok=True)
     with (out / "data.jsonl").open("w") as f:
         f.writelines(json.dumps(r) + "\n" for r in chosen)
     meta = json.loads(data.with_name("data.json").read_text())
-    policies = {r["policy"] for r in chosen}
-    meta.update(trajectories=len(chosen), by_policy={p: len(chosen) for p in policies})
-    meta["selection"] = command
-    meta.update(extra or {})
+    steps = [meta["command"], *([replayed["command"]] if replayed else []), command]
+    meta.update(
+        command=" && ".join(steps),
+        datasets=[*meta.get("datasets", []), *(replayed or {}).get("datasets", [])],
+        trajectories=len(chosen),
+        by_policy={p: len(chosen) for p in {r["policy"] for r in chosen}},
+        selection=command,
+    )
+    if replayed:  # its own synthesis settings (HotpotQA: max_turns 4), beside the chains'
+        meta["replay"] = {
+            k: replayed[k] for k in ("command", "datasets", "config") if k in replayed
+        }
     (out / "data.json").write_text(json.dumps(meta, indent=2) + "\n")
     return len(chosen)
 

@@ -48,7 +48,7 @@ def test_select_keeps_every_chain_a_few_others_and_one_policy(tmp_path: Path) ->
         by_type[r["type"]] = by_type.get(r["type"], 0) + 1
     assert by_type == {"2hop": 3, "4hop1": 2, "inference": 2, "compositional": 20, "comparison": 24}
     meta = json.loads((tmp_path / "o" / "data.json").read_text())
-    assert meta["command"] == "synth" and meta["trajectories"] == len(kept)
+    assert meta["command"] == f"synth && {meta['selection']}" and meta["trajectories"] == len(kept)
     assert "select" in meta["selection"]
 
 
@@ -77,7 +77,8 @@ def test_mix_keeps_long_chains_caps_the_rest_and_replays_comparisons(tmp_path: P
         path = tmp_path / name / "data.jsonl"
         path.parent.mkdir()
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        (tmp_path / name / "data.json").write_text(json.dumps({"command": command}))
+        record = {"command": command, "datasets": [f"{name}.jsonl.gz"], "config": {"n": name}}
+        (tmp_path / name / "data.json").write_text(json.dumps(record))
         return path
 
     chains = write(
@@ -99,5 +100,8 @@ def test_mix_keeps_long_chains_caps_the_rest_and_replays_comparisons(tmp_path: P
     same = [json.loads(line)["id"] for line in (sequential / "data.jsonl").open()]
     assert same == [r["id"] for r in kept]  # both policies: the same questions, same order
     meta = json.loads((tmp_path / "o" / "data.json").read_text())
-    assert meta["command"] == "synth chains" and meta["replay"] == {"command": "synth hq"}
+    # The card copies command and datasets: both syntheses and the mix, both question files.
+    assert meta["command"] == f"synth chains && synth hq && {meta['selection']}"
+    assert meta["datasets"] == ["chains.jsonl.gz", "hq.jsonl.gz"]
+    assert meta["replay"]["config"] == {"n": "hq"} and meta["config"] == {"n": "chains"}
     assert meta["trajectories"] == len(kept) and "mix" in meta["selection"]
