@@ -6,6 +6,13 @@ Usage (here, on the CPU machine):
     .venv/bin/python tools/gpu_sft.py rehearse      # the device's part, here, with its packages
     # then make the device calls that .device/RUN.md lists, each one right after the last
 
+The next recipe to try puts multi-hop chains (MuSiQue, 2Wiki) into this first stage: a CPU
+second stage of chains alone made the policy forget to decompose, and a replay mix kept both
+behaviours but answered worse (``benchmarks/sft/chain/``, ``benchmarks/sft/mix/``). The data
+file is ``tools/sft_chains.py combine``'s (its docstring has the commands); pass the chains'
+held-out file too: ``--train-args "--epochs 3 --learning-rate 3e-4 --exclude
+data/hotpotqa_dev_sample300.jsonl.gz --exclude data/bench_heldout_chains.jsonl.gz"``.
+
 ``--per-class 336`` takes every HotpotQA comparison question outside the evaluation sample (286)
 and 336 bridge ones; 618 trajectories per policy survive synthesis (285 + 333; 150 s here), the
 size of the team's measured GPU recipe (622 trajectories, LoRA r=16, lr 3e-4, 3 epochs: first

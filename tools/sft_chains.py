@@ -15,6 +15,14 @@ Usage:
     # or a replay mix (fewer chains plus first-stage comparisons), trained the same way:
     .venv/bin/python tools/sft_chains.py mix --data runs/chains/data.jsonl \
         --replay runs/sft-data/data.jsonl --out runs/chains-mix
+    # or (on a GPU) the chains in the first stage, both policies from zero:
+    .venv/bin/python tools/sft_chains.py select --data runs/chains/data.jsonl \
+        --out runs/chains-seq --policy sequential      # beside runs/chains-sel (parallel)
+    .venv/bin/python tools/sft_chains.py combine --data runs/sft-data/data.jsonl \
+        --data runs/chains-sel/data.jsonl --data runs/chains-seq/data.jsonl --out runs/first-mix
+    .venv/bin/python tools/gpu_sft.py prepare --data runs/first-mix/data.jsonl --train-args \
+        "--epochs 3 --learning-rate 3e-4 --exclude data/hotpotqa_dev_sample300.jsonl.gz \
+         --exclude data/bench_heldout_chains.jsonl.gz"
 
 The only MuSiQue and 2Wiki files with paragraphs in ``../shared/data`` are the samples the
 benchmarks draw from (``tools/bench_parallel_muse.py``, ``tools/bench_sft.py``), so ``heldout``
@@ -24,7 +32,10 @@ that ``train sft --exclude`` takes. ``select`` keeps one policy's trajectories o
 file: every MuSiQue chain (2-4 hops) and 2Wiki ``inference`` one, and a seeded few 2Wiki
 ``compositional`` chains and ``comparison`` decompositions (so the stage does not only ever see
 chains); about 290k tokens, one epoch in about 45 min on 2 CPU cores. Its ``data.json`` is the
-synthesis record plus the selection.
+synthesis record plus the selection. ``combine`` joins such files (both policies of each
+question) into one that ``train sft --data`` trains both policies on from zero. Measured on this
+CPU (``benchmarks/sft/chain/``, ``benchmarks/sft/mix/``): a stage of chains alone made the
+shipped policy forget to decompose; the replay mix kept both behaviours but answered worse.
 """
 
 from __future__ import annotations
@@ -111,6 +122,51 @@ def mix(data: Path, replay: Path, out: Path, policy: str) -> int:
     return _write(chosen, data, out, command, replayed)
 
 
+def combine(datas: list[Path], out: Path) -> int:
+    """Write every trajectory of ``datas`` as one file for a first stage; returns how many.
+
+    For a stage that trains both policies from zero (``train sft --data``, on a GPU: the chains
+    in the first stage's mix rather than a stage of their own). Each question must come with
+    both policies' trajectories, once each, so the two policies still see the same questions.
+
+    Raises:
+        SystemExit: Naming the question that breaks that.
+    """
+    rows = [r for path in datas for r in map(json.loads, path.open())]
+    seen: dict[str, set[str]] = {}
+    for r in rows:
+        mine = seen.setdefault(str(r["id"]), set())
+        if r["policy"] in mine:
+            raise SystemExit(f"question {r['id']} has two {r['policy']} trajectories: drop a file.")
+        mine.add(r["policy"])
+    policies = set().union(*seen.values())
+    lone = sorted(i for i, p in seen.items() if p != policies)
+    if lone:
+        raise SystemExit(
+            f"{len(lone)} question(s) lack a policy's trajectory (e.g. {lone[0]}): give both "
+            "policies' files (select --policy parallel and --policy sequential)."
+        )
+    metas = [json.loads(path.with_name("data.json").read_text()) for path in datas]
+    command = "tools/sft_chains.py combine " + " ".join(f"--data {p}" for p in datas)
+    meta = {
+        # Each part's own steps, then this one: the card copies command and datasets.
+        "command": " && ".join(dict.fromkeys([*(m["command"] for m in metas), command])),
+        "datasets": list(dict.fromkeys(d for m in metas for d in m.get("datasets", []))),
+        "exclude": list(dict.fromkeys(e for m in metas for e in m.get("exclude", []))),
+        "parts": [
+            {k: m[k] for k in ("command", "config", "trajectories") if k in m} for m in metas
+        ],  # fmt: skip
+        "trajectories": len(rows),
+        "by_policy": {p: sum(r["policy"] == p for r in rows) for p in sorted(policies)},
+        "selection": command,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "data.jsonl").open("w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    (out / "data.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return len(rows)
+
+
 def _write(
     chosen: list[dict], data: Path, out: Path, command: str, replayed: dict | None = None
 ) -> int:
@@ -153,11 +209,16 @@ def main() -> None:
     mixed.add_argument("--replay", type=Path, required=True, help="a first-stage synthesis file")
     mixed.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
     mixed.add_argument("--policy", default="parallel")
+    both = verbs.add_parser("combine", help="one first-stage file of both policies' trajectories")
+    both.add_argument("--data", type=Path, action="append", required=True, help="repeatable")
+    both.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
     args = parser.parse_args()
     if args.verb == "heldout":
         print(f"{heldout(args.out)} questions -> {args.out}")
     elif args.verb == "select":
         print(f"{select(args.data, args.out, args.policy)} trajectories -> {args.out}")
+    elif args.verb == "combine":
+        print(f"{combine(args.data, args.out)} trajectories -> {args.out}")
     else:
         n = mix(args.data, args.replay, args.out, args.policy)
         print(f"{n} trajectories -> {args.out}")

@@ -64,6 +64,10 @@ def test_heldout_holds_every_question_the_benchmarks_draw(tmp_path: Path) -> Non
     chains = load_questions(wiki, types=["compositional", "inference"], limit=17, seed=0)
     sft_sample = load_questions(wiki, limit=50, seed=0)
     assert {q.id for q in [*musique, *chains, *sft_sample]} <= held
+    # The committed copy (what a GPU run's --exclude names) is what the tool writes today.
+    assert gzip.decompress((REPO / "data" / "bench_heldout_chains.jsonl.gz").read_bytes()) == (
+        gzip.decompress(out.read_bytes())
+    )
 
 
 def test_mix_keeps_long_chains_caps_the_rest_and_replays_comparisons(tmp_path: Path) -> None:
@@ -105,3 +109,34 @@ def test_mix_keeps_long_chains_caps_the_rest_and_replays_comparisons(tmp_path: P
     assert meta["datasets"] == ["chains.jsonl.gz", "hq.jsonl.gz"]
     assert meta["replay"]["config"] == {"n": "hq"} and meta["config"] == {"n": "chains"}
     assert meta["trajectories"] == len(kept) and "mix" in meta["selection"]
+
+
+def test_combine_joins_both_policies_and_refuses_a_lone_or_repeated_one(tmp_path: Path) -> None:
+    def write(name: str, policies: tuple[str, ...], ids: list[str]) -> Path:
+        rows = [{"id": i, "dataset": name, "type": "t", "policy": p} for p in policies for i in ids]
+        path = tmp_path / name / "data.jsonl"
+        path.parent.mkdir()
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        record = {"command": f"make {name}", "datasets": [f"{name}.gz"], "config": {"n": name}}
+        (tmp_path / name / "data.json").write_text(json.dumps(record))
+        return path
+
+    hq = write("hq", ("parallel", "sequential"), ["a", "b"])
+    chains_p = write("cp", ("parallel",), ["c", "d"])
+    chains_s = write("cs", ("sequential",), ["c", "d"])
+    tool = _tool()
+    assert tool.combine([hq, chains_p, chains_s], tmp_path / "o") == 8
+    kept = [json.loads(line) for line in (tmp_path / "o" / "data.jsonl").open()]
+    assert sorted((r["id"], r["policy"]) for r in kept) == sorted(
+        (i, p) for i in "abcd" for p in ("parallel", "sequential")
+    )
+    meta = json.loads((tmp_path / "o" / "data.json").read_text())
+    assert meta["command"].startswith("make hq && make cp && make cs && ")
+    assert meta["datasets"] == ["hq.gz", "cp.gz", "cs.gz"]
+    assert meta["by_policy"] == {"parallel": 4, "sequential": 4}
+    assert [part["config"] for part in meta["parts"]] == [{"n": "hq"}, {"n": "cp"}, {"n": "cs"}]
+    with pytest.raises(SystemExit, match="lack a policy"):
+        tool.combine([hq, chains_p], tmp_path / "lone")
+    with pytest.raises(SystemExit, match="two parallel trajectories"):
+        tool.combine([hq, chains_p, chains_s, chains_p], tmp_path / "twice")
+    assert not (tmp_path / "lone").exists() and not (tmp_path / "twice").exists()
