@@ -158,7 +158,7 @@ def train_policy(
             **provenance["synthesis"],
             # With ``init`` the base and rank are the start adapter's, not the command's.
             "model": base_model,
-            "lora_rank": lora.r if lora else trainer.model.peft_config["default"].r,
+            "lora_rank": lora.r if lora else model.peft_config["default"].r,
         },
         "train": {
             "device": "cuda" if gpu else "cpu",
