@@ -116,6 +116,8 @@ def _muse_setting(flags: list[str]) -> str:
         f"{kind}{score}"
     )
     text += f", {rounds} rounds" if rounds > 1 else ""
+    earliest = int(given.get("--min-branch-step", 0))
+    text += f", no fork before step {earliest}" if earliest else ""
     return text + (f" (`{' '.join(flags)}`)" if flags else "")
 
 

@@ -39,6 +39,10 @@ MUSE_OPTIONS: dict[str, dict[str, Any]] = {
     "top_k_steps": {"type": int, "help": "branch points per round"},
     "samples_per_step": {"type": int, "help": "branches per branch point"},
     "rounds": {"type": int, "help": "branching rounds"},
+    "min_branch_step": {
+        "type": int,
+        "help": "earliest step a branch may start at (1: no step-0 forks)",
+    },
     "region": {"choices": REGIONS, "help": "region whose uncertainty picks branch points"},
     "mode": {"choices": MODES, "help": "uncertainty score: mean token entropy or perplexity"},
     "join": {"choices": JOINS, "help": "how the answer is picked"},

@@ -30,6 +30,10 @@ class MuseContext(SearchContext):
         top_k_steps: Branch points picked per round.
         samples_per_step: Branches started from each branch point.
         rounds: Branching rounds; ``0`` gives ``budget`` independent rollouts (the baseline).
+        min_branch_step: Earliest step a branch may start at. ``0`` (default, the paper's
+            rule: any step) lets step 0 be picked, whose fork keeps only the prompt and so is a
+            fresh rollout; ``1`` spends the samples on the most uncertain later step instead
+            (see :mod:`..router`).
         region: Region whose uncertainty picks branch points (see :mod:`..uncertainty`).
         mode: ``ppl`` (the paper's score: perplexity of the region's sampled tokens) or
             ``entropy`` (mean entropy of their top-k candidates). On 8 seeded MuSiQue
@@ -67,6 +71,7 @@ class MuseContext(SearchContext):
     top_k_steps: int = 2
     samples_per_step: int = 3
     rounds: int = 1
+    min_branch_step: int = 0
     region: Region = "exploration"
     mode: Mode = "ppl"
     join: Join = "select"
@@ -85,7 +90,7 @@ class MuseContext(SearchContext):
         for name in ("budget", "initial_rollouts"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)}).")
-        for name in ("top_k_steps", "samples_per_step", "rounds"):
+        for name in ("top_k_steps", "samples_per_step", "rounds", "min_branch_step"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be 0 or more (got {getattr(self, name)}).")
         if self.initial_rollouts > self.budget:

@@ -144,12 +144,13 @@ def _ranked(
     region: str,
     mode: Mode,
     exclude: Collection[tuple[str, int]],
+    min_step: int,
 ) -> list[BranchPoint]:
     scored: list[tuple[float, int, int, BranchPoint]] = []
     for order, trajectory in enumerate(trajectories):
         for index, step in enumerate(trajectory.get("steps") or []):
             key = (str(trajectory["id"]), index)
-            if step.get("origin") != trajectory["id"] or key in exclude:
+            if step.get("origin") != trajectory["id"] or key in exclude or index < min_step:
                 continue
             score = region_score(step, region, mode)
             if score is not None:
@@ -168,6 +169,7 @@ def select_branch_points(
     k: int,
     *,
     exclude: Collection[tuple[str, int]] = (),
+    min_step: int = 0,
 ) -> list[BranchPoint]:
     """Pick the ``k`` most uncertain steps, most uncertain first.
 
@@ -182,6 +184,8 @@ def select_branch_points(
         mode: ``entropy`` or ``ppl``.
         k: How many points at most.
         exclude: ``(trajectory id, step index)`` pairs already used.
+        min_step: The earliest step index a point may have. A fork at step 0 keeps only the
+            question's prompt: it is a fresh rollout, which shares nothing more with its parent.
 
     Returns:
         Up to ``k`` branch points.
@@ -189,9 +193,9 @@ def select_branch_points(
     if region not in REGIONS or mode not in MODES:
         raise ValueError(f"region must be one of {REGIONS} and mode one of {MODES}.")
     if region != "mixed":
-        return _ranked(trajectories, region, mode, exclude)[: max(k, 0)]
+        return _ranked(trajectories, region, mode, exclude, min_step)[: max(k, 0)]
     quota = {"reasoning": k // 2, "exploration": k - k // 2}
-    ranked = {name: _ranked(trajectories, name, mode, exclude) for name in quota}
+    ranked = {name: _ranked(trajectories, name, mode, exclude, min_step) for name in quota}
     picked: list[BranchPoint] = []
     taken: set[tuple[str, int]] = set()
     for name, other in (("reasoning", "exploration"), ("exploration", "reasoning")):

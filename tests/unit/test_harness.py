@@ -404,13 +404,15 @@ def test_bench_cli_muse_settings(
     assert "--budget apply to the graphs parallel-muse" in capsys.readouterr().err
     assert main([*base, "--graphs", "parallel-muse", "--corpus", "contexts"]) == 2
     assert "no 'context' paragraphs" in capsys.readouterr().err
-    muse = ["--budget", "8", "--region", "all", "--mode", "ppl", "--report-max-tokens", "96"]
+    muse = ["--budget", "8", "--region", "all", "--mode", "ppl", "--report-max-tokens", "96",
+            "--min-branch-step", "1"]  # fmt: skip
     args = build_parser().parse_args([*base, "--graphs", "parallel-muse", *muse, "--fresh-cache"])
     assert muse_settings(args, ["parallel-muse"]) == {
-        "budget": 8, "region": "all", "mode": "ppl", "report_max_tokens": 96
+        "budget": 8, "min_branch_step": 1, "region": "all", "mode": "ppl", "report_max_tokens": 96
     }  # fmt: skip
     assert bench_command(args).endswith(
-        "--index hybrid --budget 8 --region all --mode ppl --report-max-tokens 96 --fresh-cache"
+        "--index hybrid --budget 8 --min-branch-step 1 --region all --mode ppl "
+        "--report-max-tokens 96 --fresh-cache"
     )
     with pytest.raises(SystemExit):
         build_parser().parse_args([*base, "--graphs", "parallel-muse", "--join", "best"])

@@ -188,6 +188,26 @@ def test_counters_sum_own_steps_and_keep_reduction_apart():
     assert state["aggregation"]["method"] == "unanimous"
 
 
+def test_min_branch_step_moves_a_step_0_fork_to_the_next_most_uncertain_step():
+    # Step 0 is the most uncertain reasoning step of SPREADS' rollout: its fork would keep only
+    # the prompt. From step 1 on, the samples go to the next most uncertain one, step 2.
+    options = {"region": "reasoning", "budget": 3, "top_k_steps": 1, "samples_per_step": 2}
+    state, _ = run_muse(three_step_agent(SPREADS), **options)
+    assert branch_origins(state) == [("t0", 0), ("t0", 0)]
+    state, _ = run_muse(three_step_agent(SPREADS), **options, min_branch_step=1)
+    assert branch_origins(state) == [("t0", 2), ("t0", 2)]
+    assert all(len(t["steps"]) == 3 for t in state["trajectories"])
+
+
+def test_a_one_step_rollout_with_min_branch_step_gets_fresh_rollouts_instead():
+    def answers_at_once(seed, step):
+        return ANSWER.format(answer="x"), {"reasoning": 2, "answer": 2}
+
+    state, _ = run_muse(answers_at_once, budget=4, region="all", min_branch_step=1)
+    assert branch_origins(state) == [] and state["branch_points"] == []
+    assert len(state["trajectories"]) == 4
+
+
 def simulate(ctx: MuseContext, steps_of: Callable[[int], int]) -> list[dict[str, Any]]:
     """Run the router's plan loop with synthetic trajectories (no graph, no model)."""
     trajectories: list[dict[str, Any]] = []
@@ -229,9 +249,10 @@ def agent_step_spread(index: int, i: int) -> dict[str, Any]:
     rounds=st.integers(0, 4),
     region=st.sampled_from(["reasoning", "exploration", "all", "mixed"]),
     steps=st.integers(0, 3),
+    min_step=st.integers(0, 3),
 )
 def test_budget_is_spent_exactly_and_never_exceeded(
-    budget, initial, top_k, samples, rounds, region, steps
+    budget, initial, top_k, samples, rounds, region, steps, min_step
 ):
     initial = min(initial, budget)
     ctx = MuseContext(
@@ -241,9 +262,11 @@ def test_budget_is_spent_exactly_and_never_exceeded(
         samples_per_step=samples,
         rounds=rounds,
         region=region,
+        min_branch_step=min_step,
     )
     trajectories = simulate(ctx, lambda index: steps)
     assert len(trajectories) == budget
+    assert all(t["branch_step"] >= min_step for t in trajectories if t["parent"])
     assert [t["index"] for t in trajectories] == list(range(budget))
     forked = [(t["parent"], t["branch_step"]) for t in trajectories if t["parent"]]
     assert all(count <= samples for count in map(forked.count, set(forked)))
@@ -359,6 +382,7 @@ def test_xray_drawing_shows_the_agent_loop_inside_each_rollout():
         ({"rounds": 0}, "create_rollouts_graph"),
         ({"region": "x"}, "region"),
         ({"initial_rollouts": 9}, "budget"),
+        ({"min_branch_step": -1}, "min_branch_step must be 0 or more"),
         ({"beam": 2}, "Unknown"),
     ],
 )

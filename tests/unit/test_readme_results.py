@@ -56,6 +56,7 @@ def test_a_changed_figure_makes_the_block_stale(tmp_path: Path) -> None:
         ),
         (["--region", "reasoning", "--rounds", "2"], "reasoning steps, 2 rounds (`--region"),
         (["--mode", "ppl"], "exploration steps by perplexity (`--mode ppl`)"),
+        (["--min-branch-step", "1"], "exploration steps, no fork before step 1 (`--min"),
     ],
 )
 def test_the_muse_block_says_which_branching_settings_ran(flags: list[str], words: str) -> None:

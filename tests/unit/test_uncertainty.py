@@ -133,6 +133,15 @@ def test_inherited_and_excluded_steps_are_never_picked_and_ties_go_to_earlier_st
     assert picks(points) == [("t0", 1), ("t1", 1)]
 
 
+def test_points_before_min_step_are_never_picked():
+    t = trajectory("t0", (7, 2), (1, 5), (3, 9))  # step 0 is the most uncertain reasoning step
+    assert picks(select_branch_points([t], "reasoning", "entropy", 1)) == [("t0", 0)]
+    assert picks(select_branch_points([t], "reasoning", "entropy", 1, min_step=1)) == [("t0", 2)]
+    mixed = select_branch_points([t], "mixed", "entropy", 3, min_step=1)
+    assert picks(mixed) == [("t0", 2), ("t0", 1)]  # only two steps left to pick from
+    assert select_branch_points([t], "all", "ppl", 2, min_step=3) == []
+
+
 def test_unknown_region_is_refused():
     with pytest.raises(ValueError, match="region"):
         select_branch_points([], "thinking", "entropy", 1)  # type: ignore[arg-type]
