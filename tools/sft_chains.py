@@ -1,16 +1,18 @@
-"""Chain data for a second SFT stage: MuSiQue/2Wiki trajectories, benchmark questions held out.
+"""Chain data for SFT (MuSiQue/2Wiki trajectories), with the benchmarks' questions held out.
+
+A second stage on chains alone, a replay mix, or the chains in the first stage's mix.
 
 Usage:
-    .venv/bin/python tools/sft_chains.py heldout --out runs/chains/bench_heldout.jsonl.gz
+    .venv/bin/python tools/sft_chains.py heldout --out data/bench_heldout_chains.jsonl.gz
     .venv/bin/langgraph-parallel train sft --synthesize-only \
         --dataset ../shared/data/musique_dev_with_paragraphs200.jsonl.gz \
         --dataset ../shared/data/2wikimultihopqa_dev_sample500.jsonl.gz \
         --exclude data/hotpotqa_dev_sample300.jsonl.gz \
-        --exclude runs/chains/bench_heldout.jsonl.gz --per-class 0 --max-turns 6 --out runs/chains
+        --exclude data/bench_heldout_chains.jsonl.gz --per-class 0 --max-turns 6 --out runs/chains
     .venv/bin/python tools/sft_chains.py select --data runs/chains/data.jsonl --out runs/chains-sel
     .venv/bin/langgraph-parallel train sft --init smollm2-parallel --policies parallel \
         --data runs/chains-sel/data.jsonl --exclude data/hotpotqa_dev_sample300.jsonl.gz \
-        --exclude runs/chains/bench_heldout.jsonl.gz --epochs 1 --learning-rate 3e-4 \
+        --exclude data/bench_heldout_chains.jsonl.gz --epochs 1 --learning-rate 3e-4 \
         --out runs/sft-chain
     # or a replay mix (fewer chains plus first-stage comparisons), trained the same way:
     .venv/bin/python tools/sft_chains.py mix --data runs/chains/data.jsonl \
@@ -28,8 +30,9 @@ The only MuSiQue and 2Wiki files with paragraphs in ``../shared/data`` are the s
 benchmarks draw from (``tools/bench_parallel_muse.py``, ``tools/bench_sft.py``), so ``heldout``
 writes the questions those draw (seeded, with room for larger runs: the first 40 MuSiQue, the
 first 40 2Wiki ``compositional``/``inference`` and the first 100 2Wiki of any type) to a file
-that ``train sft --exclude`` takes. ``select`` keeps one policy's trajectories of a synthesised
-file: every MuSiQue chain (2-4 hops) and 2Wiki ``inference`` one, and a seeded few 2Wiki
+that ``train sft --exclude`` takes (the committed ``data/bench_heldout_chains.jsonl.gz``, which
+a test keeps equal to what ``heldout`` writes). ``select`` keeps one policy's trajectories of a
+synthesised file: every MuSiQue chain (2-4 hops) and 2Wiki ``inference`` one, and a seeded few 2Wiki
 ``compositional`` chains and ``comparison`` decompositions (so the stage does not only ever see
 chains); about 290k tokens, one epoch in about 45 min on 2 CPU cores. Its ``data.json`` is the
 synthesis record plus the selection. ``combine`` joins such files (both policies of each
@@ -155,7 +158,7 @@ def combine(datas: list[Path], out: Path) -> int:
         "exclude": list(dict.fromkeys(e for m in metas for e in m.get("exclude", []))),
         "parts": [
             {k: m[k] for k in ("command", "config", "trajectories") if k in m} for m in metas
-        ],  # fmt: skip
+        ],
         "trajectories": len(rows),
         "by_policy": {p: sum(r["policy"] == p for r in rows) for p in sorted(policies)},
         "selection": command,
