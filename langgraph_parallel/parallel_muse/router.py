@@ -13,11 +13,9 @@ get fewer (or no) samples. Whatever budget is left after the last round (or when
 to fork) goes to fresh full rollouts, sent together with the last round's branches so the engine
 decodes them in one batch.
 
-Branch points start at step ``min_branch_step`` or later (default 0, any step). A fork at step
-0 keeps only the question's prompt, so it costs what a fresh rollout costs: on the embedded
-policy, forks at step 0 cost 0.98-1.02x of independent rollouts and later ones 0.65-0.67x
-(``benchmarks/parallel_muse/``). With ``min_branch_step=1`` a trajectory that answered at once
-has nothing to fork, and the budget goes to fresh rollouts as above.
+Branch points start at step ``min_branch_step`` or later (default 0: any step; a fork at step 0
+keeps only the prompt, so it is a fresh rollout, see :class:`MuseContext`). A trajectory with
+nothing to fork from there leaves its budget to fresh rollouts, as above.
 
 Multiple rounds: round ``r`` ranks the own steps of *all* trajectories so far (best-first search
 over the tree), minus the points already forked, so a branch's new steps compete with the still
@@ -127,14 +125,8 @@ def plan_branches(
         rounds_done += 1
         exclude = {(p["trajectory"], p["step"]) for p in used}
         by_id = {t["id"]: t for t in trajectories}
-        picked = select_branch_points(
-            trajectories,
-            ctx.region,
-            ctx.mode,
-            ctx.top_k_steps,
-            exclude=exclude,
-            min_step=ctx.min_branch_step,
-        )
+        picked = select_branch_points(trajectories, ctx.region, ctx.mode, ctx.top_k_steps,
+                                      exclude=exclude, min_step=ctx.min_branch_step)  # fmt: skip
         for point in picked:
             samples = min(ctx.samples_per_step, remaining - len(branches))
             if samples <= 0:
