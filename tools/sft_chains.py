@@ -51,6 +51,7 @@ from pathlib import Path
 
 from langgraph_parallel.eval.datasets import load_questions
 from langgraph_parallel.paths import shared_data_dir
+from langgraph_parallel.train.trajectories import META_FILE, write_trajectories
 
 MUSIQUE = "musique_dev_with_paragraphs200.jsonl.gz"
 WIKI = "2wikimultihopqa_dev_sample500.jsonl.gz"
@@ -121,7 +122,7 @@ def mix(data: Path, replay: Path, out: Path, policy: str) -> int:
             chosen += rows
     rng.shuffle(chosen)
     command = f"tools/sft_chains.py mix --data {data} --replay {replay} --policy {policy}"
-    replayed = json.loads(replay.with_name("data.json").read_text())
+    replayed = json.loads(replay.with_name(META_FILE).read_text())
     return _write(chosen, data, out, command, replayed)
 
 
@@ -149,7 +150,7 @@ def combine(datas: list[Path], out: Path) -> int:
             f"{len(lone)} question(s) lack a policy's trajectory (e.g. {lone[0]}): give both "
             "policies' files (select --policy parallel and --policy sequential)."
         )
-    metas = [json.loads(path.with_name("data.json").read_text()) for path in datas]
+    metas = [json.loads(path.with_name(META_FILE).read_text()) for path in datas]
     command = "tools/sft_chains.py combine " + " ".join(f"--data {p}" for p in datas)
     meta = {
         # Each part's own steps, then this one: the card copies command and datasets.
@@ -159,14 +160,9 @@ def combine(datas: list[Path], out: Path) -> int:
         "parts": [
             {k: m[k] for k in ("command", "config", "trajectories") if k in m} for m in metas
         ],
-        "trajectories": len(rows),
-        "by_policy": {p: sum(r["policy"] == p for r in rows) for p in sorted(policies)},
         "selection": command,
     }
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "data.jsonl").open("w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
-    (out / "data.json").write_text(json.dumps(meta, indent=2) + "\n")
+    write_trajectories(out, rows, meta)  # adds the counts: trajectories, by_policy
     return len(rows)
 
 
@@ -178,23 +174,18 @@ def _write(
     ``train sft --data`` copies ``command`` and ``datasets`` into the adapter's card, so they
     name every step (synthesis, replayed synthesis, this selection) and every question file.
     """
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "data.jsonl").open("w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in chosen)
-    meta = json.loads(data.with_name("data.json").read_text())
+    meta = json.loads(data.with_name(META_FILE).read_text())
     steps = [meta["command"], *([replayed["command"]] if replayed else []), command]
     meta.update(
         command=" && ".join(steps),
         datasets=[*meta.get("datasets", []), *(replayed or {}).get("datasets", [])],
-        trajectories=len(chosen),
-        by_policy={p: len(chosen) for p in {r["policy"] for r in chosen}},
         selection=command,
     )
     if replayed:  # its own synthesis settings (HotpotQA: max_turns 4), beside the chains'
         meta["replay"] = {
             k: replayed[k] for k in ("command", "datasets", "config") if k in replayed
         }
-    (out / "data.json").write_text(json.dumps(meta, indent=2) + "\n")
+    write_trajectories(out, chosen, meta)  # adds the counts: trajectories, by_policy
     return len(chosen)
 
 

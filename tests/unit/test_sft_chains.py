@@ -22,11 +22,27 @@ def _tool() -> ModuleType:
     return sft_chains
 
 
-def test_select_keeps_every_chain_a_few_others_and_one_policy(tmp_path: Path) -> None:
-    rows = [
+def synthesis(folder: Path, rows: list[dict], record: dict) -> Path:
+    """A hand-made ``train sft --synthesize-only`` folder; returns its ``data.jsonl``."""
+    folder.mkdir()
+    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "data.json").write_text(json.dumps(record))
+    return folder / "data.jsonl"
+
+
+def both_policies(kinds: list[tuple[str, str, int]]) -> list[dict]:
+    """``n`` rows of each (dataset, type), for each policy, with the same ids."""
+    return [
         {"id": f"{d}-{t}-{i}", "dataset": d, "type": t, "policy": p}
         for p in ("parallel", "sequential")
-        for d, t, n in [
+        for d, t, n in kinds
+        for i in range(n)
+    ]
+
+
+def test_select_keeps_every_chain_a_few_others_and_one_policy(tmp_path: Path) -> None:
+    rows = both_policies(
+        [
             ("musique", "2hop", 3),
             ("musique", "4hop1", 2),
             ("2wiki", "inference", 2),
@@ -34,12 +50,8 @@ def test_select_keeps_every_chain_a_few_others_and_one_policy(tmp_path: Path) ->
             ("2wiki", "comparison", 30),
             ("2wiki", "bridge_comparison", 5),
         ]
-        for i in range(n)
-    ]
-    data = tmp_path / "s" / "data.jsonl"
-    data.parent.mkdir()
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (tmp_path / "s" / "data.json").write_text(json.dumps({"command": "synth", "trajectories": 2}))
+    )
+    data = synthesis(tmp_path / "s", rows, {"command": "synth", "trajectories": 2})
     assert _tool().select(data, tmp_path / "o", "parallel") == 3 + 2 + 2 + 20 + 24
     kept = [json.loads(line) for line in (tmp_path / "o" / "data.jsonl").open()]
     assert {r["policy"] for r in kept} == {"parallel"}
@@ -72,18 +84,8 @@ def test_heldout_holds_every_question_the_benchmarks_draw(tmp_path: Path) -> Non
 
 def test_mix_keeps_long_chains_caps_the_rest_and_replays_comparisons(tmp_path: Path) -> None:
     def write(name: str, kinds: list[tuple[str, str, int]], command: str) -> Path:
-        rows = [
-            {"id": f"{d}-{t}-{i}", "dataset": d, "type": t, "policy": p}
-            for p in ("parallel", "sequential")
-            for d, t, n in kinds
-            for i in range(n)
-        ]
-        path = tmp_path / name / "data.jsonl"
-        path.parent.mkdir()
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         record = {"command": command, "datasets": [f"{name}.jsonl.gz"], "config": {"n": name}}
-        (tmp_path / name / "data.json").write_text(json.dumps(record))
-        return path
+        return synthesis(tmp_path / name, both_policies(kinds), record)
 
     chains = write(
         "chains",
@@ -114,12 +116,8 @@ def test_mix_keeps_long_chains_caps_the_rest_and_replays_comparisons(tmp_path: P
 def test_combine_joins_both_policies_and_refuses_a_lone_or_repeated_one(tmp_path: Path) -> None:
     def write(name: str, policies: tuple[str, ...], ids: list[str]) -> Path:
         rows = [{"id": i, "dataset": name, "type": "t", "policy": p} for p in policies for i in ids]
-        path = tmp_path / name / "data.jsonl"
-        path.parent.mkdir()
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         record = {"command": f"make {name}", "datasets": [f"{name}.gz"], "config": {"n": name}}
-        (tmp_path / name / "data.json").write_text(json.dumps(record))
-        return path
+        return synthesis(tmp_path / name, rows, record)
 
     hq = write("hq", ("parallel", "sequential"), ["a", "b"])
     chains_p = write("cp", ("parallel",), ["c", "d"])
