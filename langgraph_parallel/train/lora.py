@@ -78,7 +78,8 @@ def train_policy(
     from langgraph_parallel.train.log import MetricsLog
     from langgraph_parallel.train.start import inherit, lineage, load_policy
 
-    init, excluded = inherit(config.init, provenance["excluded"]) if config.init else ({}, {})
+    excluded = provenance["excluded"]
+    init, excluded = inherit(config.init, excluded) if config.init else ({}, excluded)
     base_model = str(init.get("base_model") or config.model)
     tokenizer = AutoTokenizer.from_pretrained(model_folder(base_model))
     rows = []
@@ -151,7 +152,7 @@ def train_policy(
             "tokens": sum(len(r["input_ids"]) for r in rows),
             "loss_tokens": sum(sum(r["completion_mask"]) for r in rows),
         },
-        "excluded": excluded or provenance["excluded"],
+        "excluded": excluded,
         **lineage(init),
         "config": {
             **{k: v for k, v in asdict(config).items() if k not in ("out", "exclude", "datasets")},
