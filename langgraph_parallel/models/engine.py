@@ -31,6 +31,7 @@ from typing import Any
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models import vllm_plugin
+from langgraph_parallel.models.cpu import cpu_dtype
 from langgraph_parallel.models.worker import EngineWorker
 
 # On CPU, vLLM otherwise runs the model in a third process (its "mp" executor) beside the engine
@@ -97,10 +98,12 @@ def env_engine_kwargs(env: Mapping[str, str] | None = None) -> dict[str, Any]:
 def engine_defaults() -> dict[str, Any]:
     """Return engine keyword defaults for this machine, updated by ``LANGGRAPH_PARALLEL_ENGINE``.
 
-    Without a GPU these are :data:`CPU_ENGINE_DEFAULTS`; the variable applies to every command,
-    Studio and ``serve``, so one setting reaches every engine a user starts.
+    Without a GPU these are :data:`CPU_ENGINE_DEFAULTS` and the dtype of :func:`cpu_dtype`;
+    the variable applies to every command, Studio and ``serve``, so one setting reaches every
+    engine a user starts (``{"dtype": "float32"}`` forces a dtype).
     """
-    return {**({} if has_gpu() else CPU_ENGINE_DEFAULTS), **env_engine_kwargs()}
+    cpu = {} if has_gpu() else {"dtype": cpu_dtype(), **CPU_ENGINE_DEFAULTS}
+    return {**cpu, **env_engine_kwargs()}
 
 
 def has_gpu() -> bool:

@@ -11,7 +11,7 @@ from langgraph_parallel.apps.cli import main
 from langgraph_parallel.eval.harness import load_results
 from langgraph_parallel.eval.summary import CLASSES, METRIC_KEYS
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.engine]
 
 REPO = Path(__file__).resolve().parents[2]
 DATASET = REPO / "data" / "hotpotqa_dev_sample300.jsonl.gz"

@@ -15,7 +15,7 @@ from langchain_core.messages import HumanMessage
 
 from langgraph_parallel.protocol import action_regex
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.engine]
 
 LONG_PREFIX = "Background: " + " ".join(f"fact {i} is about topic {i % 7}." for i in range(80))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -10,9 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from langgraph_parallel.models.engine import ENGINE_ENV, env_engine_kwargs
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-# A small KV cache: the test session runs other engines in this machine's memory.
-ENV = {**os.environ, "LANGGRAPH_PARALLEL_ENGINE": '{"kv_cache_memory_bytes": 536870912}'}
+# A small KV cache: the test session runs other engines in this machine's memory. Over the
+# session's settings (``--engine-dtype`` puts a dtype there), not instead of them.
+ENV = {
+    **os.environ,
+    ENGINE_ENV: json.dumps({**env_engine_kwargs(), "kv_cache_memory_bytes": 536870912}),
+}
 
 
 def run_real(name: str) -> list[str]:
@@ -34,6 +41,7 @@ def test_every_example_has_a_real_mode(name: str) -> None:
     assert 'add_argument("--real"' in (EXAMPLES / name).read_text()
 
 
+@pytest.mark.engine
 def test_fan_out_example_searches_the_real_corpus() -> None:
     lines = run_real("01_add_fan_out_to_your_graph.py")
     queries = ast.literal_eval(next(x for x in lines if x.startswith("queries:"))[8:].strip())
@@ -43,6 +51,7 @@ def test_fan_out_example_searches_the_real_corpus() -> None:
     assert lines[-1].startswith("answer:")
 
 
+@pytest.mark.engine
 def test_runnables_example_runs_every_way_on_the_engine() -> None:
     lines = run_real("02_runnables.py")
     assert lines[0].startswith("invoke -> ")

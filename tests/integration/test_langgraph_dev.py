@@ -19,10 +19,11 @@ from typing import Any
 import httpx
 import pytest
 
+from langgraph_parallel.models.engine import ENGINE_ENV, env_engine_kwargs
 from langgraph_parallel.models.server import stop_server
 from tests.servers import free_port, tail, wait_for_http
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.engine]
 
 REPO = Path(__file__).resolve().parents[2]
 GRAPHS = json.loads((REPO / "langgraph.json").read_text())["graphs"]
@@ -49,8 +50,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     env = {
         **os.environ,
         "LANGGRAPH_PARALLEL_INDEX_LIMIT": "300",
-        # A small KV cache: this engine shares the machine with the other tests' engines.
-        "LANGGRAPH_PARALLEL_ENGINE": json.dumps({"kv_cache_memory_bytes": 512 << 20}),
+        # A small KV cache: this engine shares the machine with the other tests' engines (over
+        # the session's settings: --engine-dtype puts a dtype there).
+        ENGINE_ENV: json.dumps({**env_engine_kwargs(), "kv_cache_memory_bytes": 512 << 20}),
         "LANGGRAPH_PARALLEL_SEARCH": "faiss",
         # One engine for all three graphs (each would otherwise start its default policy's).
         "LANGGRAPH_PARALLEL_MODEL": "smollm2-parallel",

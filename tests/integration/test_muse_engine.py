@@ -13,7 +13,7 @@ from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph
 from langgraph_parallel.retrieval import CorpusIndex, MiniLMEmbeddings
 from langgraph_parallel.retrieval.corpus import bundled_corpus_path
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.engine]
 
 QUESTION_ID = "5a7d5c175542991319bc93b1"  # Harvey Pekar vs Denise Levertov: who was born earlier?
 SLICE_ROWS = 60

@@ -122,6 +122,7 @@ def test_shipped_policies_have_complete_cards() -> None:
         assert _sample_ids() <= set(card["excluded"]["ids"])
 
 
+@pytest.mark.engine
 def test_the_engine_serves_the_merged_policy_and_prompts_it_with_the_rules() -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -26,7 +26,7 @@ from langgraph_parallel.protocol import parse_action
 from tests.fakes import CountingSearcher
 from tests.servers import free_port, tail
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.engine]
 
 # Small KV cache: other tests in this process (and other processes) run engines on this machine.
 # A 256-token step budget: longer prompts are prefilled in chunks (the seeded test below).
@@ -87,9 +87,10 @@ def test_shared_prefix_is_served_from_the_cache(server_url: str) -> None:
 
 
 def test_parallel_search_graph_runs_on_the_server_model(server_url: str) -> None:
-    # The server's structured outputs make every step a two-query search, so the run takes
-    # exactly two model calls whatever the model would have chosen.
-    search_only = r"<think> [a-z ]{1,20} </think>\n<search> [a-z]{1,8} ## [a-z]{1,8} </search>"
+    # The server's structured outputs make every step a search of two sub-queries that cannot be
+    # equal (one starts with "a", the other with "b"), so the run takes exactly two model calls
+    # and fans out two searches whatever words the model picks on this CPU and dtype.
+    search_only = r"<think> [a-z ]{1,20} </think>\n<search> a[a-z]{0,7} ## b[a-z]{0,7} </search>"
     body = {"include_stop_str_in_output": True, "structured_outputs": {"regex": search_only}}
     model = chat_openai_for_server(server_url, "smollm2", extra_body=body)
     searcher = CountingSearcher()
@@ -100,7 +101,8 @@ def test_parallel_search_graph_runs_on_the_server_model(server_url: str) -> None
     counters = state["counters"]
     assert state["answer"] is None and state["stop_reason"].startswith("max_turns")
     assert counters["llm_calls"] == 2 and counters["turns"] == 1
-    assert len(searcher.queries) == 2  # the first step's two sub-queries, fanned out
+    # The first step's two sub-queries, fanned out (the second step, the last, does not search).
+    assert sorted(q[0] for q in searcher.queries) == ["a", "b"]
     assert counters["completion_tokens"] > 0
     # The second step extends the first step's prompt: the server reads it from its cache.
     assert 0 < counters["cached_prompt_tokens"] < counters["prompt_tokens"]

@@ -7,14 +7,19 @@ import json
 import pytest
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.models import engine
+from langgraph_parallel.models import cpu, engine
 
 
 def test_the_environment_variable_updates_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "CPU_ENGINE_DEFAULTS", {"enforce_eager": True, "block_size": 32})
     monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    monkeypatch.setattr("langgraph_parallel.models.cpu.cpu_has_native_bf16", lambda: True)
     monkeypatch.delenv("LANGGRAPH_PARALLEL_ENGINE", raising=False)
-    assert engine.engine_defaults() == {"enforce_eager": True, "block_size": 32}
+    assert engine.engine_defaults() == {
+        "enforce_eager": True,
+        "block_size": 32,
+        "dtype": "bfloat16",
+    }
     monkeypatch.setenv("LANGGRAPH_PARALLEL_ENGINE", '{"enforce_eager": false, "dtype": "float32"}')
     assert engine.engine_defaults() == {
         "enforce_eager": False,
@@ -23,6 +28,20 @@ def test_the_environment_variable_updates_the_defaults(monkeypatch: pytest.Monke
     }
     monkeypatch.setattr("torch.cuda.is_available", lambda: True)  # a GPU: no CPU defaults
     assert engine.engine_defaults() == {"enforce_eager": False, "dtype": "float32"}
+
+
+@pytest.mark.parametrize(("native", "dtype"), [(True, "bfloat16"), (False, "float32")])
+def test_the_cpu_engine_runs_in_bfloat16_only_where_the_cpu_computes_it(
+    monkeypatch: pytest.MonkeyPatch, native: bool, dtype: str
+) -> None:
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    monkeypatch.delenv("LANGGRAPH_PARALLEL_ENGINE", raising=False)
+    monkeypatch.setattr("torch.cpu._is_avx512_bf16_supported", lambda: native, raising=False)
+    monkeypatch.setattr("torch.cpu._is_amx_tile_supported", lambda: False, raising=False)
+    assert cpu.cpu_dtype() == dtype
+    assert engine.engine_defaults()["dtype"] == dtype
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_ENGINE", '{"dtype": "bfloat16"}')  # a user's choice wins
+    assert engine.engine_defaults()["dtype"] == "bfloat16"
 
 
 def test_a_bad_value_names_the_variable_and_an_example(monkeypatch: pytest.MonkeyPatch) -> None:
