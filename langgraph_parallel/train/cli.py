@@ -64,6 +64,10 @@ def cmd_sft(args: argparse.Namespace) -> int:
             "--data trains on trajectories already synthesised; --dataset, --corpus and "
             "--synthesize-only belong to the run that makes them: drop them or drop --data."
         )
+    if args.resume and args.synthesize_only:
+        raise UserError(
+            "--resume continues a training, --synthesize-only trains nothing: drop one."
+        )
     config = SFTRunConfig(
         datasets=tuple(args.dataset or args.dataset_default),
         out=args.out,
@@ -83,6 +87,8 @@ def cmd_sft(args: argparse.Namespace) -> int:
         max_turns=args.max_turns,
         top_k=args.top_k,
         seed=args.seed,
+        save_steps=args.save_steps,
+        resume=args.resume,
     )
     command = shlex.join(["langgraph-parallel", *sys.argv[1:]])
     if args.synthesize_only:
@@ -150,6 +156,18 @@ def _add_sft_parser(kinds: Any) -> None:
     p.add_argument("--max-turns", type=int, default=4)
     p.add_argument("--top-k", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--save-steps",
+        type=int,
+        default=10,
+        help="checkpoint every N optimizer steps under OUT/<policy>/trainer/ (0: none)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run in --out: finished policies are skipped, the next "
+        "continues from its last checkpoint; without --data on OUT/data.jsonl if written",
+    )
     p.set_defaults(func=cmd_sft, dataset_default=[default_data], exclude_default=[held_out])
 
 

@@ -7,21 +7,23 @@ sequences per forward and no checkpointing. Several GPUs: TRL's own launcher,
 ``accelerate launch --num_processes N -m langgraph_parallel.apps.cli train sft --data FILE ...``
 (:func:`batch_split` keeps ``batch_size`` per optimizer step; one process writes the adapter).
 The adapter is written with its card (:func:`~langgraph_parallel.models.adapters.write_adapter`).
+Every ``save_steps`` optimizer steps the trainer writes a checkpoint under ``<policy>/trainer/``
+that ``--resume`` continues from (:mod:`.resume`).
 """
 
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.models.adapters import ADAPTER_CARD_KEYS, write_adapter
+from langgraph_parallel.models.adapters import ADAPTER_CARD_KEYS, MODEL_CARD, write_adapter
 
 if TYPE_CHECKING:
     from langgraph_parallel.train.gold import Policy
+    from langgraph_parallel.train.resume import Start
     from langgraph_parallel.train.sft import SFTRunConfig
 
 
@@ -52,6 +54,7 @@ def train_policy(
     *,
     command: str,
     provenance: dict[str, Any],
+    start: Start | None = None,
 ) -> Path:
     """Train one LoRA adapter on ``records`` and write it with its card into ``folder``.
 
@@ -64,6 +67,8 @@ def train_policy(
         provenance: Where the records came from, for the card: ``data`` (question files,
             file hash), ``excluded`` (held-out files and ids), ``synthesis`` (the synthesis
             settings) and ``synthesis_s``.
+        start: The checkpoint to continue from (:func:`~.resume.plan_start`); ``None``: from
+            scratch. Its checkpoints are removed once the adapter is written.
     """
     try:
         import torch
@@ -76,6 +81,13 @@ def train_policy(
     from langgraph_parallel.models.folders import model_folder
     from langgraph_parallel.train.encode import encode_transcript
     from langgraph_parallel.train.log import MetricsLog
+    from langgraph_parallel.train.resume import (
+        SAVE_TOTAL_LIMIT,
+        RunRecord,
+        Start,
+        clear_checkpoints,
+        run_settings,
+    )
     from langgraph_parallel.train.start import inherit, lineage, load_policy
 
     excluded = provenance["excluded"]
@@ -112,7 +124,12 @@ def train_policy(
         lr_scheduler_type="cosine",
         warmup_steps=config.warmup_steps,
         logging_steps=1,
-        save_strategy="no",
+        **(
+            {"save_strategy": "steps", "save_steps": config.save_steps}
+            if config.save_steps
+            else {"save_strategy": "no"}
+        ),
+        save_total_limit=SAVE_TOTAL_LIMIT,
         report_to=[],
         seed=config.seed,
         use_cpu=not gpu,
@@ -123,16 +140,22 @@ def train_policy(
         gradient_checkpointing=gpu,
     )
     folder.mkdir(parents=True, exist_ok=True)
+    # The card marks a finished adapter (--resume skips it): an older one must not outlive the
+    # start of this training.
+    (folder / MODEL_CARD).unlink(missing_ok=True)
+    start = start or Start()
+    run = RunRecord(
+        provenance["data"]["sha256"], run_settings(config), start.train_s, start.resumed
+    )
     trainer = SFTTrainer(
         model=model,
         args=args,
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora,
-        callbacks=[MetricsLog(folder / "metrics.jsonl")],
+        callbacks=[MetricsLog(folder / "metrics.jsonl"), run],
     )
-    started = time.time()
-    trainer.train()
+    trainer.train(resume_from_checkpoint=str(start.checkpoint) if start.checkpoint else None)
     if not trainer.is_world_process_zero():  # one process writes the adapter
         return folder
     classes: dict[str, int] = {}
@@ -155,7 +178,11 @@ def train_policy(
         "excluded": excluded,
         **lineage(init),
         "config": {
-            **{k: v for k, v in asdict(config).items() if k not in ("out", "exclude", "datasets")},
+            **{
+                k: v
+                for k, v in asdict(config).items()
+                if k not in ("out", "exclude", "datasets", "resume")
+            },
             **provenance["synthesis"],
             # With ``init`` the base and rank are the start adapter's, not the command's.
             "model": base_model,
@@ -164,9 +191,13 @@ def train_policy(
         "train": {
             "device": "cuda" if gpu else "cpu",
             "synthesis_s": round(provenance["synthesis_s"], 1),
-            "train_s": round(time.time() - started, 1),
+            # Every piece of a resumed run up to the checkpoint the next one continued from.
+            "train_s": round(run.elapsed(), 1),
+            "resumed": start.resumed,
             "optimizer_steps": trainer.state.global_step,
         },
     }
     assert set(ADAPTER_CARD_KEYS) <= set(card)
-    return write_adapter(trainer.model, folder, card)
+    write_adapter(trainer.model, folder, card)
+    clear_checkpoints(folder)
+    return folder
