@@ -1,9 +1,10 @@
-"""Where the project keeps caches and its bundled data."""
+"""Where the project keeps caches and its bundled data, and which commit the code is."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -81,3 +82,26 @@ def build_model_dir(target: Path, write: Callable[[Path], None]) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def source_commit(root: Path | None = None) -> str:
+    """Return the checkout's commit (``-dirty`` if tracked code differs; ``unknown`` outside).
+
+    Recorded in ``run.json`` and benchmark summaries so a figure says which code made it. Only
+    the library, the tools and the package metadata count as code: the benchmark's own output
+    files, which a re-run rewrites while it runs, do not make the code dirty.
+
+    Args:
+        root: The checkout (default: the one this package is imported from).
+    """
+    root = root or _PACKAGE_ROOT.parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        code = ["langgraph_parallel", "tools", "pyproject.toml"]
+        diff = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *code], cwd=root)
+        dirty = diff.returncode != 0
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")

@@ -15,6 +15,9 @@ from langgraph_parallel.prompts import SEARCH_R1_INSTRUCTION
 from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES, THINK_MAX_CHARS
 
 PromptStyleOption = Literal["auto", "chat", "raw"]
+PassageBudgetOption = int | Literal["auto"] | None
+"""A factory's ``passage_sentences``: N sentences, ``None`` (whole passages) or ``auto`` (the
+model's declared budget, see :func:`~langgraph_parallel.agent.step.passage_budget`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,6 +43,12 @@ class SearchContext:
             constrained to the action grammar (fewer tokens per step, at some cost in accuracy:
             see ``benchmarks/latency``).
         search_timeout: Seconds one sub-query search may take before it is reported as failed.
+        passage_sentences: Each retrieved passage is shown as its title and its first N
+            sentences (``None``: whole passages). Observations are most of the prompt (three
+            ~120-token passages per sub-query); HotpotQA's supporting facts are in a
+            paragraph's first two sentences 81% of the time (``benchmarks/retrieval/
+            passage_budget``). The graph factories default it to the model's own (a trained
+            policy's card records the budget it was trained with).
     """
 
     max_turns: int = 4
@@ -52,11 +61,17 @@ class SearchContext:
     max_tokens: int = 256
     think_max_chars: int = THINK_MAX_CHARS
     search_timeout: float = 60.0
+    passage_sentences: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("max_turns", "max_parallel_queries", "top_k", "max_tokens", "think_max_chars"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)}).")
+        budget = self.passage_sentences
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
+            raise ValueError(f"passage_sentences must be an integer or None (got {budget!r}).")
+        if budget is not None and budget < 1:
+            raise ValueError(f"passage_sentences must be at least 1 or None (got {budget}).")
         if self.instruction is not None and "{question}" not in self.instruction:
             raise ValueError("instruction must contain the placeholder {question}.")
 
@@ -105,6 +120,7 @@ def with_defaults(defaults: ContextT, name: str | None = None) -> type[ContextT]
 
 __all__ = [
     "SEARCH_R1_INSTRUCTION",
+    "PassageBudgetOption",
     "PromptStyleOption",
     "SearchContext",
     "run_context",

@@ -1,12 +1,12 @@
 """One agent step, shared by ParallelSearch's ``think`` and ParallelMuse's ``rollout``.
 
-How a model is prompted (:func:`prompt_style`, :func:`raw_prompt_kind`, :func:`first_prompt`),
-what a step call asks of it (:func:`step_options`: stop sequences, token bound, the action
-grammar when the engine can constrain to it), and what comes back (:func:`read_step`: the
-cleaned text with its stop sequence, the parsed action, counters, storable tool calls and token
-logprobs). Both papers' loops (and the direct baseline) use these, so a step is prompted, bounded
-and read the same way wherever it runs; the call itself is the node's (see
-:mod:`~langgraph_parallel.agent.nodes`).
+How a model is prompted (:func:`prompt_style`, :func:`raw_prompt_kind`, :func:`first_prompt`)
+and shown search results (:func:`passage_budget`), what a step call asks of it
+(:func:`step_options`: stop sequences, token bound, the action grammar when the engine can
+constrain to it), and what comes back (:func:`read_step`: the cleaned text with its stop
+sequence, the parsed action, counters, storable tool calls and token logprobs). Both papers'
+loops (and the direct baseline) use these, so a step is prompted, bounded and read the same way
+wherever it runs; the call itself is the node's (see :mod:`~langgraph_parallel.agent.nodes`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.agent.context import PassageBudgetOption, SearchContext
 from langgraph_parallel.errors import UserError, clean_text, storable
 from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.prompts import RawPrompt, parallel_search_instruction, raw_prompt
@@ -33,6 +33,7 @@ __all__ = [
     "StepReply",
     "constrained_regex",
     "first_prompt",
+    "passage_budget",
     "prompt_style",
     "raw_prompt_kind",
     "read_step",
@@ -102,6 +103,34 @@ def raw_prompt_kind(model: BaseChatModel) -> RawPrompt:
     """
     kind = getattr(model, "prompt_kind", None) or getattr(model, "raw_prompt", None)
     return "rules" if kind == "rules" else "few_shot"
+
+
+def passage_budget(model: BaseChatModel, requested: PassageBudgetOption = "auto") -> int | None:
+    """Resolve a factory's ``passage_sentences``: ``auto`` takes the model's declared budget.
+
+    A policy trained on observations cut to N sentences per passage should read the same cut
+    at inference, so the budget travels with the model: ``ChatVLLM``/``ChatVLLMServer`` read
+    ``passage_sentences`` from a trained folder's card, other models may set a
+    ``passage_sentences`` attribute; a model that declares none gets whole passages.
+
+    Args:
+        model: The graph's model.
+        requested: The caller's value; anything but ``auto`` overrides the model's.
+
+    Raises:
+        UserError: The model declares a budget that is not a positive integer.
+    """
+    if requested != "auto":
+        return requested
+    declared = getattr(model, "passage_sentences", None)
+    if declared is None:
+        return None
+    if isinstance(declared, bool) or not isinstance(declared, int) or declared < 1:
+        raise UserError(
+            f"the model declares passage_sentences={declared!r} (its card or attribute); it must "
+            "be a positive integer or absent. Pass passage_sentences=N or None to the graph."
+        )
+    return declared
 
 
 def first_prompt(

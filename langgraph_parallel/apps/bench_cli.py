@@ -15,6 +15,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from langgraph_parallel.apps.arguments import add_index_argument, add_passage_argument
 from langgraph_parallel.apps.bench_muse import (
     MUSE_GRAPHS,
     add_muse_arguments,
@@ -24,10 +25,10 @@ from langgraph_parallel.apps.bench_muse import (
     muse_settings,
 )
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.paths import source_commit
 from langgraph_parallel.protocol import THINK_MAX_CHARS
-from langgraph_parallel.retrieval.indexes import DEFAULT_INDEX, INDEX_KINDS
 
-__all__ = ["RUN_FILE", "add_bench_parser", "bench_command", "cmd_bench"]
+__all__ = ["RUN_FILE", "add_bench_parser", "bench_command", "cmd_bench", "source_commit"]
 
 RUN_FILE = "run.json"
 
@@ -66,33 +67,10 @@ def bench_command(args: argparse.Namespace) -> str:
         parts += ["--think-max-chars", str(args.think_max_chars)]
     if args.corpus:
         parts += ["--corpus", str(args.corpus)]
+    if args.passage_sentences != "auto":
+        parts += ["--passage-sentences", str(args.passage_sentences or "all")]
     parts += ["--index", args.index, *muse_flags(args)]
     return shlex.join(parts)
-
-
-def source_commit(root: Path | None = None) -> str:
-    """Return the checkout's commit (``-dirty`` if tracked code differs; ``unknown`` outside).
-
-    Recorded in ``run.json`` so a benchmark says which code made its rows. Only the library,
-    the tools and the package metadata count as code: the benchmark's own output files, which a
-    re-run rewrites while it runs, do not make the code dirty.
-
-    Args:
-        root: The checkout (default: the one this package is imported from).
-    """
-    import subprocess
-
-    root = root or Path(__file__).resolve().parents[2]
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        code = ["langgraph_parallel", "tools", "pyproject.toml"]
-        diff = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *code], cwd=root)
-        dirty = diff.returncode != 0
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("-dirty" if dirty else "")
 
 
 def _check_settings(out: Path, settings: dict[str, Any]) -> None:
@@ -111,6 +89,7 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
         previous.setdefault("think_max_chars", THINK_MAX_CHARS)  # and than the think bound
         previous.setdefault("fresh_cache", False)  # and than ParallelMuse's settings
         previous.setdefault("muse", {})
+        previous.setdefault("passage_sentences", "auto")  # and than the passage budget
         changed = sorted(k for k in settings if previous.get(k) != settings[k])
         if changed:
             was = ", ".join(f"{k}={previous.get(k)!r}" for k in changed)
@@ -153,6 +132,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "max_turns": args.max_turns,
         "top_k": args.top_k,
         "think_max_chars": args.think_max_chars,
+        "passage_sentences": args.passage_sentences,
         "corpus": corpus and str(Path(corpus).resolve()),
         "index": args.index,
         "fresh_cache": args.fresh_cache,
@@ -166,6 +146,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     needs_search = any(name != "direct" for name in names)
     search = corpus_index(corpus, kind=args.index) if needs_search else None
     options: dict[str, Any] = {"max_turns": args.max_turns, "top_k": args.top_k}
+    options["passage_sentences"] = args.passage_sentences  # the direct baseline ignores it
     if args.think_max_chars != THINK_MAX_CHARS:  # the direct baseline has no think bound
         options["think_max_chars"] = args.think_max_chars
     graphs = {
@@ -228,17 +209,7 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
         "question file's rows); default: bundled",
     )
     add_index_argument(bench)
+    add_passage_argument(bench)
     add_muse_arguments(bench)
     bench.set_defaults(func=cmd_bench)
     return bench
-
-
-def add_index_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--index`` (the corpus index kind) to a sub-command's parser."""
-    parser.add_argument(
-        "--index",
-        choices=INDEX_KINDS,
-        default=DEFAULT_INDEX,
-        help=f"corpus index: BM25 and dense rankings fused (hybrid), or one of them "
-        f"(default: {DEFAULT_INDEX}; see benchmarks/retrieval)",
-    )

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from langgraph_parallel.apps.bench_cli import add_bench_parser, add_index_argument
+from langgraph_parallel.apps.arguments import add_index_argument, add_passage_argument
+from langgraph_parallel.apps.bench_cli import add_bench_parser
 from langgraph_parallel.apps.bench_muse import MUSE_GRAPHS
 from langgraph_parallel.apps.registry import GRAPH_NAMES
 from langgraph_parallel.errors import UserError, describe_error
@@ -61,6 +62,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         corpus_index(args.corpus, kind=args.index),
         max_turns=args.max_turns,
         top_k=args.top_k,
+        passage_sentences=args.passage_sentences,
     )
     _ = getattr(model, "worker", None)  # start the engine first: wall_s times the question only
     # The live view (steps, each sub-query and rollout as it starts and ends) goes to stderr.
@@ -190,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_index_argument(ask)
     ask.add_argument("--max-turns", type=int, default=4)
     ask.add_argument("--top-k", type=int, default=3)
+    add_passage_argument(ask)
     ask.add_argument(
         "--server",
         default="auto",

@@ -2,13 +2,14 @@
 
 A name is an embedded model (converted, and a trained policy merged, on first use), a model
 folder, an adapter folder written by ``train sft``, or a hub name vLLM loads; a folder's model
-card (``langgraph_parallel.json``) records its prompt style and raw prompt.
+card (``langgraph_parallel.json``) records its prompt style, raw prompt and the observation
+budget it was trained with (``passage_sentences``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.adapters import is_adapter_dir, merged_model_dir, read_card
@@ -23,6 +24,7 @@ from langgraph_parallel.prompts import RawPrompt
 __all__ = [
     "folder_prompt_style",
     "folder_raw_prompt",
+    "model_card",
     "model_folder",
     "resolve_model",
     "served_prompt",
@@ -67,21 +69,32 @@ def folder_raw_prompt(folder: Path) -> RawPrompt:
     return "rules" if read_card(folder).get("raw_prompt") == "rules" else "few_shot"
 
 
+def model_card(model: str) -> dict[str, Any]:
+    """Return the card of the model a name means, without loading or converting it.
+
+    Embedded names read their shipped adapter's card (a merged folder carries a copy), folders
+    and adapter folders their own; any other name (a hub model) has none (``{}``).
+    """
+    if model in EMBEDDED_MODELS:
+        spec = EMBEDDED_MODELS[model]
+        return read_card(ADAPTERS_DIR / spec.adapter) if spec.adapter else {}
+    folder = Path(model).expanduser()
+    return read_card(folder) if folder.is_dir() else {}
+
+
 def served_prompt(model: str) -> tuple[Literal["chat", "raw"], RawPrompt]:
     """Return how to prompt ``model`` (style, raw prompt) without loading or converting it.
 
     A client of a server (``serve --model NAME`` serves under ``NAME``) needs the same answer as
-    the in-process engine, which reads the card of the resolved folder: embedded names read
-    their shipped adapter's card, folders their own card (adapter cards carry both keys), and
+    the in-process engine, which reads the card of the resolved folder (:func:`model_card`);
     any other name is a ``chat`` model.
     """
+    card = model_card(model)
+    raw_prompt: RawPrompt = "rules" if card.get("raw_prompt") == "rules" else "few_shot"
     if model in EMBEDDED_MODELS:
-        spec = EMBEDDED_MODELS[model]
-        card = read_card(ADAPTERS_DIR / spec.adapter) if spec.adapter else {}
-        return spec.prompt_style, "rules" if card.get("raw_prompt") == "rules" else "few_shot"
-    folder = Path(model).expanduser()
-    if folder.is_dir():
-        return folder_prompt_style(folder), folder_raw_prompt(folder)
+        return EMBEDDED_MODELS[model].prompt_style, raw_prompt
+    if Path(model).expanduser().is_dir():
+        return folder_prompt_style(Path(model).expanduser()), raw_prompt
     return "chat", "few_shot"
 
 

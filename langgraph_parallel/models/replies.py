@@ -18,6 +18,7 @@ from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
 from langchain_core.outputs import ChatGeneration
 
 from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
+from langgraph_parallel.models.folders import model_card
 from langgraph_parallel.prompts import RawPrompt
 
 __all__ = ["VLLMChatSettings", "chat_turns", "generation", "message_text", "raw_text"]
@@ -45,6 +46,16 @@ class VLLMChatSettings(BaseChatModel):
     regex: str | None = None
     """Constrain every generation to this regular expression (vLLM structured outputs)."""
     timeout: float | None = 900.0
+
+    @property
+    def passage_sentences(self) -> Any:
+        """The observation budget the model's card declares (``None``: whole passages).
+
+        Read from the card of the name (:func:`~.folders.model_card`), never by loading the
+        model: a graph factory asks while it is built, before any engine starts. The graph
+        checks the value (:func:`~langgraph_parallel.agent.step.passage_budget`).
+        """
+        return model_card(self.model).get("passage_sentences")
 
     def sampling(
         self, stop: list[str] | None, kwargs: dict[str, Any]

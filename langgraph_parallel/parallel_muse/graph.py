@@ -27,6 +27,7 @@ from langgraph_parallel.agent.context import with_defaults
 from langgraph_parallel.agent.limits import muse_recursion_limit, recursion_limit_for
 from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.agent.state import require_state_keys
+from langgraph_parallel.agent.step import passage_budget
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.parallel_muse.context import Join, MuseContext, ReportMode
 from langgraph_parallel.parallel_muse.reduce import AggregateNode
@@ -57,7 +58,9 @@ def _build(
             f"Unknown ParallelMuse setting(s) {', '.join(unknown)}; valid ones are the "
             f"MuseContext fields: {', '.join(sorted(fields))}."
         )
-    defaults = MuseContext(**settings)
+    # Rollouts are the ParallelSearch loop: the same budget rule (``auto``: the model's).
+    budget = passage_budget(model, settings.get("passage_sentences", "auto"))
+    defaults = MuseContext(**{**settings, "passage_sentences": budget})
     builder = StateGraph(
         MuseState,
         context_schema=with_defaults(defaults, "MuseContext"),
@@ -136,7 +139,7 @@ def create_parallel_muse_graph(
         store: Passed to ``compile``.
         name: Graph name (default ``parallel_muse``).
         **settings: Any other :class:`MuseContext` field (``max_tokens``, ``seed``,
-            ``prompt_style``, ``report_max_tokens``, ...).
+            ``prompt_style``, ...; ``passage_sentences`` is ``auto`` as in ParallelSearch).
 
     Returns:
         A compiled graph: input ``{"question": str}``, output :class:`MuseOutput`. Per-run

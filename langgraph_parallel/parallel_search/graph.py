@@ -9,7 +9,12 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.agent.context import PromptStyleOption, SearchContext, with_defaults
+from langgraph_parallel.agent.context import (
+    PassageBudgetOption,
+    PromptStyleOption,
+    SearchContext,
+    with_defaults,
+)
 from langgraph_parallel.agent.limits import recursion_limit_for
 from langgraph_parallel.agent.state import (
     FanOutState,
@@ -18,6 +23,7 @@ from langgraph_parallel.agent.state import (
     ParallelSearchState,
     require_state_keys,
 )
+from langgraph_parallel.agent.step import passage_budget
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.parallel_search.loop import add_agent_loop, add_fan_out
 from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES, THINK_MAX_CHARS
@@ -37,6 +43,7 @@ def create_parallel_search_graph(
     max_tokens: int = 256,
     think_max_chars: int = THINK_MAX_CHARS,
     search_timeout: float = 60.0,
+    passage_sentences: PassageBudgetOption = "auto",
     retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
     checkpointer: Any = None,
     store: Any = None,
@@ -62,6 +69,10 @@ def create_parallel_search_graph(
         max_tokens: Token limit of one step.
         think_max_chars: Most characters of a constrained step's ``<think>`` text.
         search_timeout: Seconds before one sub-query search is reported as failed.
+        passage_sentences: Show each retrieved passage as its title and first N sentences;
+            ``None``: whole passages; ``auto`` (default): the budget the model declares (a
+            trained policy's card records the one it was trained with; see
+            :func:`~langgraph_parallel.agent.step.passage_budget`), else whole passages.
         retry_policy: LangGraph retry policy of the ``think`` and ``search`` nodes; transient
             errors only (see :mod:`~langgraph_parallel.errors`). ``None``: no retries.
         checkpointer: Passed to ``compile``.
@@ -89,6 +100,7 @@ def create_parallel_search_graph(
         max_tokens=max_tokens,
         think_max_chars=think_max_chars,
         search_timeout=search_timeout,
+        passage_sentences=passage_budget(model, passage_sentences),
     )
     builder = StateGraph(
         ParallelSearchState,
@@ -111,6 +123,7 @@ def create_fan_out_search_graph(
     max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
     top_k: int = 3,
     search_timeout: float = 60.0,
+    passage_sentences: int | None = None,
     retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
     name: str = "fan_out_search",
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
@@ -119,9 +132,15 @@ def create_fan_out_search_graph(
     Add it as a node of your own graph (its state keys ``queries``, ``observation`` and
     ``search_results`` are shared with the parent state), or see :func:`add_parallel_search`.
     ``retry_policy`` retries transient search errors (as in :func:`create_parallel_search_graph`).
+    ``passage_sentences`` shows each passage's title and first N sentences (``None``: whole
+    passages); with no model here, there is no ``auto``: pass the budget your model was
+    trained with.
     """
     context = SearchContext(
-        max_parallel_queries=max_parallel_queries, top_k=top_k, search_timeout=search_timeout
+        max_parallel_queries=max_parallel_queries,
+        top_k=top_k,
+        search_timeout=search_timeout,
+        passage_sentences=passage_sentences,
     )
     builder = StateGraph(FanOutState)
     add_fan_out(builder, search, context, as_message=False, retry=retry_policy)
@@ -138,13 +157,15 @@ def add_parallel_search(
     max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
     top_k: int = 3,
     search_timeout: float = 60.0,
+    passage_sentences: int | None = None,
     retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
 ) -> str:
     """Add a fan-out search step to an existing graph builder as one node.
 
     The parent state needs a ``queries: list[str]`` key (filled by an earlier node) and gets
     ``observation: str`` (the ``<information>`` block) and ``search_results`` back. Wire it with
-    ordinary edges: ``builder.add_edge("plan", name)``.
+    ordinary edges: ``builder.add_edge("plan", name)``. The options are those of
+    :func:`create_fan_out_search_graph`.
 
     Returns:
         The node name.
@@ -162,6 +183,7 @@ def add_parallel_search(
             max_parallel_queries=max_parallel_queries,
             top_k=top_k,
             search_timeout=search_timeout,
+            passage_sentences=passage_sentences,
             retry_policy=retry_policy,
             name=name,
         ),

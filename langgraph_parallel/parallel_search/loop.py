@@ -39,12 +39,17 @@ def add_fan_out(
     Args:
         builder: The graph being built; its state needs the :class:`FanOutState` keys.
         search: A searcher or LangChain retriever.
-        context: Build-time settings (``top_k``, ``search_timeout``, ``max_parallel_queries``).
+        context: Build-time settings (``top_k``, ``search_timeout``, ``max_parallel_queries``,
+            ``passage_sentences``).
         as_message: ``observe`` appends the observation to ``messages`` (agent loop).
         retry: Retry policy of the ``search`` node (transient errors only).
     """
     node = SearchNode(
-        as_searcher(search), top_k=context.top_k, timeout=context.search_timeout, retry=retry
+        as_searcher(search),
+        top_k=context.top_k,
+        timeout=context.search_timeout,
+        retry=retry,
+        passage_sentences=context.passage_sentences,
     )
     builder.add_node("fan_out", as_node(FanOutNode(context.max_parallel_queries), "fan_out"))
     # The Send payload (SubQuery) is not the graph state, which the overloads cannot express.

@@ -36,6 +36,8 @@ class SearchNode(DualNode):
         top_k: Documents per sub-query.
         timeout: Seconds before the search is reported as timed out.
         retry: The retry policy the node is added with (``None``: report every error at once).
+        passage_sentences: Show each passage's title and first N sentences (``None``: whole);
+            a run's context overrides it.
     """
 
     def __init__(
@@ -45,12 +47,15 @@ class SearchNode(DualNode):
         top_k: int = 3,
         timeout: float = 60.0,
         retry: RetryPolicy | None = None,
+        passage_sentences: int | None = None,
     ) -> None:
         self.searcher = searcher
         self.batcher = SearchBatcher(searcher, _POOL)
         self.top_k = top_k
         self.timeout = timeout
-        self.defaults = SearchContext(top_k=top_k, search_timeout=timeout)
+        self.defaults = SearchContext(
+            top_k=top_k, search_timeout=timeout, passage_sentences=passage_sentences
+        )
         self.retry = retry
 
     def body(self, payload: SubQuery, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
@@ -73,7 +78,8 @@ class SearchNode(DualNode):
         try:
             passages = yield Wait(future, timeout)
             # Formatting is inside the try: a searcher returning the wrong shape is a failing tool.
-            result["text"] = clean_text(format_passages(passages))
+            text = format_passages(passages, passage_sentences=context.passage_sentences)
+            result["text"] = clean_text(text)
             result["titles"] = [clean_text(str(p.title)) for p in passages]
         except TimeoutError:
             result["error"] = f"search timed out after {timeout:g} s"

@@ -1,8 +1,9 @@
 """Read a corpus: JSON Lines (optionally gzip-compressed) or a folder of text files.
 
 The formats are documented in the README ("Your own corpus and questions"): one JSON object
-per line with a ``text`` string and optional ``title`` and ``id`` (or a Search-R1 ``contents``
-string), or a folder whose ``.txt`` and ``.md`` files are one document each.
+per line with a ``text`` string and optional ``title``, ``id`` and ``sentences`` (or a
+Search-R1 ``contents`` string), or a folder whose ``.txt`` and ``.md`` files are one document
+each.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.jsonl import read_objects
 from langgraph_parallel.paths import repo_data_dir
 from langgraph_parallel.retrieval.documents import Passage
+from langgraph_parallel.retrieval.sentences import marked_sentence_ends
 
 __all__ = [
     "BUNDLED_CORPUS",
@@ -112,8 +114,14 @@ def _to_passage(path: Path, line_no: int, row: dict[str, object]) -> Passage:
             raise UserError(f"{path}: line {line_no}: field {field!r} {problem}; {CORPUS_FORMAT}.")
     assert isinstance(title, str) and isinstance(text, str)
     row_id = row.get("id")
+    sentences = row.get("sentences")
+    # A corpus's own sentence list (HotpotQA's) beats any splitter for the observation budget.
+    ends = marked_sentence_ends(text, sentences) if isinstance(sentences, list) else ()
     return Passage(
-        id=str(row_id) if row_id is not None else f"line-{line_no}", title=title, text=text
+        id=str(row_id) if row_id is not None else f"line-{line_no}",
+        title=title,
+        text=text,
+        sentence_ends=ends,
     )
 
 
@@ -158,11 +166,13 @@ def load_corpus(path: str | Path, *, limit: int | None = None) -> list[Passage]:
     """Load documents from a ``.jsonl`` / ``.jsonl.gz`` file or a folder of text files.
 
     A file has one JSON object per line with a ``text`` string and optional ``title`` (``""``
-    when missing) and ``id`` (``line-{n}`` when missing); a Search-R1 style ``contents`` field
-    (title on the first line) is accepted instead of ``title``/``text``. Blank lines are
-    skipped. A folder's ``.txt`` and ``.md`` files (in subfolders too, hidden ones skipped,
-    sorted by path) are one document each: the id is the relative path, the title the file
-    name without suffix or a Markdown file's leading ``# Heading``; blank files are skipped.
+    when missing), ``id`` (``line-{n}`` when missing) and ``sentences`` (the text's sentence
+    list, as HotpotQA rows keep it: the boundaries of the observation budget, ignored when they
+    do not cover ``text`` in order); a Search-R1 style ``contents`` field (title on the first
+    line) is accepted instead of ``title``/``text``. Blank lines are skipped. A folder's
+    ``.txt`` and ``.md`` files (in subfolders too, hidden ones skipped, sorted by path) are one
+    document each: the id is the relative path, the title the file name without suffix or a
+    Markdown file's leading ``# Heading``; blank files are skipped.
 
     Args:
         path: The corpus file or folder.

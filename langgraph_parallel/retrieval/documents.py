@@ -1,11 +1,19 @@
-"""The passage type every searcher returns, and its Search-R1 text rendering."""
+"""The passage type every searcher returns, and its Search-R1 text rendering.
+
+:func:`format_passages` is the one place a passage becomes observation text, so the
+per-passage budget (``passage_sentences``: the title and the first N sentences) applies
+identically wherever an observation is made: the graphs at inference, ParallelMuse rollouts and
+the training synthesis, which runs the same graph.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-__all__ = ["Passage", "Ranking", "format_passages", "ranked_passages"]
+from langgraph_parallel.retrieval.sentences import sentence_ends
+
+__all__ = ["Passage", "Ranking", "format_passages", "ranked_passages", "shown_text"]
 
 NO_RESULTS = "No results."
 
@@ -20,6 +28,9 @@ class Passage:
         text: The paragraph body, without the title.
         score: Similarity to the query as reported by the searcher; higher is closer. Scores of
             different searchers are not comparable.
+        sentence_ends: Offsets in ``text`` where each of the corpus's own sentences ends
+            (see :func:`~.sentences.marked_sentence_ends`); empty when the source marks none,
+            and :func:`~.sentences.sentence_ends` finds them when a budget needs them.
 
     """
 
@@ -27,6 +38,7 @@ class Passage:
     title: str
     text: str
     score: float = 0.0
+    sentence_ends: tuple[int, ...] = field(default=(), repr=False)
 
 
 Ranking = list[tuple[int, float]]
@@ -40,11 +52,37 @@ def ranked_passages(
     return [[replace(passages[j], score=score) for j, score in ranking] for ranking in rankings]
 
 
-def format_passages(passages: Sequence[Passage]) -> str:
+def shown_text(passage: Passage, passage_sentences: int | None = None) -> str:
+    """Return the part of ``passage.text`` an observation shows: its first N sentences.
+
+    The cut is a prefix of the text, byte for byte, with no ellipsis: a marker would add tokens
+    to every observation, and the model could not act on it (the rest is never shown).
+
+    Args:
+        passage: The passage.
+        passage_sentences: Sentences to keep; ``None`` keeps the whole text. A passage with at
+            most that many sentences is returned unchanged.
+
+    Raises:
+        ValueError: ``passage_sentences`` is below 1.
+    """
+    if passage_sentences is None:
+        return passage.text
+    if passage_sentences < 1:
+        raise ValueError(f"passage_sentences must be at least 1 or None (got {passage_sentences}).")
+    ends = passage.sentence_ends or sentence_ends(passage.text)
+    if passage_sentences >= len(ends):
+        return passage.text
+    return passage.text[: ends[passage_sentences - 1]]
+
+
+def format_passages(passages: Sequence[Passage], *, passage_sentences: int | None = None) -> str:
     """Render passages the way Search-R1 shows them to the model.
 
     Args:
         passages: Passages in rank order.
+        passage_sentences: Show each passage's title and its first N sentences
+            (:func:`shown_text`); ``None`` (default) shows whole passages.
 
     Returns:
         One ``Doc {rank}(Title: {title}) {text}`` line per passage (``Doc {rank} {text}`` for
@@ -54,7 +92,8 @@ def format_passages(passages: Sequence[Passage]) -> str:
     """
     if not passages:
         return NO_RESULTS
-    return "\n".join(
-        f"Doc {rank}(Title: {p.title}) {p.text}" if p.title else f"Doc {rank} {p.text}"
-        for rank, p in enumerate(passages, start=1)
-    )
+    lines = []
+    for rank, p in enumerate(passages, start=1):
+        text = shown_text(p, passage_sentences)
+        lines.append(f"Doc {rank}(Title: {p.title}) {text}" if p.title else f"Doc {rank} {text}")
+    return "\n".join(lines)

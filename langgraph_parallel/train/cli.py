@@ -59,10 +59,13 @@ def cmd_sft(args: argparse.Namespace) -> int:
     from langgraph_parallel.errors import UserError
     from langgraph_parallel.train.sft import SFTRunConfig, sft, synthesize_run
 
-    if args.data and (args.dataset or args.corpus or args.synthesize_only):
+    if args.data and (
+        args.dataset or args.corpus or args.synthesize_only or args.passage_sentences
+    ):
         raise UserError(
-            "--data trains on trajectories already synthesised; --dataset, --corpus and "
-            "--synthesize-only belong to the run that makes them: drop them or drop --data."
+            "--data trains on trajectories already synthesised; --dataset, --corpus, "
+            "--passage-sentences and --synthesize-only belong to the run that makes them: drop "
+            "them or drop --data."
         )
     if args.resume and args.synthesize_only:
         raise UserError(
@@ -86,6 +89,7 @@ def cmd_sft(args: argparse.Namespace) -> int:
         lora_rank=args.lora_rank,
         max_turns=args.max_turns,
         top_k=args.top_k,
+        passage_sentences=args.passage_sentences,
         seed=args.seed,
         save_steps=args.save_steps,
         resume=args.resume,
@@ -155,6 +159,15 @@ def _add_sft_parser(kinds: Any) -> None:
     p.add_argument("--lora-rank", type=int, default=16)
     p.add_argument("--max-turns", type=int, default=4)
     p.add_argument("--top-k", type=int, default=3)
+    p.add_argument(
+        "--passage-sentences",
+        type=int,
+        default=None,
+        metavar="N",
+        help="show each retrieved passage as its title and first N sentences (default: whole "
+        "passages); recorded in data.json and the adapters' cards, so the trained model is "
+        "shown the same at inference",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--save-steps",

@@ -45,6 +45,8 @@ class GoldQuestion:
             searched once ``hops[:i]`` were read (a comparison has one level of two titles).
         facts: Title -> its supporting sentences.
         context: Title -> paragraph text, for building a corpus from the rows' own contexts.
+        marked: Titles whose ``facts`` are the row's marked supporting sentences; the others'
+            are their whole paragraph (rows without ``supporting_facts``).
     """
 
     id: str
@@ -55,6 +57,7 @@ class GoldQuestion:
     hops: tuple[tuple[str, ...], ...]
     facts: dict[str, tuple[str, ...]]
     context: dict[str, str]
+    marked: frozenset[str] = frozenset()
 
     @property
     def question_class(self) -> str:
@@ -92,7 +95,7 @@ def gold_question(row: dict[str, Any], dataset: str) -> GoldQuestion | None:
     context = {
         str(p["title"]): "".join(p.get("sentences") or []).strip() for p in row.get("context") or []
     }
-    facts = _facts(row, context)
+    facts, marked = _facts(row, context)
     titles = [t for t in row.get("supporting_titles") or [] if t in context]
     kind = row.get("type")
     if dataset == "musique":
@@ -119,21 +122,29 @@ def gold_question(row: dict[str, Any], dataset: str) -> GoldQuestion | None:
         hops=hops,
         facts=facts,
         context=context,
+        marked=frozenset(marked),
     )
 
 
-def _facts(row: dict[str, Any], context: dict[str, str]) -> dict[str, tuple[str, ...]]:
-    """Title -> supporting sentences (whole paragraph where sentences are not marked)."""
+def _facts(
+    row: dict[str, Any], context: dict[str, str]
+) -> tuple[dict[str, tuple[str, ...]], set[str]]:
+    """Return title -> supporting sentences, and the titles whose sentences the row marks.
+
+    A supporting title without marked sentences gets its whole paragraph.
+    """
     sentences = {str(p["title"]): list(p.get("sentences") or []) for p in row.get("context") or []}
     out: dict[str, list[str]] = {}
     for title, index in row.get("supporting_facts") or []:
         sents = sentences.get(title, [])
         if isinstance(index, int) and 0 <= index < len(sents):
             out.setdefault(title, []).append(sents[index].strip())
+    marked = set(out)
     for title in row.get("supporting_titles") or []:
         if title not in out and context.get(title):
             out[title] = [context[title]]
-    return {title: tuple(s for s in sents if s) for title, sents in out.items()}
+    facts = {title: tuple(s for s in sents if s) for title, sents in out.items()}
+    return facts, marked & {title for title, sents in facts.items() if sents}
 
 
 def _chain_order(

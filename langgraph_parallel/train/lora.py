@@ -46,6 +46,22 @@ def batch_split(batch_size: int, micro_batch: int, world: int, *, gpu: bool) -> 
     return micro, batch_size // (micro * world)
 
 
+def serving_keys(synthesis: dict[str, Any]) -> dict[str, Any]:
+    """Return the card keys that tell the graph how to serve the policy as it was trained.
+
+    The raw ``rules`` prompt, and the observation budget the trajectories were made with
+    (``passage_sentences``; ``None``: whole passages): the graph takes the model's by default.
+
+    Args:
+        synthesis: The synthesis settings of the trajectories (``data.json``'s ``config``).
+    """
+    return {
+        "prompt_style": "raw",
+        "raw_prompt": "rules",
+        "passage_sentences": synthesis.get("passage_sentences"),
+    }
+
+
 def train_policy(
     config: SFTRunConfig,
     policy: Policy,
@@ -164,8 +180,7 @@ def train_policy(
     card = {
         "base_model": base_model,
         "policy": policy,
-        "prompt_style": "raw",
-        "raw_prompt": "rules",
+        **serving_keys(provenance["synthesis"]),
         "method": "LoRA SFT on synthetic trajectories of the real graph (scripted gold teacher)",
         "command": command,
         "data": {

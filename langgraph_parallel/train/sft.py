@@ -30,7 +30,7 @@ from langgraph_parallel.train.gold import POLICIES, GoldQuestion, Policy, gold_q
 from langgraph_parallel.train.trajectories import read_trajectories, write_trajectories
 
 DEFAULT_DATASETS = ("hotpotqa_dev_distractor_subset.jsonl.gz",)
-SYNTHESIS_KEYS = ("per_class", "corpus", "max_turns", "top_k", "seed")
+SYNTHESIS_KEYS = ("per_class", "corpus", "max_turns", "top_k", "passage_sentences", "seed")
 """Settings that shape the trajectories (recorded in ``data.json``, copied into the cards)."""
 
 
@@ -52,7 +52,8 @@ class SFTRunConfig:
         corpus: Corpus to search; ``None``: the bundled index for HotpotQA, else the rows' own.
         data: A trajectory file of an earlier synthesis (``train sft --synthesize-only``) to
             train on instead of synthesising; ``datasets``, ``per_class``, ``corpus``,
-            ``max_turns`` and ``top_k`` are then the file's (its ``data.json``), not these.
+            ``max_turns``, ``top_k`` and ``passage_sentences`` are then the file's (its
+            ``data.json``), not these.
         epochs: Passes over the data.
         learning_rate: Peak AdamW learning rate (cosine decay after the warm-up).
         warmup_steps: Optimizer steps of linear warm-up from 0 (the first one learns nothing).
@@ -62,6 +63,9 @@ class SFTRunConfig:
         lora_rank: LoRA rank (alpha = 2 x rank), on every linear layer.
         max_turns: Model steps of the graph (a plan needing more is skipped).
         top_k: Documents per sub-query, as at inference.
+        passage_sentences: Observation budget of the synthesis: each passage shown as its title
+            and first N sentences (``None``: whole passages). Recorded in ``data.json`` and in
+            the adapters' cards, so the trained policy is shown the same at inference.
         seed: Question sampling and trainer seed.
         save_steps: Optimizer steps between checkpoints (0: none); 10 of the CPU recipe take
             about 11 minutes, the most an interruption loses.
@@ -89,6 +93,7 @@ class SFTRunConfig:
     lora_rank: int = 16
     max_turns: int = 4
     top_k: int = 3
+    passage_sentences: int | None = None
     seed: int = 0
     save_steps: int = 10
     resume: bool = False
@@ -101,6 +106,8 @@ class SFTRunConfig:
             raise UserError("--batch-size must be a multiple of --micro-batch.")
         if self.save_steps < 0:
             raise UserError("--save-steps takes a number of optimizer steps, or 0 for none.")
+        if self.passage_sentences is not None and self.passage_sentences < 1:
+            raise UserError("--passage-sentences must be at least 1 (omit it for whole passages).")
 
 
 def excluded_ids(paths: tuple[str, ...]) -> list[str]:
@@ -128,7 +135,14 @@ def synthesize_all(config: SFTRunConfig, golds: list[GoldQuestion]) -> list[dict
 
     search = MemoSearcher(searcher_for(config, golds))
     kept = {
-        policy: synthesize(golds, policy, search, max_turns=config.max_turns, top_k=config.top_k)
+        policy: synthesize(
+            golds,
+            policy,
+            search,
+            max_turns=config.max_turns,
+            top_k=config.top_k,
+            passage_sentences=config.passage_sentences,
+        )
         for policy in POLICIES
     }
     common = set.intersection(*({r["id"] for r in records} for records in kept.values()))
@@ -220,6 +234,8 @@ def sft(config: SFTRunConfig, *, command: str = "") -> dict[str, Path]:
     synthesis = {k: v for k, v in (meta.get("config") or {}).items() if k in SYNTHESIS_KEYS}
     if config.data and not synthesis:
         synthesis = {k: None for k in SYNTHESIS_KEYS if k != "seed"}
+    # Files from before the budget showed whole passages; the card must not claim this command's.
+    synthesis.setdefault("passage_sentences", None)
     provenance = {
         "data": {
             "files": meta.get("datasets") or [portable_path(data)],

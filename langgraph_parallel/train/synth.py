@@ -5,8 +5,15 @@ message joins a trained model sees at inference are whatever the ParallelSearch 
 So nothing here formats a transcript. :class:`ScriptedTeacher` is a chat model that replays the
 gold steps of one question (:func:`gold_steps`); the graph runs on it with the real searcher,
 and its final ``messages`` are the training example. A trajectory is kept only when the graph
-ran every scripted step, ended with the gold answer, and every gold paragraph was among the
-results of its turn (otherwise the example would teach answering without evidence).
+ran every scripted step, ended with the gold answer, every gold paragraph was among the results
+of its turn, and, under a passage budget (``passage_sentences``), every supporting sentence the
+row marks for those paragraphs is within the shown text (otherwise the example would teach
+answering without evidence, or from evidence the truncation removed). Rows that mark no
+sentences (IRCoT-format HotpotQA rows) get the title check alone.
+
+The budget reaches the graph the way a trained policy's does at inference: the teacher declares
+it (``passage_sentences``, as a policy's card does) and the graph takes the model's value, so
+the observations are made by the very code and setting the trained model will meet.
 
 :func:`~.encode.encode_transcript` tokenizes the joined transcript exactly as ``ChatVLLM`` in
 raw style does (one ``tokenizer.encode`` of the whole text) and marks the model's own tokens;
@@ -39,12 +46,14 @@ class ScriptedTeacher(BaseChatModel):
     """Replays fixed steps: the n-th call (n = assistant messages so far) returns ``steps[n]``.
 
     It reports ``style == "raw"`` and ``raw_prompt == "rules"``, so the graph builds the short
-    prompt of trained policies, as it will for them at inference.
+    prompt of trained policies, as it will for them at inference, and the passage budget the
+    policy will be trained with (``passage_sentences``, recorded in its card).
     """
 
     steps: list[str]
     style: str = "raw"
     raw_prompt: str = "rules"
+    passage_sentences: int | None = None
 
     @property
     def _llm_type(self) -> str:
@@ -123,12 +132,14 @@ def synthesize(
     *,
     max_turns: int = 4,
     top_k: int = 3,
+    passage_sentences: int | None = None,
     concurrency: int = 8,
 ) -> list[dict[str, Any]]:
     """Run the graph on the teacher for every gold question; return the kept trajectories.
 
     Each record has ``id``, ``dataset``, ``type``, ``question_class``, ``policy`` and
     ``messages`` (``[{"role": "user"|"assistant", "content": str}]``, as the graph left them).
+    ``passage_sentences`` is the observation budget (``None``: whole passages).
     """
     decompose = policy == "parallel"
     jobs = []
@@ -141,7 +152,7 @@ def synthesize(
     def run(job: tuple[GoldQuestion, list[str]]) -> dict[str, Any] | None:
         gold, steps = job
         graph = create_parallel_search_graph(
-            ScriptedTeacher(steps=steps),
+            ScriptedTeacher(steps=steps, passage_sentences=passage_sentences),
             searcher,
             max_turns=max_turns,
             top_k=top_k,
@@ -149,7 +160,7 @@ def synthesize(
             retry_policy=None,
         )
         state = graph.invoke({"question": gold.question})
-        return _keep(gold, policy, steps, state)
+        return _keep(gold, policy, steps, state, passage_sentences)
 
     from concurrent.futures import ThreadPoolExecutor
 
@@ -158,7 +169,11 @@ def synthesize(
 
 
 def _keep(
-    gold: GoldQuestion, policy: Policy, steps: list[str], state: dict[str, Any]
+    gold: GoldQuestion,
+    policy: Policy,
+    steps: list[str],
+    state: dict[str, Any],
+    passage_sentences: int | None,
 ) -> dict[str, Any] | None:
     messages: list[BaseMessage] = list(state.get("messages") or [])
     said = [message_text(m) for m in messages if isinstance(m, AIMessage)]
@@ -167,6 +182,13 @@ def _keep(
     observations = [message_text(m) for m in messages[2::2]]
     for titles, observation in zip(gold.turns(policy), observations, strict=False):
         if any(f"(Title: {title})" not in observation for title in titles):
+            return None
+        if passage_sentences is None:
+            continue  # whole passages: the title check alone, as before budgets existed
+        # A budget that cut a marked supporting sentence off leaves the answer unsupported.
+        # Containment anywhere in the observation: the shown texts are passage prefixes.
+        marked = [fact for title in titles if title in gold.marked for fact in gold.facts[title]]
+        if any(fact not in observation for fact in marked):
             return None
     return {
         "id": gold.id,

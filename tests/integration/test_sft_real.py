@@ -78,6 +78,7 @@ def test_sft_writes_an_adapter_that_merges_into_the_model_it_trained(
     card = read_card(adapter)
     assert set(ADAPTER_CARD_KEYS) <= set(card)
     assert card["raw_prompt"] == "rules" and card["policy"] == "parallel"
+    assert card["passage_sentences"] is None  # synthesised on whole passages: served so
     held_out = _sample_ids()
     assert set(card["excluded"]["ids"]) == held_out
     trained = [json.loads(line)["id"] for line in (one_run / "data.jsonl").open()]

@@ -72,12 +72,42 @@ def test_synthesize_run_records_how_the_file_was_made(
     path = synthesize_run(config, command="langgraph-parallel train sft --synthesize-only")
     meta = json.loads((tmp_path / "s" / "data.json").read_text())
     assert path == tmp_path / "s" / "data.jsonl"
-    assert meta["config"] == {"per_class": 7, "corpus": None, "max_turns": 5, "top_k": 3, "seed": 0}
+    assert meta["config"] == {
+        "per_class": 7,
+        "corpus": None,
+        "max_turns": 5,
+        "top_k": 3,
+        "passage_sentences": None,
+        "seed": 0,
+    }
     assert meta["command"].endswith("--synthesize-only")
     assert meta["datasets"][0].endswith("hotpotqa_dev_distractor_subset.jsonl.gz")
     monkeypatch.setattr(sft_module, "synthesize_all", lambda config, golds: [])
     with pytest.raises(UserError, match="no trajectory survived"):
         synthesize_run(config)
+
+
+def test_the_passage_budget_reaches_the_synthesis_and_data_json(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from langgraph_parallel.train import synth
+
+    seen: list[Any] = []
+
+    def fake_synthesize(golds: Any, policy: str, search: Any, **options: Any) -> list[Any]:
+        seen.append(options["passage_sentences"])
+        return [r for r in RECORDS if r["policy"] == policy]
+
+    monkeypatch.setattr(sft_module, "pick_questions", lambda config: [])
+    monkeypatch.setattr(sft_module, "searcher_for", lambda config, golds: object())
+    monkeypatch.setattr(synth, "synthesize", fake_synthesize)
+    config = SFTRunConfig(out=str(tmp_path / "s"), passage_sentences=2, exclude=())
+    synthesize_run(config)
+    assert seen == [2, 2]  # both policies
+    meta = json.loads((tmp_path / "s" / "data.json").read_text())
+    assert meta["config"]["passage_sentences"] == 2
+    with pytest.raises(UserError, match="--passage-sentences"):
+        SFTRunConfig(out="o", passage_sentences=0)
 
 
 def test_training_from_a_file_uses_its_records_and_its_synthesis_settings(
@@ -107,7 +137,8 @@ def test_training_from_a_file_uses_its_records_and_its_synthesis_settings(
     assert folders == {p: tmp_path / "t" / p for p in ("parallel", "sequential")}
     records, provenance = seen["sequential"]
     assert [r["id"] for r in records] == ["a", "b"]
-    assert provenance["synthesis"] == {"per_class": 7, "max_turns": 5}  # the file's, not 150
+    # The file's settings, not 150; a file from before the budget showed whole passages.
+    assert provenance["synthesis"] == {"per_class": 7, "max_turns": 5, "passage_sentences": None}
     assert provenance["data"]["files"] == ["d.jsonl"]
     assert provenance["data"]["synthesis_command"] == "made"
     assert provenance["data"]["trajectories_file"].endswith("s/data.jsonl")
@@ -135,7 +166,13 @@ def test_train_sft_cli_synthesizes_only_or_trains_from_a_file(
     # Synthesis flags with --data are refused (exit 2, one error line), nothing runs.
     assert main(["train", "sft", "--out", "o", "--data", "x", "--dataset", "d.jsonl"]) == 2
     assert main(["train", "sft", "--out", "o", "--data", "x", "--synthesize-only"]) == 2
+    assert main(["train", "sft", "--out", "o", "--data", "x", "--passage-sentences", "2"]) == 2
     assert len(made) == 1 and len(trained) == 1
+    assert made[0].passage_sentences is None
+    assert (
+        main(["train", "sft", "--out", "o", "--synthesize-only", "--passage-sentences", "2"]) == 0
+    )
+    assert made[1].passage_sentences == 2
 
 
 def test_a_batch_is_split_over_processes_and_micro_batches() -> None:
