@@ -110,15 +110,31 @@ class SFTRunConfig:
             raise UserError("--passage-sentences must be at least 1 (omit it for whole passages).")
 
 
+README_ENTITIES = ("Scott Derrickson", "Ed Wood")
+"""The README question's entities: no training question names them (the README question is an
+anecdote a new user checks, so neither it nor a question about its people is ever trained on)."""
+
+
+def names_readme_entity(gold: GoldQuestion) -> bool:
+    """Whether the question or one of its gold titles names a README entity."""
+    text = " ".join([gold.question, *(t for level in gold.hops for t in level)])
+    return any(entity in text for entity in README_ENTITIES)
+
+
 def excluded_ids(paths: tuple[str, ...]) -> list[str]:
     """Ids of every question in the held-out files (sorted, for the card)."""
     return sorted({str(row["id"]) for path in paths for row in read_rows(path)})
 
 
 def pick_questions(config: SFTRunConfig) -> list[GoldQuestion]:
-    """Gold questions minus the excluded ids, ``per_class`` of each class, shuffled."""
+    """Gold questions minus the excluded ids and README entities, ``per_class`` a class, shuffled."""
     held_out = set(excluded_ids(config.exclude))
-    golds = [g for path in config.datasets for g in gold_questions(path) if g.id not in held_out]
+    golds = [
+        g
+        for path in config.datasets
+        for g in gold_questions(path)
+        if g.id not in held_out and not names_readme_entity(g)
+    ]
     random.Random(config.seed).shuffle(golds)
     by_class: dict[str, list[GoldQuestion]] = {}
     for gold in golds:

@@ -37,6 +37,7 @@ from langgraph_parallel.parallel_search.graph import create_parallel_search_grap
 from langgraph_parallel.protocol import action_regex
 from langgraph_parallel.retrieval.documents import Passage
 from langgraph_parallel.train.gold import GoldQuestion, Policy
+from langgraph_parallel.train.reading import reading
 
 THINK_BUDGET = 280
 """Characters of a ``<think>`` body (the action grammar allows 300)."""
@@ -94,7 +95,8 @@ def gold_steps(gold: GoldQuestion, policy: Policy) -> list[str]:
     """Script the teacher's steps for one question: a search per turn, then the answer.
 
     The first ``<think>`` states the plan; every later one restates the supporting sentences of
-    the titles just read (shortened to :data:`THINK_BUDGET`) and names what to look up next.
+    the titles just read (shortened to :data:`THINK_BUDGET`) and names what to look up next; the
+    last one states the values read and the conclusion (:func:`~.reading.reading`).
     """
     turns = gold.turns(policy)
     first = turns[0]
@@ -114,7 +116,14 @@ def gold_steps(gold: GoldQuestion, policy: Policy) -> list[str]:
                 " ## ".join(titles),
             )
         )
-    final = _grounded(gold, turns[-1], THINK_BUDGET, prefer=gold.answer)
+    final = reading(
+        gold.question,
+        turns[-1] if len(turns[-1]) > 1 else [t for level in gold.hops[-1:] for t in level],
+        gold.facts,
+        gold.answer,
+        THINK_BUDGET,
+        lambda budget: _grounded(gold, turns[-1], budget, prefer=gold.answer),
+    )
     steps.append(_step(final, "answer", gold.answer))
     return steps
 

@@ -243,8 +243,17 @@ def test_encode_transcript_masks_only_the_models_steps() -> None:
     assert mask == [0, 0, 1, 1, 0, 0, 1]
 
 
+MAGAZINES = _row(
+    "m1",
+    "comparison",
+    {"Arthur's Magazine": ["Started in 1844."], "First for Women": ["Started in 1989."]},
+    question="Which magazine was started first, Arthur's Magazine or First for Women?",
+    answer="Arthur's Magazine",
+)
+
+
 def test_pick_questions_balances_classes_and_drops_held_out_ids(tmp_path: Path) -> None:
-    rows = [{**COMPARISON, "id": f"c{i}"} for i in range(5)]
+    rows = [{**MAGAZINES, "id": f"c{i}"} for i in range(5)]
     rows += [{**BRIDGE, "id": f"b{i}"} for i in range(3)]
     data = tmp_path / "hotpotqa_train.jsonl.gz"
     with gzip.open(data, "wt") as f:
@@ -262,6 +271,21 @@ def test_pick_questions_balances_classes_and_drops_held_out_ids(tmp_path: Path) 
         SFTRunConfig(out="o", policies=("both",))  # type: ignore[arg-type]
     with pytest.raises(UserError, match="--micro-batch"):
         SFTRunConfig(out="o", batch_size=3, micro_batch=2)
+
+
+def test_no_training_question_names_the_readme_questions_people(tmp_path: Path) -> None:
+    about_ed_wood = _row(
+        "e1",
+        "bridge",
+        {"Beyond Rangoon": ["A film."], "Patricia Arquette": ["An actress."]},
+        question='Which actress in "Beyond Rangoon" was also in "Ed Wood"?',
+    )
+    data = tmp_path / "hotpotqa_train.jsonl.gz"
+    with gzip.open(data, "wt") as f:
+        for row in (COMPARISON, about_ed_wood, MAGAZINES, BRIDGE):
+            f.write(json.dumps(row) + "\n")
+    config = SFTRunConfig(datasets=(str(data),), out=str(tmp_path), exclude=(), per_class=None)
+    assert sorted(g.id for g in pick_questions(config)) == ["b1", "m1"]
 
 
 def test_one_policy_trains_on_the_questions_both_policies_kept(
