@@ -18,7 +18,6 @@ command, data files and counts, excluded ids, settings, log); ``ask --model FOLD
 
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,8 @@ from typing import Any
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.paths import portable_path, repo_data_dir, shared_data_dir
-from langgraph_parallel.train.gold import POLICIES, GoldQuestion, Policy, gold_questions, read_rows
+from langgraph_parallel.train.gold import POLICIES, GoldQuestion, Policy
+from langgraph_parallel.train.questions import excluded_ids, pick_questions
 from langgraph_parallel.train.trajectories import read_trajectories, write_trajectories
 
 DEFAULT_DATASETS = ("hotpotqa_dev_distractor_subset.jsonl.gz",)
@@ -108,41 +108,6 @@ class SFTRunConfig:
             raise UserError("--save-steps takes a number of optimizer steps, or 0 for none.")
         if self.passage_sentences is not None and self.passage_sentences < 1:
             raise UserError("--passage-sentences must be at least 1 (omit it for whole passages).")
-
-
-README_ENTITIES = ("Scott Derrickson", "Ed Wood")
-"""The README question's entities: no training question names them (the README question is an
-anecdote a new user checks, so neither it nor a question about its people is ever trained on)."""
-
-
-def names_readme_entity(gold: GoldQuestion) -> bool:
-    """Whether the question or one of its gold titles names a README entity."""
-    text = " ".join([gold.question, *(t for level in gold.hops for t in level)])
-    return any(entity in text for entity in README_ENTITIES)
-
-
-def excluded_ids(paths: tuple[str, ...]) -> list[str]:
-    """Ids of every question in the held-out files (sorted, for the card)."""
-    return sorted({str(row["id"]) for path in paths for row in read_rows(path)})
-
-
-def pick_questions(config: SFTRunConfig) -> list[GoldQuestion]:
-    """Gold questions minus the excluded ids and README entities, ``per_class`` a class, shuffled."""
-    held_out = set(excluded_ids(config.exclude))
-    golds = [
-        g
-        for path in config.datasets
-        for g in gold_questions(path)
-        if g.id not in held_out and not names_readme_entity(g)
-    ]
-    random.Random(config.seed).shuffle(golds)
-    by_class: dict[str, list[GoldQuestion]] = {}
-    for gold in golds:
-        by_class.setdefault(gold.question_class, []).append(gold)
-    picked = [g for rows in by_class.values() for g in rows[: config.per_class]]
-    if not picked:
-        raise UserError(f"no usable training question in {', '.join(config.datasets)}.")
-    return picked
 
 
 def synthesize_all(config: SFTRunConfig, golds: list[GoldQuestion]) -> list[dict[str, Any]]:

@@ -21,7 +21,8 @@ from langgraph_parallel.retrieval.documents import Passage
 from langgraph_parallel.rewards import RewardConfig, score_steps
 from langgraph_parallel.train.encode import encode_transcript
 from langgraph_parallel.train.gold import gold_question, gold_questions
-from langgraph_parallel.train.sft import SFTRunConfig, pick_questions
+from langgraph_parallel.train.questions import pick_questions
+from langgraph_parallel.train.sft import SFTRunConfig
 from langgraph_parallel.train.synth import (
     ScriptedTeacher,
     gold_steps,
