@@ -64,6 +64,7 @@ def bench_command(args: argparse.Namespace) -> str:
     parts += ["--top-k", str(args.top_k)]
     if args.think_max_chars != THINK_MAX_CHARS:
         parts += ["--think-max-chars", str(args.think_max_chars)]
+    parts += [] if args.final_answer_step else ["--no-final-answer-step"]
     if args.corpus:
         parts += ["--corpus", str(args.corpus)]
     parts += ["--index", args.index, *muse_flags(args)]
@@ -111,6 +112,7 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
         previous.setdefault("think_max_chars", THINK_MAX_CHARS)  # and than the think bound
         previous.setdefault("fresh_cache", False)  # and than ParallelMuse's settings
         previous.setdefault("muse", {})
+        previous.setdefault("final_answer_step", False)  # and than the final answer-only step
         changed = sorted(k for k in settings if previous.get(k) != settings[k])
         if changed:
             was = ", ".join(f"{k}={previous.get(k)!r}" for k in changed)
@@ -153,6 +155,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "max_turns": args.max_turns,
         "top_k": args.top_k,
         "think_max_chars": args.think_max_chars,
+        "final_answer_step": args.final_answer_step,
         "corpus": corpus and str(Path(corpus).resolve()),
         "index": args.index,
         "fresh_cache": args.fresh_cache,
@@ -166,6 +169,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     needs_search = any(name != "direct" for name in names)
     search = corpus_index(corpus, kind=args.index) if needs_search else None
     options: dict[str, Any] = {"max_turns": args.max_turns, "top_k": args.top_k}
+    options["final_answer_step"] = args.final_answer_step  # the direct baseline drops it
     if args.think_max_chars != THINK_MAX_CHARS:  # the direct baseline has no think bound
         options["think_max_chars"] = args.think_max_chars
     graphs = {
@@ -215,6 +219,8 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     bench.add_argument("--max-turns", type=int, default=4, help="model steps per question")
     bench.add_argument("--top-k", type=int, default=3, help="documents per sub-query")
+    bench.add_argument("--no-final-answer-step", dest="final_answer_step", action="store_false",
+                       help="end at --max-turns as before the answer-only step")  # fmt: skip
     bench.add_argument(
         "--think-max-chars",
         type=int,

@@ -37,6 +37,7 @@ def create_parallel_search_graph(
     max_tokens: int = 256,
     think_max_chars: int = THINK_MAX_CHARS,
     search_timeout: float = 60.0,
+    final_answer_step: bool = True,
     retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
     checkpointer: Any = None,
     store: Any = None,
@@ -52,7 +53,8 @@ def create_parallel_search_graph(
             ``ChatVLLMServer(base_url=...)`` for a vLLM server).
         search: A :class:`~langgraph_parallel.retrieval.search.Searcher` (e.g. ``CorpusIndex``)
             or any LangChain ``BaseRetriever``.
-        max_turns: Maximum model steps per question.
+        max_turns: Model steps per question (each a search or an answer), plus the final
+            answer-only step after a search at the last of them (``final_answer_step``).
         max_parallel_queries: Sub-queries searched per turn; the rest are named as skipped.
         top_k: Documents per sub-query.
         decompose: ParallelSearch (``True``) or the sequential baseline (``False``).
@@ -62,6 +64,10 @@ def create_parallel_search_graph(
         max_tokens: Token limit of one step.
         think_max_chars: Most characters of a constrained step's ``<think>`` text.
         search_timeout: Seconds before one sub-query search is reported as failed.
+        final_answer_step: After a search at step ``max_turns``, run it and give the model one
+            more step that may only answer (``counters["final_answer_steps"]`` says it ran);
+            ``False``: that search is not run and the run ends ``max_turns: ...``. See
+            :class:`~langgraph_parallel.agent.think.ThinkNode`.
         retry_policy: LangGraph retry policy of the ``think`` and ``search`` nodes; transient
             errors only (see :mod:`~langgraph_parallel.errors`). ``None``: no retries.
         checkpointer: Passed to ``compile``.
@@ -74,10 +80,10 @@ def create_parallel_search_graph(
         ``invoke(..., context={"max_turns": 6})`` (unset fields keep these arguments).
 
         Its ``recursion_limit`` defaults to one that fits ``max_turns`` turns (about four
-        super-steps each). A run given a smaller limit, or a larger ``max_turns`` in its
-        context, or started through ``batch`` or a chain (which pass LangChain's default of 25),
-        ends with ``stop_reason`` ``recursion_limit: ...`` when no step is left for another
-        turn, never with ``GraphRecursionError``.
+        super-steps each) and the final answer-only step. A run given a smaller limit, or a
+        larger ``max_turns`` in its context, or started through ``batch`` or a chain (which pass
+        LangChain's default of 25), ends with ``stop_reason`` ``recursion_limit: ...`` when no
+        step is left for another turn, never with ``GraphRecursionError``.
     """
     defaults = SearchContext(
         max_turns=max_turns,
@@ -89,6 +95,7 @@ def create_parallel_search_graph(
         max_tokens=max_tokens,
         think_max_chars=think_max_chars,
         search_timeout=search_timeout,
+        final_answer_step=final_answer_step,
     )
     builder = StateGraph(
         ParallelSearchState,

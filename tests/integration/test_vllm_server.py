@@ -88,7 +88,8 @@ def test_shared_prefix_is_served_from_the_cache(server_url: str) -> None:
 
 def test_parallel_search_graph_runs_on_the_server_model(server_url: str) -> None:
     # The server's structured outputs make every step a two-query search, so the run takes
-    # exactly two model calls whatever the model would have chosen.
+    # exactly three model calls whatever the model would have chosen: two searching turns and
+    # the final answer-only step, which searches again too (ChatOpenAI sends no graph regex).
     search_only = r"<think> [a-z ]{1,20} </think>\n<search> [a-z]{1,8} ## [a-z]{1,8} </search>"
     body = {"include_stop_str_in_output": True, "structured_outputs": {"regex": search_only}}
     model = chat_openai_for_server(server_url, "smollm2", extra_body=body)
@@ -99,10 +100,12 @@ def test_parallel_search_graph_runs_on_the_server_model(server_url: str) -> None
     state = graph.invoke({"question": "Were Scott Derrickson and Ed Wood of the same nationality?"})
     counters = state["counters"]
     assert state["answer"] is None and state["stop_reason"].startswith("max_turns")
-    assert counters["llm_calls"] == 2 and counters["turns"] == 1
-    assert len(searcher.queries) == 2  # the first step's two sub-queries, fanned out
+    assert state["stop_reason"].endswith("the final answer-only step searched again")
+    assert counters["llm_calls"] == 3 and counters["turns"] == 2
+    assert counters["final_answer_steps"] == 1
+    assert len(searcher.queries) == 4  # each searching step's two sub-queries, fanned out
     assert counters["completion_tokens"] > 0
-    # The second step extends the first step's prompt: the server reads it from its cache.
+    # Later steps extend the first step's prompt: the server reads it from its cache.
     assert 0 < counters["cached_prompt_tokens"] < counters["prompt_tokens"]
 
 
