@@ -25,8 +25,11 @@ class SearchContext:
     """Settings of the ParallelSearch loop.
 
     Attributes:
-        max_turns: Maximum model calls (think steps) per question. A search chosen at the last
-            step is not run, since no step is left to read its results.
+        max_turns: Model steps (think steps, each a search or an answer) per question. With
+            ``final_answer_step`` a search chosen at the last of them still runs and one more
+            step, allowed only to answer, reads its results: at most ``max_turns + 1`` model
+            calls and ``max_turns`` search turns. Without it that search is not run (no step
+            is left to read it): at most ``max_turns`` calls and ``max_turns - 1`` turns.
         max_parallel_queries: Sub-queries run per turn; the rest are named in the observation.
         top_k: Documents per sub-query.
         decompose: ``True`` for ParallelSearch (sub-queries split on ``##``), ``False`` for the
@@ -49,6 +52,13 @@ class SearchContext:
             paragraph's first two sentences 81% of the time (``benchmarks/retrieval/
             passage_budget``). The graph factories default it to the model's own (a trained
             policy's card records the budget it was trained with).
+        final_answer_step: After a search at step ``max_turns``, give the model one more step
+            that may only answer, as Search-R1 does after its turn loop: the same transcript,
+            now ending with that search's observation, constrained where the engine allows it
+            to the answer part of the action grammar
+            (:func:`~langgraph_parallel.protocol.answer_regex`); see
+            :class:`~langgraph_parallel.agent.think.ThinkNode`. ``False`` restores the old end
+            (``max_turns: ...``, no answer), so the step's effect can be measured.
     """
 
     max_turns: int = 4
@@ -62,6 +72,7 @@ class SearchContext:
     think_max_chars: int = THINK_MAX_CHARS
     search_timeout: float = 60.0
     passage_sentences: int | None = None
+    final_answer_step: bool = True
 
     def __post_init__(self) -> None:
         for name in ("max_turns", "max_parallel_queries", "top_k", "max_tokens", "think_max_chars"):

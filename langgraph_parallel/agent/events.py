@@ -5,7 +5,8 @@ Nodes call :func:`emit`; a caller sees the events with
 too). Every event is a dict with ``event`` and the ids that place it:
 
 - ``step``: a model step ended (``step``, ``action``: ``search``/``answer``/``invalid``,
-  ``queries`` or ``answer``);
+  ``queries`` or ``answer``, and ``final_answer_step``: whether it was the final answer-only
+  step after a search at the last turn);
 - ``search_start`` / ``search_end``: one sub-query of a fan-out (``id`` ``"turn.index"``,
   ``query``; at the end ``titles`` and ``error``);
 - ``rollout_start`` / ``rollout_end``: one ParallelMuse trajectory (``rollout``, ``parent``,

@@ -16,23 +16,28 @@ STEPS_PER_TURN = 4
 # A node running with ``remaining_steps == r`` may hand over to a node that then runs with
 # ``r - 1``; the run's last node needs ``remaining_steps >= 1`` or LangGraph raises
 # GraphRecursionError. So ``answer`` after this step needs 2, and a search turn needs its four
-# steps plus a last ``think`` and ``answer``.
+# steps plus a last ``think`` and ``answer``: the room the final answer-only step after a
+# search at step ``max_turns`` runs in (``ThinkNode``).
 STEPS_TO_ANSWER = 2
 STEPS_TO_SEARCH = STEPS_PER_TURN + STEPS_TO_ANSWER
 
 
 MIN_RECURSION_LIMIT = 100
-"""Floor of the default ``recursion_limit``: per-run ``max_turns`` up to 25 still fit."""
+"""Floor of the default ``recursion_limit``: per-run ``max_turns`` up to 24 still fit (with the
+final answer-only step; 25 without it)."""
 
 
 def recursion_limit_for(max_turns: int) -> int:
     """Return a default ``recursion_limit`` with room for ``max_turns`` turns and the answer.
 
-    ``think`` bounds the loop by ``max_turns`` itself, so the limit is only a safety net and is
-    generous: at least :data:`MIN_RECURSION_LIMIT`, so a per-run ``max_turns`` a little over the
-    build-time one still fits.
+    The longest run searches at every one of its ``max_turns`` steps, then makes the final
+    answer-only step and ends: ``max_turns`` turns of :data:`STEPS_PER_TURN` super-steps, a last
+    ``think`` and ``answer`` (:data:`STEPS_TO_ANSWER`). ``think`` bounds the loop by
+    ``max_turns`` itself, so the limit is only a safety net and is generous: a few steps of
+    slack (a ParallelMuse rollout's ``start`` node) and at least :data:`MIN_RECURSION_LIMIT`, so
+    a per-run ``max_turns`` a little over the build-time one still fits.
     """
-    needed = STEPS_PER_TURN * max_turns + STEPS_TO_ANSWER + 4  # a few steps of slack
+    needed = STEPS_PER_TURN * max_turns + STEPS_TO_ANSWER + 4
     return max(MIN_RECURSION_LIMIT, needed)
 
 

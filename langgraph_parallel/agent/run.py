@@ -102,11 +102,17 @@ def _stream(
 
 
 def trace_lines(state: dict[str, Any]) -> list[str]:
-    """Readable trace: model steps (first prompt omitted) and retrieved titles per sub-query."""
+    """Readable trace: model steps (first prompt omitted) and retrieved titles per sub-query.
+
+    The final answer-only step (the run's last model step, when ``counters`` has
+    ``final_answer_steps``) is shown as ``final step (answer only): ...``.
+    """
+    steps = [m for m in (state.get("messages") or [])[1:] if m.type == "ai"]
+    final = bool((state.get("counters") or {}).get("final_answer_steps"))
     lines = []
-    for message in (state.get("messages") or [])[1:]:
-        if message.type == "ai":
-            lines.append(f"step: {' '.join(str(message.content).split())}")
+    for i, message in enumerate(steps):
+        label = "final step (answer only)" if final and i == len(steps) - 1 else "step"
+        lines.append(f"{label}: {' '.join(str(message.content).split())}")
     for result in state.get("search_results") or []:
         titles = "; ".join(result.get("titles") or []) or result.get("error") or "no documents"
         lines.append(f"turn {result['turn']} [{result['query']}] -> {titles}")

@@ -98,7 +98,13 @@ class ParallelSearchInput(TypedDict):
 
 
 class ParallelSearchOutput(TypedDict):
-    """Final state a caller reads: the answer (or ``None``) with the reason the run stopped."""
+    """Final state a caller reads: the answer (or ``None``) with the reason the run stopped.
+
+    ``counters`` holds the :data:`COUNTER_KEYS` and graph-specific ones: ``invalid_steps``,
+    ``truncated_steps``, ``parallel_turns``, ``first_turn_parallel`` and ``final_answer_steps``
+    (1 when the final answer-only step ran; see
+    :class:`~langgraph_parallel.agent.think.ThinkNode`).
+    """
 
     question: str
     answer: str | None
@@ -135,7 +141,8 @@ class ParallelSearchState(FanOutState):
         answer: Final answer, ``None`` until the model answers.
         stop_reason: Why the run ended (``answered``, ``max_turns: ...``,
             ``recursion_limit: ...``, ``model_error: ...``).
-        steps: Model calls made so far (bounded by ``max_turns``).
+        steps: Model calls made so far (at most ``max_turns``, plus the final answer-only
+            step).
         counters: Summed counters (see :data:`COUNTER_KEYS`).
         remaining_steps: Super-steps left under the run's ``recursion_limit`` (managed by
             LangGraph, never written), so ``think`` can stop with a reason before the limit

@@ -2,11 +2,12 @@
 
 How a model is prompted (:func:`prompt_style`, :func:`raw_prompt_kind`, :func:`first_prompt`)
 and shown search results (:func:`passage_budget`), what a step call asks of it
-(:func:`step_options`: stop sequences, token bound, the action grammar when the engine can
-constrain to it), and what comes back (:func:`read_step`: the cleaned text with its stop
-sequence, the parsed action, counters, storable tool calls and token logprobs). Both papers'
-loops (and the direct baseline) use these, so a step is prompted, bounded and read the same way
-wherever it runs; the call itself is the node's (see :mod:`~langgraph_parallel.agent.nodes`).
+(:func:`step_options`: stop sequences, token bound, the action grammar, or its answer-only
+part, when the engine can constrain to it), and what comes back (:func:`read_step`: the
+cleaned text with its stop sequence, the parsed action, counters, storable tool calls and token
+logprobs). Both papers' loops (and the direct baseline) use these, so a step is prompted,
+bounded and read the same way wherever it runs; the call itself is the node's (see
+:mod:`~langgraph_parallel.agent.nodes`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from langgraph_parallel.protocol import (
     STOP_SEQUENCES,
     Action,
     action_regex,
+    answer_regex,
     parse_action,
     restore_stop_sequence,
 )
@@ -146,19 +148,27 @@ def first_prompt(
     return template.replace("{question}", question)
 
 
-def step_options(model: BaseChatModel, context: SearchContext, **sampling: Any) -> dict[str, Any]:
+def step_options(
+    model: BaseChatModel, context: SearchContext, *, answer_only: bool = False, **sampling: Any
+) -> dict[str, Any]:
     """Return the call options of one step: stop sequences, ``max_tokens``, the action regex.
 
     Args:
         model: The step's model (decides whether the regex applies; see
             :func:`constrained_regex`).
         context: The run's settings.
+        answer_only: The step may only answer (the final answer-only step): the regex is
+            :func:`~langgraph_parallel.protocol.answer_regex` instead of the full action
+            grammar. A model without structured outputs gets the same options as any step.
         **sampling: More options (``temperature``, ``top_p``, ``seed``) passed as they are.
     """
     options: dict[str, Any] = {"stop": list(STOP_SEQUENCES), "max_tokens": context.max_tokens}
     options.update(sampling)
     style = prompt_style(model, context)
-    grammar = action_regex(context.decompose, context.think_max_chars)
+    if answer_only:
+        grammar = answer_regex(context.think_max_chars)
+    else:
+        grammar = action_regex(context.decompose, context.think_max_chars)
     regex = constrained_regex(model, style, context.constrain, grammar)
     if regex:
         options["regex"] = regex

@@ -32,17 +32,36 @@ THINK_ROUTES: tuple[str, ...] = get_args(ThinkRoute)
 class ThinkNode(DualNode):
     """Call the model once, parse its action, and route.
 
-    Routing (``Command``): an answer goes to ``answer``; a search goes to ``fan_out`` unless this
-    was the last allowed step; an invalid step gets the Search-R1 invalid-action observation and
-    another ``think`` if steps remain. A failing model call ends the run with the error as
+    Routing (``Command``): an answer goes to ``answer``; a search goes to ``fan_out`` unless no
+    step could read its results; an invalid step gets the Search-R1 invalid-action observation
+    and another ``think`` if steps remain. A failing model call ends the run with the error as
     ``stop_reason`` (one-question failures must not kill a batch), except :class:`UserError`,
     which is a set-up problem the caller has to see; transient errors are first retried under
     ``retry`` (see :mod:`~langgraph_parallel.errors`).
 
-    Limits: a step is the last one when ``max_turns`` steps are used or when the run's
-    ``recursion_limit`` leaves too few super-steps for another search turn (the state's
-    ``remaining_steps``); the run then ends with ``stop_reason`` ``max_turns: ...`` or
-    ``recursion_limit: ...`` instead of a ``GraphRecursionError``.
+    Limits (``max_turns`` = M): a run makes at most M regular steps, each a search or an
+    answer. With ``final_answer_step`` (the default), a search at step M still runs, and then
+    one *final answer-only step* follows, as in Search-R1 after its turn loop: the same
+    transcript, now ending with that search's observation, with the answer-only grammar
+    (:func:`~langgraph_parallel.protocol.answer_regex`) where the model takes a regex, else
+    the ordinary options. So a run makes at most M + 1 model calls and M search turns. That
+    step counts like any other (``llm_calls``, tokens, ``steps``, ``step_records``, the
+    ``step`` event, which carries ``final_answer_step: True``) and adds
+    ``counters["final_answer_steps"] = 1``. If it answers, the run ends as any answered run
+    (``stop_reason`` ``answered``: callers that test for it need no new case; the counter
+    tells the two apart). If not (a model that ignores the grammar and searches again, or an
+    invalid step), its search is not run and the run ends with ``stop_reason``
+    ``max_turns: M model steps used without an answer; the final answer-only step ...``.
+    Without ``final_answer_step`` a search at step M is not run and the run ends with
+    ``max_turns: ...`` (at most M calls, M - 1 turns). An invalid step M ends the run either
+    way (no new evidence for a final step to read). A ParallelMuse fork from the final step
+    inherits M steps, so its own first step is again the final answer-only step.
+
+    The run's ``recursion_limit`` is checked too (the state's ``remaining_steps``): a search
+    runs only while the super-steps for its turn, the next ``think`` and ``answer`` are left
+    (:data:`~langgraph_parallel.agent.limits.STEPS_TO_SEARCH`), so the final step always
+    fits after it; otherwise the run ends with ``stop_reason`` ``recursion_limit: ...``
+    instead of a ``GraphRecursionError``.
 
     Every call passes the state's ``sampling`` options (if any) to the model, so a caller that
     samples (a ParallelMuse branch and its seed) runs this same step.
@@ -81,6 +100,9 @@ class ThinkNode(DualNode):
             prompt = first_prompt(question, style, context, raw_prompt_kind(self.model))
             new.append(HumanMessage(prompt))
         steps = int(state.get("steps") or 0) + 1
+        # Only a search at step max_turns leads here with more steps than max_turns (or a
+        # ParallelMuse fork of such a run's last step): the answer-only step.
+        final = context.final_answer_step and steps > context.max_turns
         remaining = state.get("remaining_steps")
         if remaining is not None and remaining < STEPS_TO_ANSWER:
             # Not even the answer node fits: end here, before spending a model call.
@@ -92,7 +114,8 @@ class ThinkNode(DualNode):
                 "counters": {},
             }
             return Command(update=ended, goto="__end__")
-        options = step_options(self.model, context, **(state.get("sampling") or {}))
+        sampling = state.get("sampling") or {}
+        options = step_options(self.model, context, answer_only=final, **sampling)
         try:
             step = read_step((yield Invoke(self.model, history + new, options)))
         except Exception as exc:  # reported per question; see class docstring
@@ -124,7 +147,10 @@ class ThinkNode(DualNode):
             action=action.kind,
             queries=list(action.queries),
             answer=action.answer,
+            final_answer_step=final,
         )
+        if final:
+            return _final_route(action, update, context)
         return self._route(action, update, steps, context, out_of_steps)
 
     @staticmethod
@@ -139,7 +165,9 @@ class ThinkNode(DualNode):
         if action.kind == "answer":
             update.update(answer=action.answer, stop_reason="answered")
             return Command(update=update, goto="answer")
-        if action.kind == "search" and not last_step:
+        # A search at step max_turns still runs when the final answer-only step will read it.
+        may_search = steps < context.max_turns or context.final_answer_step
+        if action.kind == "search" and may_search and not out_of_steps:
             queries = list(action.queries)
             if not context.decompose:
                 # Search-R1 baseline: whatever the model wrote is one query.
@@ -149,14 +177,36 @@ class ThinkNode(DualNode):
         if last_step:
             if action.kind == "invalid":
                 update["counters"]["invalid_steps"] = 1
-            reason = f"max_turns: {context.max_turns} model steps used without an answer"
-            if steps < context.max_turns:
+            reason = _max_turns_reason(context)
+            if steps < context.max_turns or (action.kind == "search" and may_search):
+                # Only the recursion limit kept this step's search (or the next step) from running.
                 reason = _recursion_reason(steps)
             update.update(answer=None, stop_reason=reason)
             return Command(update=update, goto="answer")
         update["messages"].append(HumanMessage(INVALID_ACTION_OBSERVATION))
         update["counters"]["invalid_steps"] = 1
         return Command(update=update, goto="think")
+
+
+def _final_route(
+    action: Action, update: dict[str, Any], context: SearchContext
+) -> Command[ThinkRoute]:
+    """End the run after the final answer-only step (see :class:`ThinkNode`)."""
+    update["counters"]["final_answer_steps"] = 1
+    if action.kind == "answer":
+        update.update(answer=action.answer, stop_reason="answered")
+        return Command(update=update, goto="answer")
+    if action.kind == "invalid":
+        update["counters"]["invalid_steps"] = 1
+    # A search here is not run: no step would be left to read it.
+    did = "searched again" if action.kind == "search" else "wrote no valid answer"
+    reason = f"{_max_turns_reason(context)}; the final answer-only step {did}"
+    update.update(answer=None, stop_reason=reason)
+    return Command(update=update, goto="answer")
+
+
+def _max_turns_reason(context: SearchContext) -> str:
+    return f"max_turns: {context.max_turns} model steps used without an answer"
 
 
 def _recursion_reason(steps: int) -> str:

@@ -65,6 +65,7 @@ def bench_command(args: argparse.Namespace) -> str:
     parts += ["--top-k", str(args.top_k)]
     if args.think_max_chars != THINK_MAX_CHARS:
         parts += ["--think-max-chars", str(args.think_max_chars)]
+    parts += [] if args.final_answer_step else ["--no-final-answer-step"]
     if args.corpus:
         parts += ["--corpus", str(args.corpus)]
     if args.passage_sentences != "auto":
@@ -90,6 +91,7 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
         previous.setdefault("fresh_cache", False)  # and than ParallelMuse's settings
         previous.setdefault("muse", {})
         previous.setdefault("passage_sentences", "auto")  # and than the passage budget
+        previous.setdefault("final_answer_step", False)  # and than the final answer-only step
         changed = sorted(k for k in settings if previous.get(k) != settings[k])
         if changed:
             was = ", ".join(f"{k}={previous.get(k)!r}" for k in changed)
@@ -133,6 +135,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "top_k": args.top_k,
         "think_max_chars": args.think_max_chars,
         "passage_sentences": args.passage_sentences,
+        "final_answer_step": args.final_answer_step,
         "corpus": corpus and str(Path(corpus).resolve()),
         "index": args.index,
         "fresh_cache": args.fresh_cache,
@@ -147,6 +150,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     search = corpus_index(corpus, kind=args.index) if needs_search else None
     options: dict[str, Any] = {"max_turns": args.max_turns, "top_k": args.top_k}
     options["passage_sentences"] = args.passage_sentences  # the direct baseline ignores it
+    options["final_answer_step"] = args.final_answer_step  # the direct baseline drops it
     if args.think_max_chars != THINK_MAX_CHARS:  # the direct baseline has no think bound
         options["think_max_chars"] = args.think_max_chars
     graphs = {
@@ -196,6 +200,8 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     bench.add_argument("--max-turns", type=int, default=4, help="model steps per question")
     bench.add_argument("--top-k", type=int, default=3, help="documents per sub-query")
+    bench.add_argument("--no-final-answer-step", dest="final_answer_step", action="store_false",
+                       help="end at --max-turns as before the answer-only step")  # fmt: skip
     bench.add_argument(
         "--think-max-chars",
         type=int,

@@ -100,7 +100,8 @@ def render_event(event: dict[str, Any]) -> str:
     kind = event.get("event")
     if kind == "step":
         what = " ## ".join(event.get("queries") or []) or event.get("answer") or ""
-        return f"step {event.get('step')}: {event.get('action')} {what}".rstrip()
+        final = " (final, answer only)" if event.get("final_answer_step") else ""
+        return f"step {event.get('step')}{final}: {event.get('action')} {what}".rstrip()
     if kind == "search_start":
         return f"  search {event.get('id')} started: {event.get('query')}"
     if kind == "search_end":

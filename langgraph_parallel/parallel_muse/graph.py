@@ -127,7 +127,9 @@ def create_parallel_muse_graph(
         reports: Report calls: ``all``; ``distinct`` (one per distinct steps and answer, copied
             to the others with ``reused_from`` set); ``contested`` (distinct, for the answered
             ones only if ``join="select"`` meets differing answers; else no reports).
-        max_turns: Model steps per trajectory (inherited steps included).
+        max_turns: Model steps per trajectory (inherited steps included), plus the final
+            answer-only step after a search at the last one (``final_answer_step``, on by
+            default; recorded like any step, so a fork may start there).
         top_k: Documents per sub-query.
         temperature: Sampling temperature of agent steps.
         top_p: Nucleus sampling of agent steps.

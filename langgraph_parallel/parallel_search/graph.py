@@ -44,6 +44,7 @@ def create_parallel_search_graph(
     think_max_chars: int = THINK_MAX_CHARS,
     search_timeout: float = 60.0,
     passage_sentences: PassageBudgetOption = "auto",
+    final_answer_step: bool = True,
     retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
     checkpointer: Any = None,
     store: Any = None,
@@ -59,7 +60,8 @@ def create_parallel_search_graph(
             ``ChatVLLMServer(base_url=...)`` for a vLLM server).
         search: A :class:`~langgraph_parallel.retrieval.search.Searcher` (e.g. ``CorpusIndex``)
             or any LangChain ``BaseRetriever``.
-        max_turns: Maximum model steps per question.
+        max_turns: Model steps per question (each a search or an answer), plus the final
+            answer-only step after a search at the last of them (``final_answer_step``).
         max_parallel_queries: Sub-queries searched per turn; the rest are named as skipped.
         top_k: Documents per sub-query.
         decompose: ParallelSearch (``True``) or the sequential baseline (``False``).
@@ -73,6 +75,10 @@ def create_parallel_search_graph(
             ``None``: whole passages; ``auto`` (default): the budget the model declares (a
             trained policy's card records the one it was trained with; see
             :func:`~langgraph_parallel.agent.step.passage_budget`), else whole passages.
+        final_answer_step: After a search at step ``max_turns``, run it and give the model one
+            more step that may only answer (``counters["final_answer_steps"]`` says it ran);
+            ``False``: that search is not run and the run ends ``max_turns: ...``. See
+            :class:`~langgraph_parallel.agent.think.ThinkNode`.
         retry_policy: LangGraph retry policy of the ``think`` and ``search`` nodes; transient
             errors only (see :mod:`~langgraph_parallel.errors`). ``None``: no retries.
         checkpointer: Passed to ``compile``.
@@ -85,10 +91,10 @@ def create_parallel_search_graph(
         ``invoke(..., context={"max_turns": 6})`` (unset fields keep these arguments).
 
         Its ``recursion_limit`` defaults to one that fits ``max_turns`` turns (about four
-        super-steps each). A run given a smaller limit, or a larger ``max_turns`` in its
-        context, or started through ``batch`` or a chain (which pass LangChain's default of 25),
-        ends with ``stop_reason`` ``recursion_limit: ...`` when no step is left for another
-        turn, never with ``GraphRecursionError``.
+        super-steps each) and the final answer-only step. A run given a smaller limit, or a
+        larger ``max_turns`` in its context, or started through ``batch`` or a chain (which pass
+        LangChain's default of 25), ends with ``stop_reason`` ``recursion_limit: ...`` when no
+        step is left for another turn, never with ``GraphRecursionError``.
     """
     defaults = SearchContext(
         max_turns=max_turns,
@@ -101,6 +107,7 @@ def create_parallel_search_graph(
         think_max_chars=think_max_chars,
         search_timeout=search_timeout,
         passage_sentences=passage_budget(model, passage_sentences),
+        final_answer_step=final_answer_step,
     )
     builder = StateGraph(
         ParallelSearchState,

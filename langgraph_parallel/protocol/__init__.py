@@ -33,7 +33,7 @@ from langgraph_parallel.protocol.action import (
     STOP_SEQUENCES,
     Action,
 )
-from langgraph_parallel.protocol.grammar import THINK_MAX_CHARS, action_regex
+from langgraph_parallel.protocol.grammar import THINK_MAX_CHARS, action_regex, answer_regex
 from langgraph_parallel.protocol.observe import INVALID_ACTION_OBSERVATION, format_observation
 from langgraph_parallel.protocol.parse import (
     cap_queries,
@@ -50,6 +50,7 @@ __all__ = [
     "Action",
     "THINK_MAX_CHARS",
     "action_regex",
+    "answer_regex",
     "cap_queries",
     "format_observation",
     "parse_action",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["THINK_MAX_CHARS", "action_regex"]
+__all__ = ["THINK_MAX_CHARS", "action_regex", "answer_regex"]
 
 THINK_MAX_CHARS = 300
 """Default bound of a ``<think>`` body in :func:`action_regex` (the trained policies' think
@@ -10,6 +10,11 @@ text is at most 280 characters: ``train.synth.THINK_BUDGET``)."""
 # The other bounds of the structured-output regex (see action_regex).
 _QUERY_MAX_CHARS = 120
 _ANSWER_MAX_CHARS = 80
+_ANSWER = f"<answer> ?[^ \\t\\r\\n<][^<\\n]{{0,{_ANSWER_MAX_CHARS - 1}}}</answer>"
+
+
+def _think(max_chars: int) -> str:
+    return f"(<think>[^<]{{0,{max_chars}}}</think>[ \\n]{{0,2}})?"
 
 
 def action_regex(decompose: bool, think_max_chars: int = THINK_MAX_CHARS) -> str:
@@ -38,6 +43,21 @@ def action_regex(decompose: bool, think_max_chars: int = THINK_MAX_CHARS) -> str
     """
     query = f"[^ \\t\\r\\n<#][^<#\\n]{{0,{_QUERY_MAX_CHARS - 1}}}"
     queries = f"{query}(## ?{query})*" if decompose else query
-    answer = f"[^ \\t\\r\\n<][^<\\n]{{0,{_ANSWER_MAX_CHARS - 1}}}"
-    think = f"(<think>[^<]{{0,{think_max_chars}}}</think>[ \\n]{{0,2}})?"
-    return f"{think}(<search> ?{queries}</search>|<answer> ?{answer}</answer>)"
+    return f"{_think(think_max_chars)}(<search> ?{queries}</search>|{_ANSWER})"
+
+
+def answer_regex(think_max_chars: int = THINK_MAX_CHARS) -> str:
+    """Build the answer-only part of :func:`action_regex`: an optional think, then an answer.
+
+    The grammar of a step that may only answer (the agent's final step after a search at its
+    last allowed turn): the same think and answer bounds as :func:`action_regex` without the
+    ``<search>`` branch, so every text it matches also matches :func:`action_regex` and parses
+    as an answer.
+
+    Args:
+        think_max_chars: Most characters of the ``<think>`` body.
+
+    Returns:
+        The pattern, meant for ``re.fullmatch`` on the step text.
+    """
+    return f"{_think(think_max_chars)}{_ANSWER}"

@@ -149,6 +149,33 @@ def test_regex_constrained_step_matches_the_action_grammar(chat_model):
     assert re.fullmatch(pattern, reply.content), reply.content
 
 
+def test_the_final_answer_only_step_makes_the_engine_answer_after_a_search(chat_model):
+    # The transcript of a run whose last turn searched and found nothing useful: the full
+    # grammar would let the model search again; the final step's options leave an answer only.
+    from langchain_core.messages import AIMessage
+
+    from langgraph_parallel.agent.context import SearchContext
+    from langgraph_parallel.agent.step import first_prompt, read_step, step_options
+    from langgraph_parallel.protocol import answer_regex, format_observation
+
+    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    context = SearchContext(max_tokens=96, think_max_chars=80)
+    think = "<think> I need both nationalities. </think>\n"
+    search = think + "<search> Scott Derrickson ## Ed Wood </search>"
+    observation = format_observation([("Scott Derrickson", ""), ("Ed Wood", "")])
+    messages = [
+        HumanMessage(first_prompt(question, "raw", context)),
+        AIMessage(search),
+        HumanMessage(observation),
+    ]
+    options = step_options(chat_model, context, answer_only=True)
+    assert options["regex"] == answer_regex(80)
+    step = read_step(chat_model.invoke(messages, **options))
+    assert re.fullmatch(answer_regex(80), step.text), step.text
+    assert step.action.kind == "answer" and step.action.answer, step.text
+    assert step.counters["llm_calls"] == 1 and step.counters["completion_tokens"] > 0
+
+
 def test_a_prompt_over_the_context_limit_fails_that_call_only(chat_model):
     with pytest.raises(Exception, match="(?i)longer than|too long|maximum"):
         chat_model.invoke("word " * 5000, max_tokens=4)

@@ -88,8 +88,9 @@ def test_shared_prefix_is_served_from_the_cache(server_url: str) -> None:
 
 def test_parallel_search_graph_runs_on_the_server_model(server_url: str) -> None:
     # The server's structured outputs make every step a search of two sub-queries that cannot be
-    # equal (one starts with "a", the other with "b"), so the run takes exactly two model calls
-    # and fans out two searches whatever words the model picks on this CPU and dtype.
+    # equal (one starts with "a", the other with "b"), so the run takes exactly three model calls
+    # whatever words the model picks on this CPU and dtype: two searching turns and the final
+    # answer-only step, which searches again too (ChatOpenAI sends no graph regex).
     search_only = r"<think> [a-z ]{1,20} </think>\n<search> a[a-z]{0,7} ## b[a-z]{0,7} </search>"
     body = {"include_stop_str_in_output": True, "structured_outputs": {"regex": search_only}}
     model = chat_openai_for_server(server_url, "smollm2", extra_body=body)
@@ -100,11 +101,13 @@ def test_parallel_search_graph_runs_on_the_server_model(server_url: str) -> None
     state = graph.invoke({"question": "Were Scott Derrickson and Ed Wood of the same nationality?"})
     counters = state["counters"]
     assert state["answer"] is None and state["stop_reason"].startswith("max_turns")
-    assert counters["llm_calls"] == 2 and counters["turns"] == 1
-    # The first step's two sub-queries, fanned out (the second step, the last, does not search).
-    assert sorted(q[0] for q in searcher.queries) == ["a", "b"]
+    assert state["stop_reason"].endswith("the final answer-only step searched again")
+    assert counters["llm_calls"] == 3 and counters["turns"] == 2
+    assert counters["final_answer_steps"] == 1
+    # Each searching step's two sub-queries, fanned out (two different ones by the regex).
+    assert sorted(q[0] for q in searcher.queries) == ["a", "a", "b", "b"]
     assert counters["completion_tokens"] > 0
-    # The second step extends the first step's prompt: the server reads it from its cache.
+    # Later steps extend the first step's prompt: the server reads it from its cache.
     assert 0 < counters["cached_prompt_tokens"] < counters["prompt_tokens"]
 
 

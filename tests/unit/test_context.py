@@ -30,9 +30,10 @@ def test_run_context_takes_the_runs_settings_only_when_they_are_the_nodes_type()
 
 def test_think_inside_a_user_graph_uses_its_build_time_settings() -> None:
     model = ScriptedChatModel(script=["<search> a ## b </search>"])
-    node = ThinkNode(model, SearchContext(max_turns=1))
+    node = ThinkNode(model, SearchContext(max_turns=1, final_answer_step=False))
     command = node({"question": "Q?"}, SimpleNamespace(context=UserContext()))  # type: ignore[arg-type]
-    # max_turns=1 from the build-time settings: the only step is the last, so no search runs.
+    # max_turns=1 and no final step from the build-time settings: the only step is the last,
+    # so no search runs.
     assert command.goto == "answer"
     assert command.update["stop_reason"].startswith("max_turns: 1")
 

@@ -320,6 +320,19 @@ def test_bench_command_is_explicit() -> None:
         ["bench", "--dataset", "d", "--graphs", "direct", "--out", "o", "--think-max-chars", "150"]
     )
     assert "--top-k 3 --think-max-chars 150 --index hybrid" in bench_command(shorter)
+    argv = ["bench", "--dataset", "d", "--graphs", "sequential", "--out", "o"]
+    old = build_parser().parse_args([*argv, "--no-final-answer-step"])
+    assert old.final_answer_step is False and shorter.final_answer_step is True
+    assert "--top-k 3 --no-final-answer-step --index hybrid" in bench_command(old)
+
+
+def test_runs_older_than_the_final_answer_step_resume_only_without_it(tmp_path: Path) -> None:
+    from langgraph_parallel.apps.bench_cli import _check_settings
+
+    (tmp_path / "run.json").write_text(json.dumps({"model": "auto"}))  # rows without the step
+    with pytest.raises(UserError, match="final_answer_step=False"):
+        _check_settings(tmp_path, {"model": "auto", "final_answer_step": True})
+    _check_settings(tmp_path, {"model": "auto", "final_answer_step": False})
 
 
 def test_warmup_runs_each_pending_graph_once_unrecorded(tmp_path: Path) -> None:

@@ -27,13 +27,20 @@ def search_graph(max_turns: int, script: list[Any] = SEARCH_FOREVER, **options: 
     )
 
 
+@pytest.mark.parametrize("final_answer_step", [True, False])
 @pytest.mark.parametrize("max_turns", [6, 7, 10, 25])
-def test_many_turns_finish_with_the_default_recursion_limit(max_turns: int) -> None:
+def test_many_turns_finish_with_the_default_recursion_limit(
+    max_turns: int, final_answer_step: bool
+) -> None:
     # LangChain's classic default of 25 super-steps stopped the loop after 6 turns.
-    state = search_graph(max_turns).invoke({"question": "Q?"})
-    assert state["stop_reason"].startswith("max_turns: ")
-    assert state["counters"]["llm_calls"] == max_turns
-    assert state["counters"]["turns"] == max_turns - 1
+    graph = search_graph(max_turns, final_answer_step=final_answer_step)
+    state = graph.invoke({"question": "Q?"})
+    assert state["stop_reason"].startswith(f"max_turns: {max_turns} ")
+    # With the final step every turn's search runs and one answer-only step follows (this
+    # model searches even then); without it the last turn's search is not run.
+    extra = int(final_answer_step)
+    assert state["counters"]["llm_calls"] == max_turns + extra
+    assert state["counters"]["turns"] == max_turns - 1 + extra
 
 
 def test_every_turn_used_then_answer_at_the_last_step() -> None:
@@ -86,7 +93,10 @@ def test_any_recursion_limit_gives_a_final_state(
     state = graph.invoke({"question": "Q?"}, {"recursion_limit": limit})
     assert state["answer"] is None
     assert state["stop_reason"].split(":")[0] in ("max_turns", "recursion_limit")
-    assert state["counters"].get("llm_calls", 0) <= max_turns
+    # max_turns steps, plus the final answer-only step after a search at the last of them
+    final = state["counters"].get("final_answer_steps", 0)
+    assert state["counters"].get("llm_calls", 0) <= max_turns + final
+    assert final == 0 or state["counters"]["turns"] == max_turns
 
 
 @LIMITS

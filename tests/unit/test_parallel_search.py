@@ -95,8 +95,13 @@ def test_max_turns_reached_gives_final_state_without_answer_and_reason():
     state, model, searcher = run(["<search> again </search>"], max_turns=3)
     assert state["answer"] is None
     assert state["stop_reason"].startswith("max_turns")
+    # every turn's search runs; the final answer-only step searched again, which is not run
+    assert len(model.calls) == 4
+    assert searcher.queries == ["again"] * 3
+    # without the final step, the third step's search is not run: no step would read it
+    state, model, searcher = run(["<search> again </search>"], max_turns=3, final_answer_step=False)
+    assert state["answer"] is None and state["stop_reason"].startswith("max_turns")
     assert len(model.calls) == 3
-    # the third step's search is not run: no step would be left to read it
     assert searcher.queries == ["again", "again"]
 
 

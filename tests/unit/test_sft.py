@@ -212,6 +212,26 @@ def test_synthesis_drops_a_trajectory_whose_gold_paragraph_was_not_retrieved() -
     assert kept[0]["messages"][0]["content"] == rules_prompt(gold.question, decompose=False)
 
 
+def test_the_final_answer_step_leaves_synthesised_transcripts_as_they_were(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A teacher's plan ends with its answer within max_turns, so the step after a search at
+    # the last turn never comes up: the same records with it on (the default) or off, also
+    # for plans exactly max_turns long (here every plan has 2 or 3 steps).
+    import functools
+
+    from langgraph_parallel.train import synth
+
+    golds = [g for g in (gold_question(r, "hotpotqa") for r in (COMPARISON, BRIDGE)) if g]
+    for policy, max_turns, kept in [("parallel", 2, 1), ("parallel", 3, 2), ("sequential", 3, 2)]:
+        with_step = synthesize(golds, policy, TitleSearcher(), max_turns=max_turns)
+        with monkeypatch.context() as patch:
+            old = functools.partial(create_parallel_search_graph, final_answer_step=False)
+            patch.setattr(synth, "create_parallel_search_graph", old)
+            without = synthesize(golds, policy, TitleSearcher(), max_turns=max_turns)
+        assert with_step == without and len(with_step) == kept
+
+
 def test_synthesis_skips_plans_longer_than_max_turns() -> None:
     gold = gold_question(COMPARISON, "hotpotqa")
     assert gold is not None
