@@ -127,8 +127,7 @@ def create_parallel_muse_graph(
         reports: Report calls: ``all``; ``distinct`` (one per distinct steps and answer, copied
             to the others with ``reused_from`` set); ``contested`` (distinct, for the answered
             ones only if ``join="select"`` meets differing answers; else no reports).
-        max_turns: Model steps per trajectory (inherited ones included), plus the final
-            answer-only step after a last search (``final_answer_step``; a fork may start there).
+        max_turns: Model steps per trajectory (inherited ones included; see ``final_answer_step``).
         top_k: Documents per sub-query.
         temperature: Sampling temperature of agent steps.
         top_p: Nucleus sampling of agent steps.
