@@ -68,6 +68,17 @@ MIX = {
     ("hotpotqa", "bridge"): 30,
 }
 """Seeded caps of the replay mix (``mix``); MuSiQue 3-4 hop chains are all kept."""
+FIRST = {
+    ("hotpotqa", "comparison"): None,
+    ("hotpotqa", "bridge"): 240,
+    ("musique", None): None,
+    ("2wiki", "inference"): None,
+    ("2wiki", "compositional"): 60,
+    ("2wiki", "comparison"): 24,
+    ("2wiki", "bridge_comparison"): 24,
+}
+"""Questions per (dataset, type) of the CPU first stage (``first``; ``None``: all, and type
+``None``: every type of the dataset). Sized so both policies train in one sitting on 2 cores."""
 
 
 def heldout(out: Path) -> int:
@@ -126,8 +137,33 @@ def mix(data: Path, replay: Path, out: Path, policy: str) -> int:
     return _write(chosen, data, out, command, replayed)
 
 
-def combine(datas: list[Path], out: Path) -> int:
-    """Write every trajectory of ``datas`` as one file for a first stage; returns how many.
+def first(datas: list[Path], out: Path) -> int:
+    """Write the CPU first stage: :data:`FIRST`'s questions of ``datas``, both policies each.
+
+    The questions of a (dataset, type) are a seeded draw of their sorted ids, so both policies
+    get the same ones. Returns how many trajectories it wrote.
+    """
+    rows = [r for path in datas for r in map(json.loads, path.open())]
+    groups: dict[tuple[str, str | None], set[str]] = {}
+    for r in rows:
+        key = next((k for k in FIRST if k[0] == r["dataset"] and k[1] in (None, r["type"])), None)
+        if key is not None:
+            groups.setdefault(key, set()).add(str(r["id"]))
+    rng = random.Random(0)
+    chosen: set[str] = set()
+    for key in sorted(groups, key=str):
+        ids = sorted(groups[key])
+        rng.shuffle(ids)
+        chosen.update(ids[: FIRST[key]])
+    picked = [r for r in rows if str(r["id"]) in chosen]
+    rng.shuffle(picked)
+    return combine(datas, out, picked, verb="first")
+
+
+def combine(
+    datas: list[Path], out: Path, rows: list[dict] | None = None, verb: str = "combine"
+) -> int:
+    """Write every trajectory of ``datas`` (or ``rows`` of them) as one file; returns how many.
 
     For a stage that trains both policies from zero (``train sft --data``, on a GPU: the chains
     in the first stage's mix rather than a stage of their own). Each question must come with
@@ -136,7 +172,8 @@ def combine(datas: list[Path], out: Path) -> int:
     Raises:
         SystemExit: Naming the question that breaks that.
     """
-    rows = [r for path in datas for r in map(json.loads, path.open())]
+    if rows is None:
+        rows = [r for path in datas for r in map(json.loads, path.open())]
     seen: dict[str, set[str]] = {}
     for r in rows:
         mine = seen.setdefault(str(r["id"]), set())
@@ -151,7 +188,7 @@ def combine(datas: list[Path], out: Path) -> int:
             "policies' files (select --policy parallel and --policy sequential)."
         )
     metas = [json.loads(path.with_name(META_FILE).read_text()) for path in datas]
-    command = "tools/sft_chains.py combine " + " ".join(f"--data {p}" for p in datas)
+    command = f"tools/sft_chains.py {verb} " + " ".join(f"--data {p}" for p in datas)
     meta = {
         # Each part's own steps, then this one: the card copies command and datasets.
         "command": " && ".join(dict.fromkeys([*(m["command"] for m in metas), command])),
@@ -206,8 +243,13 @@ def main() -> None:
     both = verbs.add_parser("combine", help="one first-stage file of both policies' trajectories")
     both.add_argument("--data", type=Path, action="append", required=True, help="repeatable")
     both.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
+    cpu = verbs.add_parser("first", help="the CPU first stage: FIRST's questions, both policies")
+    cpu.add_argument("--data", type=Path, action="append", required=True, help="repeatable")
+    cpu.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
     args = parser.parse_args()
-    if args.verb == "heldout":
+    if args.verb == "first":
+        print(f"{first(args.data, args.out)} trajectories -> {args.out}")
+    elif args.verb == "heldout":
         print(f"{heldout(args.out)} questions -> {args.out}")
     elif args.verb == "select":
         print(f"{select(args.data, args.out, args.policy)} trajectories -> {args.out}")

@@ -87,6 +87,7 @@ def cmd_sft(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         micro_batch=args.micro_batch,
         lora_rank=args.lora_rank,
+        lora_layers=args.lora_layers,
         max_turns=args.max_turns,
         top_k=args.top_k,
         passage_sentences=args.passage_sentences,
@@ -157,6 +158,7 @@ def _add_sft_parser(kinds: Any) -> None:
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--micro-batch", type=int, default=2, help="sequences per forward on a CPU")
     p.add_argument("--lora-rank", type=int, default=16)
+    p.add_argument("--lora-layers", type=int, help="adapt only the last N layers (default: all)")
     p.add_argument("--max-turns", type=int, default=4)
     p.add_argument("--top-k", type=int, default=3)
     p.add_argument(

@@ -62,6 +62,40 @@ def serving_keys(synthesis: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def lora_config(config: SFTRunConfig, model: Any) -> Any:
+    """Return a fresh LoRA of ``lora_rank`` on every linear layer, or the last ``lora_layers``.
+
+    Adapting only the upper layers stops the backward pass at the lowest adapted one (the frozen
+    layers below need no gradient), which is where a CPU run saves time.
+    """
+    from peft import LoraConfig
+
+    layers = int(model.config.num_hidden_layers)
+    top = config.lora_layers
+    return LoraConfig(
+        r=config.lora_rank,
+        lora_alpha=2 * config.lora_rank,
+        # PEFT takes a layer range only with named modules: every linear layer but the head.
+        target_modules="all-linear" if top is None else linear_names(model),
+        task_type="CAUSAL_LM",
+        layers_to_transform=None if top is None else list(range(max(0, layers - top), layers)),
+        layers_pattern=None if top is None else "layers",
+    )
+
+
+def linear_names(model: Any) -> list[str]:
+    """Return the names of the model's linear layers but the head (PEFT's ``all-linear``)."""
+    import torch
+
+    return sorted(
+        {
+            name.rsplit(".", 1)[-1]
+            for name, module in model.named_modules()
+            if isinstance(module, torch.nn.Linear) and "lm_head" not in name
+        }
+    )
+
+
 def train_policy(
     config: SFTRunConfig,
     policy: Policy,
@@ -122,12 +156,7 @@ def train_policy(
         model, _ = load_policy(config.init, lora=True, dtype=dtype)
     else:
         model = AutoModelForCausalLM.from_pretrained(model_folder(base_model), dtype=dtype)
-        lora = LoraConfig(
-            r=config.lora_rank,
-            lora_alpha=2 * config.lora_rank,
-            target_modules="all-linear",
-            task_type="CAUSAL_LM",
-        )
+        lora = lora_config(config, model)
     micro, accumulation = batch_split(
         config.batch_size, config.micro_batch, int(os.environ.get("WORLD_SIZE", "1")), gpu=gpu
     )

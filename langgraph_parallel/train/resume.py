@@ -47,6 +47,7 @@ RESUME_KEYS = (
     "batch_size",
     "micro_batch",
     "lora_rank",
+    "lora_layers",
     "seed",
 )
 """Settings a resumed run must share with the run it continues (they shape every step)."""

@@ -61,6 +61,8 @@ class SFTRunConfig:
         micro_batch: Sequences per forward pass (2 was ~1.8x faster per sequence than 8 on a
             2-core CPU; a GPU takes the whole batch).
         lora_rank: LoRA rank (alpha = 2 x rank), on every linear layer.
+        lora_layers: Adapt only the last N decoder layers (``None``: all): the backward pass
+            stops at the lowest adapted layer (``benchmarks/sft/levers/``).
         max_turns: Model steps of the graph (a plan needing more is skipped).
         top_k: Documents per sub-query, as at inference.
         passage_sentences: Observation budget of the synthesis: each passage shown as its title
@@ -91,6 +93,7 @@ class SFTRunConfig:
     batch_size: int = 8
     micro_batch: int = 2
     lora_rank: int = 16
+    lora_layers: int | None = None
     max_turns: int = 4
     top_k: int = 3
     passage_sentences: int | None = None
@@ -104,6 +107,8 @@ class SFTRunConfig:
             raise UserError(f"--policies takes {', '.join(POLICIES)} (got {sorted(unknown)}).")
         if self.batch_size % self.micro_batch:
             raise UserError("--batch-size must be a multiple of --micro-batch.")
+        if self.lora_layers is not None and self.lora_layers < 1:
+            raise UserError("--lora-layers takes a number of top layers >= 1 (omit it for all).")
         if self.save_steps < 0:
             raise UserError("--save-steps takes a number of optimizer steps, or 0 for none.")
         if self.passage_sentences is not None and self.passage_sentences < 1:

@@ -138,3 +138,36 @@ def test_combine_joins_both_policies_and_refuses_a_lone_or_repeated_one(tmp_path
     with pytest.raises(SystemExit, match="two parallel trajectories"):
         tool.combine([hq, chains_p, chains_s, chains_p], tmp_path / "twice")
     assert not (tmp_path / "lone").exists() and not (tmp_path / "twice").exists()
+
+
+def test_first_draws_the_same_questions_for_both_policies_within_the_caps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = _tool()
+    caps = {("hotpotqa", "comparison"): None, ("hotpotqa", "bridge"): 3, ("musique", None): None}
+    monkeypatch.setattr(tool, "FIRST", caps)
+    hotpot = synthesis(
+        tmp_path / "h",
+        both_policies([("hotpotqa", "comparison", 4), ("hotpotqa", "bridge", 10)]),
+        {"command": "synth hotpot", "datasets": ["h.gz"], "trajectories": 28},
+    )
+    chains = synthesis(
+        tmp_path / "c",
+        both_policies(
+            [("musique", "2hop", 2), ("musique", "3hop1", 1), ("2wiki", "comparison", 5)]
+        ),
+        {"command": "synth chains", "datasets": ["m.gz", "w.gz"], "trajectories": 16},
+    )
+    assert tool.first([hotpot, chains], tmp_path / "o") == 2 * (4 + 3 + 2 + 1)
+    kept = [json.loads(line) for line in (tmp_path / "o" / "data.jsonl").open()]
+    ids = {p: sorted(r["id"] for r in kept if r["policy"] == p) for p in ("parallel", "sequential")}
+    assert ids["parallel"] == ids["sequential"]  # the same questions for both policies
+    assert sum(i.startswith("hotpotqa-bridge") for i in ids["parallel"]) == 3
+    assert not any(i.startswith("2wiki") for i in ids["parallel"])  # no cap: not in the stage
+    record = json.loads((tmp_path / "o" / "data.json").read_text())
+    assert record["command"].startswith("synth hotpot && synth chains && tools/sft_chains.py first")
+    assert record["datasets"] == ["h.gz", "m.gz", "w.gz"]
+    # Seeded: the same draw again.
+    tool.first([hotpot, chains], tmp_path / "again")
+    again = [json.loads(line)["id"] for line in (tmp_path / "again" / "data.jsonl").open()]
+    assert again == [r["id"] for r in kept]

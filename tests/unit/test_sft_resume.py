@@ -192,3 +192,33 @@ def test_metrics_log_starts_over_from_the_checkpoints_log_history(tmp_path: Path
     ]
     log.on_train_begin(None, SimpleNamespace(is_world_process_zero=True, log_history=[]), None)
     assert path.read_text() == ""  # a new run starts an empty log
+
+
+def test_lora_on_the_upper_layers_adapts_only_those_and_every_linear_in_them() -> None:
+    import torch
+    from peft import get_peft_model
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from langgraph_parallel.train.lora import linear_names, lora_config
+
+    torch.manual_seed(0)
+    tiny = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=4,
+            num_attention_heads=2, num_key_value_heads=2,
+        )
+    )  # fmt: skip
+    names = linear_names(tiny)
+    assert names == sorted(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                            "down_proj"])  # fmt: skip
+    top = get_peft_model(tiny, lora_config(SFTRunConfig(out="o", lora_layers=1), tiny))
+    adapted = {
+        n.split(".layers.")[1].split(".")[0] for n, _ in top.named_parameters() if "lora_" in n
+    }
+    assert adapted == {"3"}  # the last layer only
+    per_layer = [n for n, _ in top.named_parameters() if "lora_A" in n]
+    assert len(per_layer) == len(names)  # every linear layer of it
+    with pytest.raises(UserError, match="--lora-layers"):
+        SFTRunConfig(out="o", lora_layers=0)
+    whole = lora_config(SFTRunConfig(out="o"), tiny)
+    assert whole.target_modules == "all-linear" and whole.layers_to_transform is None
