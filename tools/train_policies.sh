@@ -44,5 +44,5 @@ step "selection" "$OUT/first/data.jsonl" \
   --data "$OUT/chains/data.jsonl" --out "$OUT/first"
 step "training" "$OUT/sft/sequential/langgraph_parallel.json" \
   $LGP train sft --data "$OUT/first/data.jsonl" "${HELD[@]}" --resume --out "$OUT/sft" \
-  --epochs 2 --learning-rate 5e-4 --micro-batch 1 --lora-layers 15 "$@"
+  --epochs 1.5 --learning-rate 5e-4 --micro-batch 1 --lora-layers 15 "$@"
 log "total: $(($(date +%s) - START)) s (this invocation)"
