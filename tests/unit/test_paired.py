@@ -1,0 +1,38 @@
+"""Paired bootstrap intervals: the difference of two systems on the same questions."""
+
+from __future__ import annotations
+
+import pytest
+
+from langgraph_parallel.eval.paired import paired_bootstrap, paired_by_id
+
+
+def test_a_clear_difference_has_an_interval_that_excludes_zero() -> None:
+    a = [1] * 40 + [0] * 60
+    b = [0] * 100
+    d = paired_bootstrap(a, b)
+    assert (d.n, d.a, d.b, d.diff, d.wins, d.losses) == (100, 0.4, 0.0, 0.4, 40, 0)
+    assert 0.29 < d.low < 0.4 < d.high < 0.51 and d.excludes_zero
+    assert "n=100" in str(d) and "+40 / -0" in str(d)
+
+
+def test_pairing_cancels_the_questions_both_get_right() -> None:
+    # 50 right by both, 3 only by a, 2 only by b: a small difference, interval across zero.
+    a = [1] * 50 + [1] * 3 + [0] * 2 + [0] * 45
+    b = [1] * 50 + [0] * 3 + [1] * 2 + [0] * 45
+    d = paired_bootstrap(a, b)
+    assert d.diff == pytest.approx(0.01) and d.low < 0 < d.high and not d.excludes_zero
+
+
+def test_the_same_seed_gives_the_same_interval_and_bad_input_is_refused() -> None:
+    a, b = [1, 0, 1, 1, 0, 1], [0, 0, 1, 0, 0, 1]
+    assert paired_bootstrap(a, b) == paired_bootstrap(a, b)
+    with pytest.raises(ValueError, match="same questions"):
+        paired_bootstrap([1, 0], [1])
+    with pytest.raises(ValueError, match="same questions"):
+        paired_bootstrap([], [])
+
+
+def test_pairs_by_id_use_only_the_questions_both_have() -> None:
+    d = paired_by_id({"q1": 1.0, "q2": 1.0, "q3": 0.0}, {"q2": 0.0, "q3": 0.0, "q4": 1.0})
+    assert (d.n, d.a, d.b) == (2, 0.5, 0.0)
