@@ -167,7 +167,19 @@ def _start_async_llm(model_path: str, kwargs: dict[str, Any]) -> Any:
     from vllm.engine.arg_utils import AsyncEngineArgs
     from vllm.v1.engine.async_llm import AsyncLLM
 
-    return AsyncLLM.from_engine_args(AsyncEngineArgs(model=model_path, seed=0, **kwargs))
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    # A program read from standard input (``python - <<EOF``) has ``__file__ == "<stdin>"``:
+    # the spawned engine core would try to run that "file" again and fail to start. Without a
+    # file it imports no main module, as for ``python -c``; nothing of it is needed there.
+    hidden = main is not None and path is not None and not Path(path).is_file()
+    if hidden:
+        del main.__file__  # type: ignore[union-attr]
+    try:
+        return AsyncLLM.from_engine_args(AsyncEngineArgs(model=model_path, seed=0, **kwargs))
+    finally:
+        if hidden:
+            main.__file__ = path  # type: ignore[union-attr]
 
 
 def _stop_at_exit(worker: EngineWorker) -> None:

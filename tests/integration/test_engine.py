@@ -119,6 +119,22 @@ def test_a_script_without_the_main_guard_is_told_to_add_it(tmp_path):
     assert "UserError" in last and 'if __name__ == "__main__":' in last and str(script) in last
 
 
+def test_a_program_read_from_standard_input_starts_the_engine(tmp_path):
+    # `python - <<EOF`: __main__.__file__ is "<stdin>", which the spawned core cannot run again.
+    program = (
+        "from langgraph_parallel.models.vllm_chat import ChatVLLM\n"
+        "reply = ChatVLLM(model='smollm2', max_tokens=2).invoke('Hi')\n"
+        "print('tokens', reply.usage_metadata['output_tokens'])\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-"], input=program, capture_output=True, text=True, timeout=300,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    # vLLM logs to stdout too (its shutdown): the program's own line is there among them.
+    assert {"tokens 1", "tokens 2"} & set(run.stdout.splitlines()), run.stdout[-2000:]
+
+
 def test_n_samples_charge_the_prompt_once(chat_model):
     result = chat_model.generate([[HumanMessage("Tell a story:")]], n=3, temperature=0.9, seed=1)
     generations = result.generations[0]
