@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.jsonl import read_objects
+from langgraph_parallel.models.cpu import machine
 from langgraph_parallel.paths import source_commit
 
 __all__ = ["SETTINGS", "measure", "same_questions"]
@@ -50,19 +49,6 @@ def same_questions(
     ids = [str(r["id"]) for r in whole if r["policy"] == policy and str(r["id"]) in mine][:n]
     by_id = {str(r["id"]): r for r in whole if r["policy"] == policy}
     return [by_id[i] for i in ids], [mine[i] for i in ids]
-
-
-def _cpu() -> dict[str, Any]:
-    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    model = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    name = next((line.split(":", 1)[1].strip() for line in model.splitlines()
-                 if line.startswith("Model name")), platform.processor())  # fmt: skip
-    return {
-        "cpu": name,
-        "avx512_bf16": "avx512_bf16" in flags,
-        "amx": "amx_tile" in flags,
-        "cores": len([x for x in flags.splitlines() if x.startswith("processor")]),
-    }
 
 
 def measure(files: dict[str, list[list[int]]], reps: int, model_name: str) -> dict[str, Any]:
@@ -143,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     summary = {
         "commit": source_commit(),
-        "machine": _cpu(),
+        "machine": machine(),
         "model": args.model,
         "trajectories": len(whole),
         "ids": [r["id"] for r in whole],

@@ -6,14 +6,14 @@ gradient checkpointing and the whole batch per forward; on a CPU in float32, ``m
 sequences per forward and no checkpointing. Several GPUs: TRL's own launcher,
 ``accelerate launch --num_processes N -m langgraph_parallel.apps.cli train sft --data FILE ...``
 (:func:`batch_split` keeps ``batch_size`` per optimizer step; one process writes the adapter).
-The adapter is written with its card (:func:`~langgraph_parallel.models.adapters.write_adapter`).
-Every ``save_steps`` optimizer steps the trainer writes a checkpoint under ``<policy>/trainer/``
-that ``--resume`` continues from (:mod:`.resume`).
+The adapter is written with its card (``models.adapters.write_adapter``: data ids, commit,
+machine, wall time); a checkpoint every ``save_steps`` steps lets ``--resume`` continue.
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -128,7 +128,9 @@ def train_policy(
         from trl import SFTConfig, SFTTrainer
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise UserError(f"training needs: pip install 'langgraph-parallel[train]' ({exc})") from exc
+    from langgraph_parallel.models.cpu import machine
     from langgraph_parallel.models.folders import model_folder
+    from langgraph_parallel.paths import source_commit
     from langgraph_parallel.train.encode import encode_transcript
     from langgraph_parallel.train.log import MetricsLog
     from langgraph_parallel.train.resume import (
@@ -203,9 +205,7 @@ def train_policy(
     trainer.train(resume_from_checkpoint=str(start.checkpoint) if start.checkpoint else None)
     if not trainer.is_world_process_zero():  # one process writes the adapter
         return folder
-    classes: dict[str, int] = {}
-    for record in records:
-        classes[record["question_class"]] = classes.get(record["question_class"], 0) + 1
+    classes = dict(Counter(str(record["question_class"]) for record in records))
     card = {
         "base_model": base_model,
         "policy": policy,
@@ -216,6 +216,7 @@ def train_policy(
             **provenance["data"],
             "trajectories": len(records),
             "by_class": classes,
+            "ids": sorted({str(record["id"]) for record in records}),
             "tokens": sum(len(r["input_ids"]) for r in rows),
             "loss_tokens": sum(sum(r["completion_mask"]) for r in rows),
         },
@@ -234,6 +235,8 @@ def train_policy(
         },
         "train": {
             "device": "cuda" if gpu else "cpu",
+            "machine": machine(),
+            "commit": source_commit(),
             "synthesis_s": round(provenance["synthesis_s"], 1),
             # Every piece of a resumed run up to the checkpoint the next one continued from.
             "train_s": round(run.elapsed(), 1),

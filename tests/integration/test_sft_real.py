@@ -84,6 +84,11 @@ def test_sft_writes_an_adapter_that_merges_into_the_model_it_trained(
     trained = [json.loads(line)["id"] for line in (one_run / "data.jsonl").open()]
     assert trained and not held_out & set(trained)
     assert card["train"]["optimizer_steps"] >= 1
+    # The card says which questions trained it, on which code and machine, and for how long.
+    assert card["data"]["ids"] == sorted(set(trained))
+    assert card["train"]["machine"]["cpu"] and card["train"]["machine"]["cores"] >= 1
+    assert len(card["train"]["commit"].removesuffix("-dirty")) == 40
+    assert card["train"]["train_s"] > 0
     # Nothing of this machine's layout ships: paths relative to the checkout, the base by name.
     assert card["excluded"]["files"] == ["data/hotpotqa_dev_sample300.jsonl.gz"]
     assert card["data"]["files"] == ["../shared/data/hotpotqa_dev_distractor_subset.jsonl.gz"]
