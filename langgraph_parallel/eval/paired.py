@@ -11,10 +11,11 @@ install, and is seeded so a figure is the same on every machine.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["PairedDifference", "paired_bootstrap", "paired_by_id"]
+__all__ = ["PairedDifference", "paired_bootstrap", "paired_by_class", "paired_by_id"]
 
 
 @dataclass(frozen=True)
@@ -105,3 +106,29 @@ def paired_by_id(
     """Return :func:`paired_bootstrap` over the question ids both systems have scores for."""
     ids = sorted(set(a) & set(b))
     return paired_bootstrap([a[i] for i in ids], [b[i] for i in ids], reps=reps, seed=seed)
+
+
+def paired_by_class(
+    a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]], key: str = "em"
+) -> dict[str, PairedDifference]:
+    """Compare two benchmark runs' rows (``bench`` results) per question class and overall.
+
+    Args:
+        a: Rows of the first run (``id``, ``class`` and ``key`` each).
+        b: Rows of the second run, on the same questions (only shared ids are compared).
+        key: The per-question score to compare.
+
+    Returns:
+        ``class`` -> the paired difference, plus ``all``.
+    """
+    rows_a = {str(r["id"]): r for r in a}
+    rows_b = {str(r["id"]): r for r in b}
+    shared = sorted(set(rows_a) & set(rows_b))
+    classes = sorted({str(rows_a[i]["class"]) for i in shared})
+    out = {}
+    for cls in [*classes, "all"]:
+        ids = [i for i in shared if cls in ("all", rows_a[i]["class"])]
+        out[cls] = paired_bootstrap(
+            [float(rows_a[i][key]) for i in ids], [float(rows_b[i][key]) for i in ids]
+        )
+    return out

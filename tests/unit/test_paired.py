@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from langgraph_parallel.eval.paired import paired_bootstrap, paired_by_id
+from langgraph_parallel.eval.paired import paired_bootstrap, paired_by_class, paired_by_id
 
 
 def test_a_clear_difference_has_an_interval_that_excludes_zero() -> None:
@@ -36,3 +36,15 @@ def test_the_same_seed_gives_the_same_interval_and_bad_input_is_refused() -> Non
 def test_pairs_by_id_use_only_the_questions_both_have() -> None:
     d = paired_by_id({"q1": 1.0, "q2": 1.0, "q3": 0.0}, {"q2": 0.0, "q3": 0.0, "q4": 1.0})
     assert (d.n, d.a, d.b) == (2, 0.5, 0.0)
+
+
+def test_two_runs_compare_per_class_on_the_questions_both_ran() -> None:
+    a = [{"id": f"c{i}", "class": "parallelizable", "em": 1.0} for i in range(4)]
+    a += [{"id": f"b{i}", "class": "sequential", "em": float(i == 0)} for i in range(4)]
+    b = [{"id": f"c{i}", "class": "parallelizable", "em": 0.0} for i in range(3)]  # c3 not run
+    b += [{"id": f"b{i}", "class": "sequential", "em": 0.0} for i in range(4)]
+    table = paired_by_class(a, b)
+    assert set(table) == {"parallelizable", "sequential", "all"}
+    assert (table["parallelizable"].n, table["parallelizable"].diff) == (3, 1.0)
+    assert (table["sequential"].n, table["sequential"].wins) == (4, 1)
+    assert table["all"].n == 7
