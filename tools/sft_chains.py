@@ -190,12 +190,23 @@ def combine(
             "policies' files (select --policy parallel and --policy sequential)."
         )
     metas = [json.loads(path.with_name(META_FILE).read_text()) for path in datas]
+    configs = [m.get("config") or {} for m in metas]
+    budgets = {c.get("passage_sentences") for c in configs}
+    if len(budgets) > 1:  # a policy is served one cut: its trajectories must all show that cut
+        raise SystemExit(
+            "the files were synthesised with different --passage-sentences "
+            f"({sorted(budgets, key=str)}): synthesise them again with one."
+        )
+    # The settings all parts share (the card copies them; the passage budget is served from it);
+    # the others (max_turns: 4 for HotpotQA, 6 for chains) are each part's, under "parts".
+    shared = {k: v for k, v in configs[0].items() if all(c.get(k, v) == v for c in configs)}
     command = f"tools/sft_chains.py {verb} " + " ".join(f"--data {p}" for p in datas)
     meta = {
         # Each part's own steps, then this one: the card copies command and datasets.
         "command": " && ".join(dict.fromkeys([*(m["command"] for m in metas), command])),
         "datasets": list(dict.fromkeys(d for m in metas for d in m.get("datasets", []))),
         "exclude": list(dict.fromkeys(e for m in metas for e in m.get("exclude", []))),
+        "config": shared,
         "parts": [
             {k: m[k] for k in ("command", "config", "trajectories") if k in m} for m in metas
         ],

@@ -171,3 +171,23 @@ def test_first_draws_the_same_questions_for_both_policies_within_the_caps(
     tool.first([hotpot, chains], tmp_path / "again")
     again = [json.loads(line)["id"] for line in (tmp_path / "again" / "data.jsonl").open()]
     assert again == [r["id"] for r in kept]
+
+
+def test_combine_keeps_the_passage_budget_the_parts_share_and_refuses_mixed_ones(
+    tmp_path: Path,
+) -> None:
+    tool = _tool()
+    rows = both_policies([("hotpotqa", "comparison", 1)])
+    config = {"max_turns": 4, "top_k": 3, "passage_sentences": 2}
+    a = synthesis(tmp_path / "a", rows, {"command": "a", "config": config})
+    more = both_policies([("musique", "2hop", 1)])
+    b = synthesis(tmp_path / "b", more, {"command": "b", "config": {**config, "max_turns": 6}})
+    tool.combine([a, b], tmp_path / "o")
+    record = json.loads((tmp_path / "o" / "data.json").read_text())
+    # The card copies this: the trained policy is served the 2-sentence cut it was trained on.
+    assert record["config"] == {"top_k": 3, "passage_sentences": 2}
+    whole = synthesis(
+        tmp_path / "w", more, {"command": "w", "config": {**config, "passage_sentences": None}}
+    )
+    with pytest.raises(SystemExit, match="different --passage-sentences"):
+        tool.combine([a, whole], tmp_path / "x")
