@@ -1,0 +1,74 @@
+"""Compare the CPU-recipe candidate with the shipped policies on the same HotpotQA questions.
+
+Run: ``.venv/bin/python benchmarks/sft/cpu/analyse.py > benchmarks/sft/cpu/candidate.json``
+"""
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO))
+
+from langgraph_parallel.eval.paired import paired_by_class  # noqa: E402
+
+SFT = REPO / "benchmarks" / "sft"
+RUNS = {
+    "candidate parallel-search (runs/cpu/sft/parallel)": SFT / "cpu/hotpotqa/parallel-search",
+    "shipped parallel-search (smollm2-parallel)": SFT / "hotpotqa/parallel-search",
+    "shipped sequential (smollm2-sequential)": SFT / "hotpotqa/sequential",
+    "direct (smollm2, closed-book)": SFT / "hotpotqa/direct",
+}
+
+
+def rows(folder: Path) -> list[dict]:
+    """Return a bench run's result rows."""
+    with (folder / "results.jsonl").open() as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def table(run: list[dict]) -> dict:
+    """Return per-class means and the first search's decomposition rate."""
+    out = {}
+    for cls in ("parallelizable", "sequential", "all"):
+        part = [r for r in run if cls in ("all", r["class"])]
+        searched = [r for r in part if r.get("turns")]
+        decomposed = [r.get("first_turn_parallel", 0) for r in searched]
+        out[cls] = {
+            "n": len(part),
+            **{k: round(statistics.fmean(r[k] for r in part), 3) for k in ("em", "f1")},
+            **{
+                k: round(statistics.fmean(r.get(k, 0) for r in part), 2)
+                for k in ("llm_calls", "turns", "prompt_tokens")
+            },
+            "first_search_decomposed": round(statistics.fmean(decomposed), 3)
+            if decomposed
+            else None,
+            "answered": round(statistics.fmean(r["answer"] is not None for r in part), 3),
+        }
+    return out
+
+
+def main() -> None:
+    """Print the tables and the paired EM differences as JSON."""
+    loaded = {name: rows(folder) for name, folder in RUNS.items()}
+    candidate, shipped, sequential, direct = loaded.values()
+    pairs = {
+        "candidate - shipped parallel-search": (candidate, shipped),
+        "candidate - direct": (candidate, direct),
+        "candidate - shipped sequential": (candidate, sequential),
+        "shipped parallel-search - direct": (shipped, direct),
+    }
+    result = {
+        "tables": {name: table(run) for name, run in loaded.items()},
+        "paired_em": {
+            name: {cls: str(d) for cls, d in paired_by_class(a, b).items()}
+            for name, (a, b) in pairs.items()
+        },
+    }
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
