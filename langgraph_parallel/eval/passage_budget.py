@@ -17,7 +17,6 @@ import argparse
 import json
 import math
 import shlex
-import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.jsonl import read_objects
+from langgraph_parallel.models.cpu import machine
 from langgraph_parallel.paths import repo_data_dir, source_commit
 from langgraph_parallel.retrieval.documents import Passage, format_passages, shown_text
 from langgraph_parallel.retrieval.sentences import marked_sentence_ends, sentence_ends
@@ -181,16 +181,6 @@ def gold_sentences(
     return GoldSentences(tuple(map(str, row.get("supporting_titles") or [])), tuple(facts))
 
 
-def _cpu() -> str:
-    """Return the CPU's model name as ``lscpu`` prints it."""
-    try:
-        listing = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    except OSError:
-        return "unknown"
-    names = [s.split(":", 1)[1].strip() for s in listing.splitlines() if s.startswith("Model name")]
-    return names[0] if names else "unknown"
-
-
 def measure(top_k: int = 3) -> dict[str, Any]:
     """Measure the budgets on the bundled sample and index (query = the question text).
 
@@ -216,7 +206,7 @@ def measure(top_k: int = 3) -> dict[str, Any]:
 
     return {
         "commit": source_commit(),
-        "cpu": _cpu(),
+        "machine": machine(),
         "questions": f"data/{SAMPLE}",
         "corpus": f"data/{bundled_corpus_path().name}",
         "index": DEFAULT_INDEX,
