@@ -69,18 +69,19 @@ MIX = {
 }
 """Seeded caps of the replay mix (``mix``); MuSiQue 3-4 hop chains are all kept."""
 FIRST = {
-    ("hotpotqa", "comparison"): 120,
-    ("hotpotqa", "bridge"): 140,
-    ("musique", "2hop"): 40,
-    ("musique", None): None,
-    ("2wiki", "inference"): 24,
-    ("2wiki", "compositional"): 14,
-    ("2wiki", "comparison"): 6,
-    ("2wiki", "bridge_comparison"): 6,
+    ("hotpotqa", "comparison"): 170,
+    ("hotpotqa", "bridge"): 85,
+    ("2wiki", "comparison"): 20,
+    ("2wiki", "bridge_comparison"): 20,
+    ("2wiki", "inference"): 10,
+    ("2wiki", "compositional"): 10,
 }
 """Questions per (dataset, type) of the CPU first stage (``first``; ``None``: all; type ``None``:
 the dataset's other types, the first key matching a row wins). Sized so both policies train in
-one sitting on 2 cores (``benchmarks/sft/cpu/``): 394 questions, 1.5 epochs."""
+one sitting on 2 cores (``benchmarks/sft/cpu/``): 315 questions, two thirds of them comparisons
+(the first candidate, a third comparisons and MuSiQue's long 3-4 hop chains, forgot to decompose
+and to answer yes/no), 2 epochs on every layer.
+"""
 
 
 def heldout(out: Path) -> int:

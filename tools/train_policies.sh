@@ -4,12 +4,12 @@
 #   bash tools/train_policies.sh OUT [train sft flags...]
 #
 # 1. synthesise HotpotQA trajectories (comparisons as `##` turns, bridge chains one query a turn)
-#    and MuSiQue/2Wiki chains, every passage shown as its title and first two sentences
+#    and 2Wiki chains, every passage shown as its title and first two sentences
 #    (--passage-sentences 2, recorded in the cards: the graphs show the trained policy the same);
 # 2. pick the first stage's questions, the same for both policies (tools/sft_chains.py first);
-# 3. train one LoRA adapter per policy on the upper layers (--lora-layers), checkpointing as it
-#    goes. Stopped, the same command continues where it was (each step is skipped when its output
-#    is there; training resumes from its last checkpoint).
+# 3. train one LoRA adapter per policy (2 epochs, every layer), checkpointing as it goes.
+#    Stopped, the same command continues where it was (each step is skipped when its output is
+#    there; training resumes from its last checkpoint).
 # The benchmarks' questions are held out by id (data/hotpotqa_dev_sample300.jsonl.gz,
 # data/bench_heldout_chains.jsonl.gz) and no question names the README question's people.
 # OUT/wall.log gets the wall time of every step and of the whole run.
@@ -37,12 +37,11 @@ step "synthesis hotpotqa" "$OUT/hotpot/data.jsonl" \
   --out "$OUT/hotpot"
 step "synthesis chains" "$OUT/chains/data.jsonl" \
   $LGP train sft --synthesize-only --per-class 0 --max-turns 6 --passage-sentences 2 "${HELD[@]}" \
-  --dataset "$SHARED/musique_dev_with_paragraphs200.jsonl.gz" \
   --dataset "$SHARED/2wikimultihopqa_dev_sample500.jsonl.gz" --out "$OUT/chains"
 step "selection" "$OUT/first/data.jsonl" \
   .venv/bin/python tools/sft_chains.py first --data "$OUT/hotpot/data.jsonl" \
   --data "$OUT/chains/data.jsonl" --out "$OUT/first"
 step "training" "$OUT/sft/sequential/langgraph_parallel.json" \
   $LGP train sft --data "$OUT/first/data.jsonl" "${HELD[@]}" --resume --out "$OUT/sft" \
-  --epochs 1.5 --learning-rate 5e-4 --micro-batch 1 --lora-layers 15 "$@"
+  --epochs 2 --learning-rate 5e-4 --micro-batch 1 "$@"
 log "total: $(($(date +%s) - START)) s (this invocation)"
