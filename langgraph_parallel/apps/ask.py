@@ -1,0 +1,235 @@
+"""``langgraph-parallel ask``: one question, its live view, the answer, and where the time went.
+
+``--timings`` splits a run's wall time by phase (the program's start and imports, the model's
+resolution with any first-use conversion and merge, the index load, the engine start, the first
+step, the rest of the question, the engine's shutdown), so a slow cold start shows its cause.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from langgraph_parallel.apps.arguments import add_index_argument, add_passage_argument
+from langgraph_parallel.apps.bench_muse import MUSE_GRAPHS
+from langgraph_parallel.apps.registry import GRAPH_NAMES
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.parallel_muse.tree import check_tree_path, draw_tree
+
+__all__ = ["Timings", "add_ask_parser", "cmd_ask", "print_event", "render_event"]
+
+
+class Timings:
+    """Wall seconds per phase of one ``ask``, in the order they ran.
+
+    The first phase, ``start``, runs from the process's creation (as the OS recorded it) to the
+    command's first line: interpreter start and the CLI's imports.
+    """
+
+    def __init__(self) -> None:
+        self.phases: dict[str, float] = {}
+        self.phases["start"] = _since_process_start()
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Time the block as ``name``."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phases[name] = round(time.perf_counter() - t0, 3)
+
+    def add(self, name: str, seconds: float) -> None:
+        """Record a phase timed elsewhere."""
+        self.phases[name] = round(seconds, 3)
+
+    def lines(self) -> list[str]:
+        """Return the table ``--timings`` prints: a ``phase: seconds`` line each, then the total."""
+        total = sum(self.phases.values())
+        return [f"  {k}: {v:.2f} s" for k, v in self.phases.items()] + [f"  total: {total:.2f} s"]
+
+
+def _since_process_start() -> float:
+    try:
+        import psutil
+
+        return round(max(0.0, time.time() - psutil.Process().create_time()), 3)
+    except Exception:  # no psutil (it comes with vLLM) or no process table: unknown, not fatal
+        return 0.0
+
+
+def _first_step_clock(
+    on_event: Callable[[dict[str, Any]], None] | None,
+) -> tuple[Callable[[dict[str, Any]], None], list[float]]:
+    """Wrap ``on_event`` to note when the first step event arrives (``perf_counter``)."""
+    seen: list[float] = []
+
+    def handle(event: dict[str, Any]) -> None:
+        if event.get("event") == "step" and not seen:
+            seen.append(time.perf_counter())
+        if on_event is not None:
+            on_event(event)
+
+    return handle, seen
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Answer one question with a named graph and print the answer and counters."""
+    timings = Timings()
+    question = " ".join(args.question).strip()
+    if not question:
+        raise UserError(
+            'The question is empty: pass one, e.g. langgraph-parallel ask "Who wrote Hamlet?".'
+        )
+    tree = None
+    if args.tree:  # checked before any model loads: a bad --tree must not cost an engine start
+        if args.graph not in MUSE_GRAPHS:  # the graphs whose output has trajectories
+            raise UserError(f"--tree needs --graph {' or '.join(MUSE_GRAPHS)} (got {args.graph}).")
+        tree = check_tree_path(args.tree)
+    with timings.phase("imports"):
+        from langgraph_parallel.agent.run import run_question
+        from langgraph_parallel.apps.registry import build_graph, default_model, load_model
+        from langgraph_parallel.models.served import find_server
+        from langgraph_parallel.retrieval.indexes import corpus_index
+
+    name = args.model or default_model(args.graph)
+    base_url = find_server(name, args.server)
+    if base_url:
+        print(
+            f"model {name}: served at {base_url} (--server none: run it in process)",
+            file=sys.stderr,
+        )
+    with timings.phase("model (first use: conversion, adapter merge)"):
+        # check=True: a bad model name fails before the index loads.
+        model = load_model(name, base_url=base_url, check=True)
+    with timings.phase("index"):
+        index = corpus_index(args.corpus, kind=args.index)
+    graph = build_graph(
+        args.graph,
+        model,
+        index,
+        max_turns=args.max_turns,
+        top_k=args.top_k,
+        passage_sentences=args.passage_sentences,
+    )
+    with timings.phase("engine start"):
+        worker = getattr(model, "worker", None)  # first: wall_s times the question only
+    # The live view (steps, each sub-query and rollout as it starts and ends) goes to stderr.
+    on_event, first = _first_step_clock(None if args.json else print_event)
+    t0 = time.perf_counter()
+    run = run_question(graph, question, on_event=on_event)
+    t1 = time.perf_counter()
+    if first:
+        timings.add("first step (grammar compile, first LLM call)", first[0] - t0)
+        timings.add("rest of the question", t1 - first[0])
+    else:
+        timings.add("question", t1 - t0)
+    if args.timings and worker is not None:
+        with timings.phase("engine shutdown"):
+            worker.shutdown()
+    summary = run.summary()
+    if args.json:
+        print(json.dumps({**summary, "timings": timings.phases} if args.timings else summary))
+        write_tree(run.state, tree, file=sys.stderr)  # stdout stays one JSON object
+        return 0
+    print(f"question: {question}")
+    print("trace:")
+    for line in run.trace:
+        print(f"  {line}")
+    print(f"answer: {run.answer if run.answer is not None else '(none)'}")
+    print(f"stop_reason: {run.stop_reason}")
+    for key, value in summary.items():
+        if key != "answer":
+            print(f"{key}: {value}")
+    if args.timings:
+        print("timings:")
+        print("\n".join(timings.lines()))
+    write_tree(run.state, tree, file=sys.stdout)
+    return 0
+
+
+def write_tree(state: dict[str, Any], path: Path | None, *, file: TextIO) -> None:
+    """Draw the run's trajectory tree to ``path`` (if given) and say where it went."""
+    if path is None:
+        return
+    try:
+        draw_tree(state, path)
+    except OSError as exc:
+        raise UserError(f"Cannot write the tree to {path}: {exc}") from exc
+    print(f"tree: {path}", file=file)
+
+
+def render_event(event: dict[str, Any]) -> str:
+    """Return one line of ``ask``'s live view for a progress event (see ``agent.events``)."""
+    kind = event.get("event")
+    if kind == "step":
+        what = " ## ".join(event.get("queries") or []) or event.get("answer") or ""
+        final = " (final, answer only)" if event.get("final_answer_step") else ""
+        return f"step {event.get('step')}{final}: {event.get('action')} {what}".rstrip()
+    if kind == "search_start":
+        return f"  search {event.get('id')} started: {event.get('query')}"
+    if kind == "search_end":
+        found = event.get("error") or ", ".join(event.get("titles") or []) or "nothing"
+        return f"  search {event.get('id')} done: {event.get('query')} -> {found}"
+    if kind == "rollout_start":
+        parent = event.get("parent")
+        origin = f" from {parent} at step {event.get('branch_step')}" if parent else ""
+        return f"rollout {event.get('rollout')} started (round {event.get('round')}{origin})"
+    if kind == "rollout_end":
+        answer = event.get("answer")
+        return f"rollout {event.get('rollout')} done: {answer!r} ({event.get('stop_reason')})"
+    return json.dumps(event, default=str)
+
+
+def print_event(event: dict[str, Any]) -> None:
+    """Print a progress event as it happens (stderr, so stdout keeps the result)."""
+    print(render_event(event), file=sys.stderr, flush=True)
+
+
+def add_ask_parser(sub: Any) -> None:
+    """Add ``ask`` to the command's subparsers."""
+    ask = sub.add_parser("ask", help="answer a question with a search agent")
+    ask.add_argument("question", nargs="+", help="the question")
+    ask.add_argument("--graph", choices=GRAPH_NAMES, default="parallel-search")
+    ask.add_argument(
+        "--model",
+        default=None,
+        help="smollm2-parallel (default of parallel-search/parallel-muse), smollm2-sequential "
+        "(default of sequential), smollm2 (untrained base, default of direct), gemma3, or a "
+        "model or adapter folder",
+    )
+    ask.add_argument(
+        "--corpus", default=None, help="corpus .jsonl(.gz) or folder of .txt/.md; default: bundled"
+    )
+    add_index_argument(ask)
+    ask.add_argument("--max-turns", type=int, default=4)
+    ask.add_argument("--top-k", type=int, default=3)
+    add_passage_argument(ask)
+    ask.add_argument(
+        "--server",
+        default="auto",
+        help="a `langgraph-parallel serve` address to run the model on (e.g. "
+        "http://127.0.0.1:8000); auto (default): the local serve if it is up and serves the "
+        "model, else in process; none: always in process",
+    )
+    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.add_argument(
+        "--tree",
+        metavar="FILE",
+        help="parallel-muse, rollouts-majority: draw the trajectories as a tree (branch points, "
+        "step uncertainty, the chosen one) to FILE: .png, .svg, or Mermaid text .mmd / .md",
+    )
+
+    ask.add_argument(
+        "--timings",
+        action="store_true",
+        help="print the wall time of each phase (start, imports, model, index, engine start, "
+        "first step, the rest, shutdown); with --json, a 'timings' object",
+    )
+    ask.set_defaults(func=cmd_ask)

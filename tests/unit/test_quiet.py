@@ -1,0 +1,61 @@
+"""Quiet by default: the environment the engine's libraries read, and how to turn it off."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from langgraph_parallel.apps.ask import Timings
+from langgraph_parallel.apps.cli import main
+from langgraph_parallel.models import quiet
+from langgraph_parallel.models.quiet import LOG_ENV, QUIET_ENV, quiet_environment
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for key in (*QUIET_ENV, LOG_ENV):
+        monkeypatch.delenv(key, raising=False)
+    return monkeypatch
+
+
+def test_quiet_sets_every_default(clean_env):
+    quiet_environment()
+    assert {k: os.environ[k] for k in QUIET_ENV} == QUIET_ENV
+
+
+def test_a_value_the_user_set_wins(clean_env):
+    clean_env.setenv("VLLM_LOGGING_LEVEL", "DEBUG")
+    clean_env.setenv("PYTHONWARNINGS", "error")
+    quiet_environment()
+    assert os.environ["VLLM_LOGGING_LEVEL"] == "DEBUG"
+    assert os.environ["PYTHONWARNINGS"] == "error"
+    assert os.environ["TORCH_LOGS"] == "-torch"
+
+
+@pytest.mark.parametrize("value", ["info", "DEBUG", "1"])
+def test_verbose_keeps_the_libraries_defaults_but_stays_offline(clean_env, value):
+    clean_env.setenv(LOG_ENV, value)
+    assert quiet.verbose()
+    quiet_environment()
+    assert not {"VLLM_LOGGING_LEVEL", "TORCH_LOGS", "PYTHONWARNINGS"} & set(os.environ)
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+
+
+def test_the_verbose_flag_reaches_the_environment_before_anything_starts(clean_env, capsys):
+    assert main(["--verbose", "ask", "   "]) == 2  # an empty question: fails before any engine
+    assert os.environ[LOG_ENV] == "info"
+    assert "VLLM_LOGGING_LEVEL" not in os.environ
+    assert "question is empty" in capsys.readouterr().err
+
+
+def test_timings_sum_to_their_total():
+    timings = Timings()
+    with timings.phase("a"):
+        pass
+    timings.add("b", 1.25)
+    lines = timings.lines()
+    assert [line.split(":")[0].strip() for line in lines] == ["start", "a", "b", "total"]
+    total = float(lines[-1].split(": ")[1].removesuffix(" s"))
+    assert total == pytest.approx(sum(timings.phases.values()), abs=0.01)
+    assert timings.phases["start"] >= 0
