@@ -30,14 +30,22 @@ def test_the_environment_variable_updates_the_defaults(monkeypatch: pytest.Monke
     assert engine.engine_defaults() == {"enforce_eager": False, "dtype": "float32"}
 
 
-@pytest.mark.parametrize(("native", "dtype"), [(True, "bfloat16"), (False, "float32")])
+@pytest.mark.parametrize(
+    ("avx512_bf16", "amx", "dtype"),
+    [
+        (False, False, "float32"),  # AVX2 only, or AVX-512 without its bf16 extension
+        (True, False, "bfloat16"),  # AVX-512 BF16 (e.g. AMD Zen 4, Intel Cooper Lake)
+        (False, True, "bfloat16"),  # AMX tiles (Intel Sapphire Rapids and later)
+        (True, True, "bfloat16"),
+    ],
+)
 def test_the_cpu_engine_runs_in_bfloat16_only_where_the_cpu_computes_it(
-    monkeypatch: pytest.MonkeyPatch, native: bool, dtype: str
+    monkeypatch: pytest.MonkeyPatch, avx512_bf16: bool, amx: bool, dtype: str
 ) -> None:
     monkeypatch.setattr("torch.cuda.is_available", lambda: False)
     monkeypatch.delenv("LANGGRAPH_PARALLEL_ENGINE", raising=False)
-    monkeypatch.setattr("torch.cpu._is_avx512_bf16_supported", lambda: native, raising=False)
-    monkeypatch.setattr("torch.cpu._is_amx_tile_supported", lambda: False, raising=False)
+    monkeypatch.setattr("torch.cpu._is_avx512_bf16_supported", lambda: avx512_bf16, raising=False)
+    monkeypatch.setattr("torch.cpu._is_amx_tile_supported", lambda: amx, raising=False)
     assert cpu.cpu_dtype() == dtype
     assert engine.engine_defaults()["dtype"] == dtype
     monkeypatch.setenv("LANGGRAPH_PARALLEL_ENGINE", '{"dtype": "bfloat16"}')  # a user's choice wins
