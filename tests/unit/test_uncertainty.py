@@ -133,6 +133,16 @@ def test_inherited_and_excluded_steps_are_never_picked_and_ties_go_to_earlier_st
     assert picks(points) == [("t0", 1), ("t1", 1)]
 
 
+def test_equal_steps_of_one_trajectory_go_earliest_first():
+    t = trajectory("t0", (2, 4), (2, 4), (2, 4))
+    assert picks(select_branch_points([t], "reasoning", "entropy", 3)) == [
+        ("t0", 0),
+        ("t0", 1),
+        ("t0", 2),
+    ]
+    assert picks(select_branch_points([t], "reasoning", "entropy", 1, min_step=1)) == [("t0", 1)]
+
+
 def test_points_before_min_step_are_never_picked():
     t = trajectory("t0", (7, 2), (1, 5), (3, 9))  # step 0 is the most uncertain reasoning step
     assert picks(select_branch_points([t], "reasoning", "entropy", 1)) == [("t0", 0)]

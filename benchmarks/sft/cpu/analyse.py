@@ -1,6 +1,8 @@
-"""Compare the CPU-recipe candidate with the shipped policies on the same HotpotQA questions.
+"""Compare a CPU-recipe candidate with other runs on the same questions.
 
-Run: ``.venv/bin/python benchmarks/sft/cpu/analyse.py > benchmarks/sft/cpu/candidate.json``
+Run: ``.venv/bin/python benchmarks/sft/cpu/analyse.py > benchmarks/sft/cpu/candidate.json`` (the
+first candidate against the shipped rows), or with ``NAME=BENCH_FOLDER`` arguments: the first is
+the candidate, paired with each of the others (EM per class, 95% paired bootstrap).
 """
 
 import json
@@ -52,14 +54,20 @@ def table(run: list[dict]) -> dict:
 
 def main() -> None:
     """Print the tables and the paired EM differences as JSON."""
-    loaded = {name: rows(folder) for name, folder in RUNS.items()}
-    candidate, shipped, sequential, direct = loaded.values()
-    pairs = {
-        "candidate - shipped parallel-search": (candidate, shipped),
-        "candidate - direct": (candidate, direct),
-        "candidate - shipped sequential": (candidate, sequential),
-        "shipped parallel-search - direct": (shipped, direct),
-    }
+    if sys.argv[1:]:
+        named = dict(arg.split("=", 1) for arg in sys.argv[1:])
+        loaded = {name: rows(Path(folder)) for name, folder in named.items()}
+        first, *others = loaded
+        pairs = {f"{first} - {name}": (loaded[first], loaded[name]) for name in others}
+    else:
+        loaded = {name: rows(folder) for name, folder in RUNS.items()}
+        candidate, shipped, sequential, direct = loaded.values()
+        pairs = {
+            "candidate - shipped parallel-search": (candidate, shipped),
+            "candidate - direct": (candidate, direct),
+            "candidate - shipped sequential": (candidate, sequential),
+            "shipped parallel-search - direct": (shipped, direct),
+        }
     result = {
         "tables": {name: table(run) for name, run in loaded.items()},
         "paired_em": {
