@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -71,8 +73,13 @@ def build_model_dir(target: Path, write: Callable[[Path], None]) -> Path:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    # Once per machine and cache, silent otherwise for tens of seconds: say what runs and when
+    # it is done (stderr, so a program's output stays its own).
+    print(f"preparing {target.name} once, into {target.parent} ...", file=sys.stderr, flush=True)
+    t0 = time.monotonic()
     try:
         write(tmp)
+        print(f"prepared {target.name} in {time.monotonic() - t0:.0f} s", file=sys.stderr)
         try:
             os.replace(tmp, target)
         except OSError:

@@ -69,3 +69,21 @@ def test_real_wheel_ships_the_gguf():
     path = embedded.locate_gguf("smollm2")
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert path.stat().st_size > 50_000_000
+
+
+def test_a_model_folder_is_built_once_and_says_so_on_stderr(tmp_path, capsys):
+    from langgraph_parallel.paths import build_model_dir
+
+    calls = []
+
+    def write(tmp):
+        calls.append(tmp)
+        (tmp / "config.json").write_text("{}")
+
+    target = tmp_path / "models" / "m"
+    assert build_model_dir(target, write) == target
+    first = capsys.readouterr()
+    assert first.out == ""
+    assert first.err.startswith("preparing m once, into ") and "prepared m in " in first.err
+    assert build_model_dir(target, write) == target  # cached: no work, no output
+    assert len(calls) == 1 and capsys.readouterr().err == ""
