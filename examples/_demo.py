@@ -14,7 +14,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
 
+from langgraph_parallel.models.tool_calls import openai_tools, prepare_tool_step
 from langgraph_parallel.retrieval.documents import Passage
 
 PASSAGES = [
@@ -67,6 +69,31 @@ class DemoChatModel(BaseChatModel):
         usage = {"input_tokens": len(prompt.split()), "output_tokens": len(text.split())}
         message = AIMessage(text, usage_metadata={**usage, "total_tokens": sum(usage.values())})
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+class DemoToolModel(DemoChatModel):
+    """:class:`DemoChatModel` as a tool-calling model, made one the way ``ChatVLLM`` is.
+
+    ``bind_tools`` and each call go through ``langgraph_parallel.models.tool_calls``: the
+    ``create_agent`` conversation is rendered as the graph's raw transcript, and the step the
+    demo writes comes back as a ``search`` tool call or as the answer.
+    """
+
+    def bind_tools(
+        self, tools: Sequence[Any], *, tool_choice: str | None = None, **kw: Any
+    ) -> Runnable[Any, AIMessage]:
+        if tool_choice is not None:
+            kw["tool_choice"] = tool_choice
+        return self.bind(tools=openai_tools(tools), **kw)
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        prompt, stop, step = prepare_tool_step(
+            messages, stop, kw, style="raw", kind="rules", regex=None
+        )
+        result = super()._generate(prompt, stop)
+        return result if step is None else step.reply(result)
 
 
 def model_and_search(real: bool) -> tuple[BaseChatModel, Any]:

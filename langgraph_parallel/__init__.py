@@ -2,9 +2,11 @@
 
 ParallelSearch (decompose a question into independent sub-queries and search them concurrently
 with ``Send``) and ParallelMuse (fork the agent at its most uncertain steps), as graphs and as
-parts you can add to your own graphs. The names here are the ones most programs need; the rest
-live in their packages: ``agent`` (the step loop, its state and nodes), ``parallel_search``,
-``parallel_muse``, ``baselines``, ``protocol``, ``models``, ``retrieval``, ``rewards``, ``eval``.
+parts you can add to your own graphs; ParallelSearch also as a tool and a middleware for
+langchain's ``create_agent`` (``parallel_search_tool``, ``ParallelSearchMiddleware``). The names
+here are the ones most programs need; the rest live in their packages: ``agent`` (the step loop,
+its state and nodes), ``parallel_search``, ``parallel_muse``, ``baselines``, ``protocol``,
+``models``, ``retrieval``, ``rewards``, ``eval``.
 """
 
 import importlib
@@ -25,11 +27,13 @@ if TYPE_CHECKING:
         create_parallel_muse_graph,
         create_rollouts_graph,
     )
+    from langgraph_parallel.parallel_search.agent_tool import parallel_search_tool
     from langgraph_parallel.parallel_search.graph import (
         add_parallel_search,
         create_fan_out_search_graph,
         create_parallel_search_graph,
     )
+    from langgraph_parallel.parallel_search.middleware import ParallelSearchMiddleware
     from langgraph_parallel.retrieval import CorpusIndex, Searcher, default_index
 
 # Imported on first use (PEP 562), not here: vLLM imports our plugin
@@ -53,6 +57,8 @@ _EXPORTS = {
     "add_parallel_search": "langgraph_parallel.parallel_search.graph",
     "create_fan_out_search_graph": "langgraph_parallel.parallel_search.graph",
     "create_parallel_search_graph": "langgraph_parallel.parallel_search.graph",
+    "parallel_search_tool": "langgraph_parallel.parallel_search.agent_tool",
+    "ParallelSearchMiddleware": "langgraph_parallel.parallel_search.middleware",
     "CorpusIndex": "langgraph_parallel.retrieval",
     "Searcher": "langgraph_parallel.retrieval",
     "default_index": "langgraph_parallel.retrieval",
@@ -63,6 +69,7 @@ __all__ = [
     "ChatVLLMServer",
     "CorpusIndex",
     "MuseContext",
+    "ParallelSearchMiddleware",
     "ParallelSearchState",
     "SearchContext",
     "Searcher",
@@ -76,6 +83,7 @@ __all__ = [
     "create_parallel_search_graph",
     "create_rollouts_graph",
     "default_index",
+    "parallel_search_tool",
     "run_question",
 ]
 

@@ -17,6 +17,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
 from pydantic import PrivateAttr
 
 from langgraph_parallel.retrieval.documents import Passage
@@ -67,17 +68,38 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
+class ToolCallingChatModel(ScriptedChatModel):
+    """A :class:`ScriptedChatModel` that ``create_agent`` can bind tools to.
+
+    ``bind_tools`` binds the tool names and ``tool_choice`` as call options, so each call's
+    ``call_kwargs`` show what the agent bound (``tools``, ``tool_choice``).
+    """
+
+    def bind_tools(
+        self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any
+    ) -> Runnable[Any, AIMessage]:
+        names = [getattr(tool, "name", None) for tool in tools]
+        return self.bind(tools=names, tool_choice=tool_choice, **kwargs)
+
+
+def search_call(args: Any, call_id: str = "call_1", name: str = "search") -> AIMessage:
+    """An assistant message with one tool call (``args`` as the model sent them)."""
+    return AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
+
+
 class CountingSearcher:
     """Returns one passage per query titled after it; counts queries; can fail on demand."""
 
     def __init__(self, fail: Callable[[str], Exception | None] | None = None) -> None:
         self.queries: list[str] = []
+        self.batches: list[list[str]] = []
         self.fail = fail
         self._lock = threading.Lock()
 
     def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
         with self._lock:
             self.queries.extend(queries)
+            self.batches.append(list(queries))
         out = []
         for q in queries:
             error = self.fail(q) if self.fail else None

@@ -47,6 +47,11 @@ CAPTIONS = {
     "`aggregate` joins them. Each `rollout` is the ParallelSearch agent loop as a subgraph, "
     "started from the branch's message prefix (`start`), ending in the trajectory it writes "
     "(`answer`).",
+    "parallel_search_agent": "ParallelSearch in langchain's `create_agent`: "
+    "`create_agent(model, tools=[parallel_search_tool(search)], "
+    "middleware=[ParallelSearchMiddleware()])`; the `search` tool runs a call's sub-queries as one "
+    "batched retrieval, the middleware adds the decomposition instruction, caps sub-queries and "
+    "keeps the graph's counters (`examples/03_create_agent_parallel_search.py`).",
     "fan_out_search": "The fan-out step alone: `create_fan_out_search_graph(search)`, or "
     "`add_parallel_search(builder, search)` to add it to your own graph "
     "(`examples/01_add_fan_out_to_your_graph.py`).",

@@ -21,7 +21,7 @@ from langchain_core.messages import BaseMessage
 from langgraph_parallel.agent.context import PassageBudgetOption, SearchContext
 from langgraph_parallel.errors import UserError, clean_text, storable
 from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.prompts import RawPrompt, parallel_search_instruction, raw_prompt
+from langgraph_parallel.prompts import RawPrompt, opening_prompt
 from langgraph_parallel.protocol import (
     STOP_SEQUENCES,
     Action,
@@ -141,11 +141,13 @@ def first_prompt(
     context: SearchContext,
     kind: RawPrompt = "few_shot",
 ) -> str:
-    """Build the opening prompt of the agent for ``question`` (``kind``: see :func:`raw_prompt`)."""
-    if style == "raw":
-        return raw_prompt(question, context.decompose, kind)
-    template = context.instruction or parallel_search_instruction(context.decompose)
-    return template.replace("{question}", question)
+    """Build the opening prompt of the agent for ``question``.
+
+    ``kind`` picks the raw prompt (:func:`~langgraph_parallel.prompts.raw_prompt`). The
+    context's settings applied to :func:`~langgraph_parallel.prompts.opening_prompt`, which a
+    tool-calling policy in ``create_agent`` uses too, so both transcripts open alike.
+    """
+    return opening_prompt(question, style, context.decompose, kind, context.instruction)
 
 
 def step_options(

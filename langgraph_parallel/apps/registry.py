@@ -26,10 +26,15 @@ GraphName = Literal[
 ]
 GRAPH_NAMES: tuple[str, ...] = get_args(GraphName)
 
-STUDIO_IDS: dict[str, GraphName] = {
+AgentName = Literal["parallel-search-agent"]
+"""langchain's ``create_agent`` with ParallelSearch's tool and middleware: a Studio graph, not a
+``ask``/``bench`` graph (it takes ``messages``, not a ``question``)."""
+
+STUDIO_IDS: dict[str, GraphName | AgentName] = {
     "parallel_search": "parallel-search",
     "sequential_search": "sequential",
     "parallel_muse": "parallel-muse",
+    "parallel_search_agent": "parallel-search-agent",
 }
 """Graph id in ``langgraph.json`` (a Python name, also the compiled graph's name) -> the graph."""
 
@@ -56,7 +61,7 @@ def build_graph(graph: str, model: Any, search: Any, /, **options: Any) -> Any:
     """Build a named graph over ``model`` and ``search``.
 
     Args:
-        graph: One of :data:`GRAPH_NAMES`.
+        graph: One of :data:`GRAPH_NAMES`, or ``parallel-search-agent``.
         model: A LangChain chat model.
         search: A searcher or LangChain retriever.
         **options: Keyword options of the graph's factory (e.g. ``max_turns``, ``name``).
@@ -89,7 +94,26 @@ def build_graph(graph: str, model: Any, search: Any, /, **options: Any) -> Any:
         if graph == "parallel-muse":
             return create_parallel_muse_graph(model, search, **options)
         return create_rollouts_graph(model, search, **{"join": "majority", **options})
+    if graph == "parallel-search-agent":
+        from langchain.agents import create_agent
+
+        from langgraph_parallel.parallel_search.agent_tool import parallel_search_tool
+        from langgraph_parallel.parallel_search.middleware import ParallelSearchMiddleware
+
+        return create_agent(
+            model,
+            tools=[parallel_search_tool(search, passage_sentences=_declared_budget(model))],
+            middleware=[ParallelSearchMiddleware()],
+            name=options.get("name"),
+        )
     raise UserError(f"Unknown graph {graph!r}; choose one of: {', '.join(GRAPH_NAMES)}.")
+
+
+def _declared_budget(model: Any) -> int | None:
+    """Return the passage budget a model declares, as the graphs' ``passage_sentences="auto"``."""
+    from langgraph_parallel.agent.step import passage_budget
+
+    return passage_budget(model)
 
 
 def load_model(

@@ -12,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
-from langchain_core.outputs import ChatGeneration
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
 
 from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
 from langgraph_parallel.models.folders import model_card
+from langgraph_parallel.models.tool_calls import ToolStep, openai_tools, prepare_tool_step
 from langgraph_parallel.prompts import RawPrompt
 
 __all__ = ["VLLMChatSettings", "chat_turns", "generation", "message_text", "raw_text"]
@@ -56,6 +58,55 @@ class VLLMChatSettings(BaseChatModel):
         checks the value (:func:`~langgraph_parallel.agent.step.passage_budget`).
         """
         return model_card(self.model).get("passage_sentences")
+
+    @property
+    def style(self) -> Literal["chat", "raw"]:
+        """The prompt style in effect (each model reads it its own way)."""
+        raise NotImplementedError
+
+    @property
+    def prompt_kind(self) -> RawPrompt:
+        """The raw-style prompt in effect (each model reads it its own way)."""
+        raise NotImplementedError
+
+    def bind_tools(
+        self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind a ``search`` tool (and optionally an ``answer`` tool): steps become tool calls.
+
+        The policy's ``<search>`` steps come back as one ``search`` call with ``query_list``,
+        its answers as content (or an ``answer`` call), decoded with the action grammar; see
+        :mod:`~langgraph_parallel.models.tool_calls`. Other tools may be bound too (so
+        middleware that adds tools keeps working) but a policy never calls them.
+
+        Args:
+            tools: The tools; one must be named ``search``.
+            tool_choice: ``"none"`` makes the step answer-only (as a graph's final answer
+                step); other values are accepted and change nothing: every step is a search
+                or an answer.
+            **kwargs: More call options to bind (``max_tokens``, ``temperature``, ...).
+
+        Raises:
+            UserError: No tool is named ``search``.
+        """
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
+        return self.bind(tools=openai_tools(tools), **kwargs)
+
+    def tool_step(
+        self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> tuple[list[BaseMessage], list[str] | None, ToolStep | None]:
+        """Prepare a call that has bound tools (:func:`~.tool_calls.prepare_tool_step`)."""
+        if "tools" not in kwargs:  # a plain call: nothing to render differently, no engine use
+            return list(messages), stop, None
+        return prepare_tool_step(
+            messages, stop, kwargs, style=self.style, kind=self.prompt_kind, regex=self.regex
+        )
+
+    @staticmethod
+    def tool_reply(result: ChatResult, step: ToolStep | None) -> ChatResult:
+        """Return ``result`` read as tool calls when the call had bound tools."""
+        return result if step is None else step.reply(result)
 
     def sampling(
         self, stop: list[str] | None, kwargs: dict[str, Any]

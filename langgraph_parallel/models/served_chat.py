@@ -8,7 +8,8 @@ renders them (:mod:`~langgraph_parallel.models.replies`), with the action gramma
 ``structured_outputs`` regex, and returns the same reply: text with its stop string, token
 logprobs in the chat shape, and usage with the server's cached prompt tokens (the server needs
 ``--enable-prompt-tokens-details``, which ``langgraph-parallel serve`` passes). So a graph runs
-the same on ``langgraph-parallel serve`` as in process, and many processes share one engine.
+the same on ``langgraph-parallel serve`` as in process, and many processes share one engine;
+``bind_tools`` works as ``ChatVLLM``'s does (:mod:`~langgraph_parallel.models.tool_calls`).
 
 Written on the ``openai`` SDK (retries, timeouts, connection pooling) rather than on
 ``ChatOpenAI``, whose chat-only request shape is the thing that does not fit.
@@ -135,10 +136,11 @@ class ChatVLLMServer(VLLMChatSettings):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        messages, stop, tools = self.tool_step(messages, stop, kwargs)
         style, request = self._request(messages, stop, **kwargs)
         client = self._sync_client()
         endpoint = client.completions if style == "raw" else client.chat.completions
-        return self._to_result(style, endpoint.create(**request))
+        return self.tool_reply(self._to_result(style, endpoint.create(**request)), tools)
 
     async def _agenerate(
         self,
@@ -147,10 +149,11 @@ class ChatVLLMServer(VLLMChatSettings):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        messages, stop, tools = self.tool_step(messages, stop, kwargs)
         style, request = self._request(messages, stop, **kwargs)
         client = self._async_client()
         endpoint = client.completions if style == "raw" else client.chat.completions
-        return self._to_result(style, await endpoint.create(**request))
+        return self.tool_reply(self._to_result(style, await endpoint.create(**request)), tools)
 
     def _to_result(self, style: Literal["chat", "raw"], response: Any) -> ChatResult:
         usage = response.usage

@@ -40,6 +40,9 @@ class ChatVLLM(VLLMChatSettings):
     completion). Consecutive calls of an agent then share a byte-identical prefix, which the
     prefix cache serves.
 
+    ``bind_tools([search_tool])`` makes it a tool-calling model for ``create_agent``: each step
+    comes back as a ``search`` call or an answer (:mod:`~langgraph_parallel.models.tool_calls`).
+
     Example:
         >>> llm = ChatVLLM(model="smollm2", max_tokens=64)  # doctest: +SKIP
         >>> llm.invoke("Question: who wrote Hamlet?\\n").usage_metadata  # doctest: +SKIP
@@ -131,13 +134,14 @@ class ChatVLLM(VLLMChatSettings):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        messages, stop, tools = self.tool_step(messages, stop, kwargs)
         future = self._submit(messages, stop, **kwargs)
         try:
             output = future.result(timeout=self.timeout)
         except TimeoutError:
             future.cancel()  # the engine aborts the request instead of finishing it for no one
             raise
-        return self._to_result(output)
+        return self.tool_reply(self._to_result(output), tools)
 
     async def _agenerate(
         self,
@@ -148,9 +152,10 @@ class ChatVLLM(VLLMChatSettings):
     ) -> ChatResult:
         if self._worker is None or self._worker.dead:  # a start takes seconds: off the loop
             await asyncio.to_thread(lambda: self.worker)
+        messages, stop, tools = self.tool_step(messages, stop, kwargs)
         future = self._submit(messages, stop, **kwargs)
         output = await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
-        return self._to_result(output)
+        return self.tool_reply(self._to_result(output), tools)
 
     def _to_result(self, output: Any) -> ChatResult:
         prompt_tokens = len(output.prompt_token_ids or [])

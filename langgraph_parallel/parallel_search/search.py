@@ -17,8 +17,14 @@ from langgraph_parallel.retrieval.batching import SearchBatcher
 from langgraph_parallel.retrieval.documents import format_passages
 from langgraph_parallel.retrieval.search import Searcher
 
-# Searches run here so a hung tool can be abandoned after its timeout without blocking the graph.
-_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="lgp-search")
+SEARCH_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="lgp-search")
+"""Where searches run (the graph's ``search`` node and the ``create_agent`` tool), so a hung
+searcher can be abandoned after its timeout without blocking the graph."""
+
+
+def error_observation(error: str) -> str:
+    """Return what the model reads for a sub-query whose search failed (``error`` says how)."""
+    return f"Search error ({error}); no documents."
 
 
 class SearchNode(DualNode):
@@ -50,7 +56,7 @@ class SearchNode(DualNode):
         passage_sentences: int | None = None,
     ) -> None:
         self.searcher = searcher
-        self.batcher = SearchBatcher(searcher, _POOL)
+        self.batcher = SearchBatcher(searcher, SEARCH_POOL)
         self.top_k = top_k
         self.timeout = timeout
         self.defaults = SearchContext(
@@ -85,9 +91,10 @@ class SearchNode(DualNode):
             result["error"] = f"search timed out after {timeout:g} s"
         except Exception as exc:  # a failing tool is reported to the model, and the run goes on
             result["error"] = f"search failed: {reported_error(exc, runtime, self.retry)}"
-        if result.get("error"):
+        error = result.get("error")
+        if error:
             result["titles"] = []
-            result["text"] = f"Search error ({result['error']}); no documents."
+            result["text"] = error_observation(error)
         emit(
             runtime,
             "search_end",

@@ -170,6 +170,58 @@ def raw_prompt(question: str, decompose: bool, kind: RawPrompt = "few_shot") -> 
     return few_shot_prompt(question, decompose)
 
 
+def opening_prompt(
+    question: str,
+    style: Literal["chat", "raw"],
+    decompose: bool,
+    kind: RawPrompt = "few_shot",
+    instruction: str | None = None,
+) -> str:
+    """Return the first prompt of a search agent's transcript for ``question``.
+
+    The one rule both ways in use: the graphs' first step
+    (:func:`~langgraph_parallel.agent.step.first_prompt`) and a tool-calling policy rendering a
+    ``create_agent`` conversation (:mod:`~langgraph_parallel.models.tool_calls`).
+
+    Args:
+        question: The question, already cleaned.
+        style: ``raw`` (a completion prompt, :func:`raw_prompt`) or ``chat`` (the instruction).
+        decompose: ParallelSearch (``##`` sub-queries) or the one-query Search-R1 prompt.
+        kind: Which raw prompt (``few_shot`` demos or the ``rules`` of trained policies).
+        instruction: Chat-style template with ``{question}``; ``None``:
+            :func:`parallel_search_instruction`.
+    """
+    if style == "raw":
+        return raw_prompt(question, decompose, kind)
+    template = instruction or parallel_search_instruction(decompose)
+    return template.replace("{question}", question)
+
+
+def next_question_prompt(question: str) -> str:
+    r"""Return a raw transcript's next question: ``"\n\nQuestion: {question}\n"``.
+
+    A later question of a conversation continues the document the way the few-shot demos follow
+    each other: a blank line, then the question line that every first prompt ends with.
+    """
+    return "\n\nQuestion: " + question.strip() + "\n"
+
+
+SEARCH_CALL_ERROR = (
+    "Search not run: {error}. Call `{tool}` again with `query_list`, a list of one or more "
+    'search strings, for example {{"query_list": ["first query", "second query"]}}.'
+)
+"""What the ParallelSearch tool answers a malformed call. Placeholders ``{error}``, ``{tool}``
+(the doubled braces are the example's literal JSON braces)."""
+
+PARALLEL_SEARCH_TOOL_INSTRUCTION = (
+    "When a question has parts that do not depend on each other, search for them together: "
+    "call the `{tool}` tool once with every independent part as its own entry of `query_list` "
+    "(at most {max_sub_queries}); they are searched in parallel and each one's results come "
+    "back under its own [query] heading. Search one thing at a time when a query needs an "
+    "earlier result."
+)
+
+
 # Direct baseline (no retrieval): one model call that answers from the model's own knowledge.
 # DIRECT_FEW_SHOT reuses the demo questions above, answered without searching; the raw prompt is
 # DIRECT_FEW_SHOT + "Question: ...\n". DIRECT_INSTRUCTION is the chat-style template, placeholder

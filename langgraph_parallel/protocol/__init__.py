@@ -34,13 +34,19 @@ from langgraph_parallel.protocol.action import (
     Action,
 )
 from langgraph_parallel.protocol.grammar import THINK_MAX_CHARS, action_regex, answer_regex
-from langgraph_parallel.protocol.observe import INVALID_ACTION_OBSERVATION, format_observation
+from langgraph_parallel.protocol.observe import (
+    INVALID_ACTION_OBSERVATION,
+    format_observation,
+    skipped_note,
+)
 from langgraph_parallel.protocol.parse import (
     cap_queries,
+    format_step,
     parse_action,
     restore_stop_sequence,
     split_queries,
 )
+from langgraph_parallel.protocol.tool_calls import search_queries
 
 __all__ = [
     "DEFAULT_MAX_PARALLEL_QUERIES",
@@ -53,7 +59,10 @@ __all__ = [
     "answer_regex",
     "cap_queries",
     "format_observation",
+    "format_step",
     "parse_action",
     "restore_stop_sequence",
+    "search_queries",
+    "skipped_note",
     "split_queries",
 ]

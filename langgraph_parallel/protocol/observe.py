@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["INVALID_ACTION_OBSERVATION", "format_observation"]
+__all__ = ["INVALID_ACTION_OBSERVATION", "format_observation", "skipped_note"]
 
 INVALID_ACTION_OBSERVATION = (
     "\nMy previous action is invalid. If I want to search, I should put the query between "
@@ -32,8 +32,10 @@ def format_observation(
     """
     lines = [f"[{query}]\n{docs.strip() or 'No results.'}\n" for query, docs in results]
     if skipped:
-        cap = len(results) if limit is None else limit
-        lines.append(
-            f"Not searched (limit of {cap} sub-queries per turn): {' ## '.join(skipped)}\n"
-        )
+        lines.append(skipped_note(skipped, len(results) if limit is None else limit))
     return f"\n\n<information>{''.join(lines) or 'No results.'}</information>\n\n"
+
+
+def skipped_note(skipped: Sequence[str], limit: int) -> str:
+    r"""Return the line naming sub-queries over the per-turn ``limit``, ending with ``"\n"``."""
+    return f"Not searched (limit of {limit} sub-queries per turn): {' ## '.join(skipped)}\n"

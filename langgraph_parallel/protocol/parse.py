@@ -19,7 +19,7 @@ from langgraph_parallel.protocol.action import (
 )
 from langgraph_parallel.protocol.tool_calls import from_tool_calls, load_json
 
-__all__ = ["cap_queries", "parse_action", "restore_stop_sequence", "split_queries"]
+__all__ = ["cap_queries", "format_step", "parse_action", "restore_stop_sequence", "split_queries"]
 
 
 def split_queries(body: str) -> list[str]:
@@ -96,6 +96,29 @@ def parse_action(text: str, tool_calls: Sequence[Mapping[str, Any]] | None = Non
     if not queries:
         return invalid(text, think, "empty <search></search>: no non-empty sub-query")
     return Action("search", queries=tuple(queries), think=think, raw=text)
+
+
+def format_step(action: Action) -> str:
+    r"""Write an action as step text, the inverse of :func:`parse_action`.
+
+    The layout of the trained policies' steps: ``"<think> t </think>\n<search> a ## b </search>"``
+    or ``"... <answer> x </answer>"``, the think element left out when ``action.think`` is
+    empty. Used to show a policy a step that reached it as a tool call (``create_agent``
+    transcripts); ``parse_action`` of the result gives back the action's kind, sub-queries,
+    answer and think.
+
+    Args:
+        action: A parsed action.
+
+    Returns:
+        The step text; for an ``invalid`` action, its ``raw`` text unchanged.
+    """
+    if action.kind == "invalid":
+        return action.raw
+    think = f"<think> {action.think} </think>\n" if action.think else ""
+    if action.kind == "answer":
+        return f"{think}<answer> {action.answer} </answer>"
+    return f"{think}<search> {f' {QUERY_SEPARATOR} '.join(action.queries)} </search>"
 
 
 def restore_stop_sequence(text: str, stop_reason: object) -> str:

@@ -2,6 +2,9 @@
 
 Models served with tools, and ``<tool_call>`` JSON in raw text, reach :func:`from_tool_calls`;
 whatever the arguments hold, the result is an :class:`~.action.Action`, never an exception.
+:func:`search_queries` reads the arguments of one ``search`` call; the ParallelSearch tool for
+``create_agent`` reads its calls with it too, so a graph step and a tool call accept the same
+shapes.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any
 
 from langgraph_parallel.protocol.action import QUERY_SEPARATOR, Action, invalid, unique_queries
 
-__all__ = ["TOOL_NAMES", "from_tool_calls", "load_json"]
+__all__ = ["TOOL_NAMES", "from_tool_calls", "load_json", "search_queries"]
 
 TOOL_NAMES = ("search", "answer")
 
@@ -34,7 +37,7 @@ def from_tool_calls(calls: Sequence[object], text: str, think: str | None) -> Ac
     pieces: list[str] = []
     for call in known:
         if call["name"] == "search":
-            found, error = _query_args(call.get("args"))
+            found, error = search_queries(call.get("args"))
             if error:
                 return invalid(text, think, error)
             pieces.extend(found)
@@ -47,12 +50,28 @@ def _arguments(args: object) -> Mapping[str, Any] | None:
     return value if isinstance(value, Mapping) else None
 
 
-def _query_args(args: object) -> tuple[list[str], str | None]:
+def search_queries(args: object) -> tuple[list[str], str | None]:
+    """Read the sub-queries of one ``search`` call's arguments, in the shapes models send.
+
+    ``query_list`` may be a list of strings, a JSON-encoded list of strings (some providers
+    encode nested arguments), or one string; ``query`` may be one string. Every string is split
+    on ``##`` and the pieces are cleaned and de-duplicated (:func:`~.action.unique_queries`).
+
+    Args:
+        args: The call's arguments: a mapping, or a JSON object string.
+
+    Returns:
+        ``(queries, None)``, or ``([], error)`` saying what is wrong with the arguments.
+    """
     mapping = _arguments(args)
     if mapping is None:
         return [], "search tool call needs an object of arguments with `query_list`"
     if "query_list" in mapping:
         value = mapping["query_list"]
+        if isinstance(value, str):
+            # A JSON list inside the string is a list; any other string is the query itself.
+            decoded = load_json(value) if value.lstrip().startswith("[") else None
+            value = decoded if isinstance(decoded, list) else [value]
         if not isinstance(value, (list, tuple)) or not all(isinstance(q, str) for q in value):
             return [], "search tool call: `query_list` must be a list of strings"
         pieces = [piece for query in value for piece in query.split(QUERY_SEPARATOR)]

@@ -13,7 +13,14 @@ from dataclasses import dataclass, field, replace
 
 from langgraph_parallel.retrieval.sentences import sentence_ends
 
-__all__ = ["Passage", "Ranking", "format_passages", "ranked_passages", "shown_text"]
+__all__ = [
+    "Passage",
+    "Ranking",
+    "format_passages",
+    "listed_once",
+    "ranked_passages",
+    "shown_text",
+]
 
 NO_RESULTS = "No results."
 
@@ -50,6 +57,28 @@ def ranked_passages(
 ) -> list[list[Passage]]:
     """Turn each ranking over ``passages`` into the passages it names, scored, best first."""
     return [[replace(passages[j], score=score) for j, score in ranking] for ranking in rankings]
+
+
+def listed_once(lists: Sequence[Sequence[Passage]]) -> list[list[Passage]]:
+    """Keep each passage in only one of ``lists``: the one that ranks it highest (first on ties).
+
+    The sub-queries of one search often find the same paragraph; listed once, under the
+    sub-query that ranks it highest, it costs its tokens once and every sub-query keeps its own
+    best hits. Passages are the same when their ids are (without ids: their titles and texts).
+    """
+    best: dict[object, tuple[int, int]] = {}
+    for i, passages in enumerate(lists):
+        for rank, passage in enumerate(passages):
+            key = _identity(passage)
+            best[key] = min(best.get(key, (rank, i)), (rank, i))
+    return [
+        [p for rank, p in enumerate(passages) if best[_identity(p)] == (rank, i)]
+        for i, passages in enumerate(lists)
+    ]
+
+
+def _identity(passage: Passage) -> object:
+    return passage.id or (passage.title, passage.text)
 
 
 def shown_text(passage: Passage, passage_sentences: int | None = None) -> str:

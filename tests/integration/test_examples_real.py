@@ -61,3 +61,13 @@ def test_runnables_example_runs_every_way_on_the_engine() -> None:
     assert len(ast.literal_eval(batch[len("batch -> ") :])) == 2
     assert any(x.startswith("tool -> parallel_search") for x in lines)
     assert lines[-1].startswith("chain -> ")
+
+
+@pytest.mark.engine
+def test_create_agent_example_runs_the_policy_as_a_tool_calling_model() -> None:
+    lines = run_real("03_create_agent_parallel_search.py")
+    assert lines[0].startswith("search -> [")  # the policy's first step is a search call
+    assert any(x.startswith("  [") and " -> " in x for x in lines)  # with results per sub-query
+    counters = next(x for x in lines if x.startswith("counters:"))
+    assert "'llm_calls'" in counters and "'sub_queries'" in counters
+    assert lines[-1].startswith("answer:")

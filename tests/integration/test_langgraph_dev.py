@@ -29,6 +29,9 @@ REPO = Path(__file__).resolve().parents[2]
 GRAPHS = json.loads((REPO / "langgraph.json").read_text())["graphs"]
 SEARCH_NODES = {"think", "fan_out", "search", "observe", "answer"}
 SEARCH_EDGES = {("fan_out", "search"), ("search", "observe"), ("observe", "think")}
+# create_agent's loop: the model calls the tools node, which calls the model again.
+AGENT_NODES = {"model", "tools"}
+AGENT_EDGES = {("model", "tools"), ("tools", "model")}
 # xray: a rollout is drawn as the agent loop's own nodes inside the ``rollout`` subgraph.
 MUSE_NODES = {"router", "report", "aggregate"} | {f"rollout:{n}" for n in SEARCH_NODES}
 MUSE_EDGES = {
@@ -54,7 +57,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
         # the session's settings: --engine-dtype puts a dtype there).
         ENGINE_ENV: json.dumps({**env_engine_kwargs(), "kv_cache_memory_bytes": 512 << 20}),
         "LANGGRAPH_PARALLEL_SEARCH": "faiss",
-        # One engine for all three graphs (each would otherwise start its default policy's).
+        # One engine for all the graphs (each would otherwise start its default policy's).
         "LANGGRAPH_PARALLEL_MODEL": "smollm2-parallel",
         "HF_HUB_OFFLINE": "1",
         "VLLM_LOGGING_LEVEL": "WARNING",
@@ -95,15 +98,15 @@ def test_every_graph_is_served_and_drawn(server: httpx.Client) -> None:
         drawing = drawing.raise_for_status().json()
         nodes = {n["id"] for n in drawing["nodes"]}
         edges = {(e["source"], e["target"]) for e in drawing["edges"]}
-        want_nodes, want_edges = (
-            (MUSE_NODES, MUSE_EDGES)
-            if graph_id == "parallel_muse"
-            else (SEARCH_NODES, SEARCH_EDGES)
-        )
+        want_nodes, want_edges = {
+            "parallel_muse": (MUSE_NODES, MUSE_EDGES),
+            "parallel_search_agent": (AGENT_NODES, AGENT_EDGES),
+        }.get(graph_id, (SEARCH_NODES, SEARCH_EDGES))
         assert want_nodes <= nodes, (graph_id, nodes)
         assert want_edges <= edges, (graph_id, edges)
         conditional = {(e["source"], e["target"]) for e in drawing["edges"] if e.get("conditional")}
-        if graph_id != "parallel_muse":  # Send fan-out and Command routes are conditional edges
+        if graph_id in ("parallel_search", "sequential_search"):
+            # Send fan-out and Command routes are conditional edges
             assert {("fan_out", "search"), ("think", "fan_out"), ("think", "answer")} <= conditional
 
 
@@ -120,13 +123,16 @@ def test_thread_runs_to_completion_over_http(server: httpx.Client, graph_id: str
     assistant = assistants(server)[graph_id]
     thread = server.post("/threads", json={}).raise_for_status().json()
     start = time.monotonic()
+    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    run: dict[str, Any] = {"assistant_id": assistant["assistant_id"]}
+    agent = graph_id == "parallel_search_agent"
+    if agent:  # create_agent: a conversation in; no context (its middleware bounds the searches)
+        run["input"] = {"messages": [{"role": "user", "content": question}]}
+    else:
+        run.update(input={"question": question}, context=RUN_CONTEXT[graph_id])
     final = server.post(
         f"/threads/{thread['thread_id']}/runs/wait",
-        json={
-            "assistant_id": assistant["assistant_id"],
-            "input": {"question": "Were Scott Derrickson and Ed Wood of the same nationality?"},
-            "context": RUN_CONTEXT[graph_id],
-        },
+        json=run,
         timeout=900,
     ).raise_for_status()
     reason = final.json().get("stop_reason")
@@ -134,6 +140,12 @@ def test_thread_runs_to_completion_over_http(server: httpx.Client, graph_id: str
     state = server.get(f"/threads/{thread['thread_id']}/state").raise_for_status().json()
     values = state["values"]
     assert state["next"] == []  # nothing left to run
+    if agent:
+        # The middleware's counters; the last message is the policy's answer.
+        assert values["counters"]["llm_calls"] > 0 and values["counters"]["prompt_tokens"] > 0
+        assert values["counters"]["searches"] <= 4
+        assert values["messages"][-1]["type"] == "ai" and not values["messages"][-1]["tool_calls"]
+        return
     assert values.get("answer") or values.get("stop_reason")
     assert not str(values.get("stop_reason")).startswith("model_error"), values["stop_reason"]
     assert values["counters"]["llm_calls"] > 0 and values["counters"]["prompt_tokens"] > 0

@@ -37,3 +37,14 @@ def test_runnables() -> None:
         line.startswith("tool -> parallel_search") and line.endswith(" no") for line in lines
     )
     assert lines[-1] == "chain -> no"
+
+
+def test_create_agent_parallel_search() -> None:
+    lines = run_example("03_create_agent_parallel_search.py").splitlines()
+    # One search call carrying both names, searched together, then the answer.
+    assert lines[0] == "search -> ['Scott Derrickson', 'Ed Wood']"
+    assert lines[1].startswith("  [Scott Derrickson] -> Scott Derrickson")
+    assert lines[2].startswith("  [Ed Wood] -> Ed Wood")
+    counters = next(line for line in lines if line.startswith("counters:"))
+    assert "'sub_queries': 2" in counters and "'llm_calls': 2" in counters
+    assert lines[-1] == "answer: yes"

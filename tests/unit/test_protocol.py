@@ -15,8 +15,10 @@ from langgraph_parallel.protocol import (
     action_regex,
     cap_queries,
     format_observation,
+    format_step,
     parse_action,
     restore_stop_sequence,
+    search_queries,
     split_queries,
 )
 
@@ -188,6 +190,37 @@ def test_tool_call_query_string_is_split() -> None:
     assert parse_action("", [_call("search", {"query": "a ## b"})]).queries == ("a", "b")
 
 
+@pytest.mark.parametrize(
+    "query_list", ["a ## b", '["a", "b"]', ' ["a ## b"] ', ["a", "b ## a"]], ids=repr
+)
+def test_query_list_shapes_of_other_providers(query_list: object) -> None:
+    # A string split on ##, a JSON-encoded list, a list: the same two sub-queries.
+    assert search_queries({"query_list": query_list}) == (["a", "b"], None)
+    assert parse_action("", [_call("search", {"query_list": query_list})]).queries == ("a", "b")
+
+
+def test_a_plain_query_list_string_is_one_query() -> None:
+    assert search_queries({"query_list": "[not json"}) == (["[not json"], None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<think> both </think>\n<search> a ## b </search>",
+        "<search> a </search>",
+        "<think> so </think>\n<answer> Paris </answer>",
+    ],
+)
+def test_format_step_writes_what_parse_action_reads(text: str) -> None:
+    action = parse_action(text)
+    assert format_step(action) == text
+    assert parse_action(format_step(action)) == action
+
+
+def test_format_step_of_an_invalid_action_is_its_raw_text() -> None:
+    assert format_step(parse_action("<search> open")) == "<search> open"
+
+
 def test_tool_calls_take_precedence_over_text() -> None:
     action = parse_action("<answer> text </answer>", [_call("search", {"query": "q"})])
     assert action.kind == "search"
@@ -208,7 +241,8 @@ def test_tool_call_answer() -> None:
 @pytest.mark.parametrize(
     ("calls", "fragment"),
     [
-        ([_call("search", {"query_list": "not a list"})], "list of strings"),
+        ([_call("search", {"query_list": 3})], "list of strings"),
+        ([_call("search", {"query_list": "[1, 2]"})], "list of strings"),
         ([_call("search", {"query_list": ["ok", 3]})], "list of strings"),
         ([_call("search", {})], "query_list"),
         ([_call("search", None)], "arguments"),

@@ -208,6 +208,37 @@ def test_parallel_search_runs_on_the_server_model_with_the_action_grammar(
     assert final["counters"]["cached_prompt_tokens"] == 64
 
 
+def test_create_agent_runs_on_the_server_model_as_a_tool_calling_policy(
+    stub: tuple[Stub, str],
+) -> None:
+    from langchain.agents import create_agent
+
+    from langgraph_parallel import ParallelSearchMiddleware, parallel_search_tool
+
+    state, url = stub
+    searcher = CountingSearcher()
+    agent = create_agent(
+        ChatVLLMServer(base_url=url, model="smollm2-parallel"),
+        tools=[parallel_search_tool(searcher)],
+        middleware=[ParallelSearchMiddleware()],
+    )
+    final = agent.invoke(
+        {"messages": [HumanMessage("Were Ed Wood and Scott Derrickson both American?")]}
+    )
+    step = final["messages"][1]
+    assert step.tool_calls[0]["args"] == {"query_list": ["Ed Wood", "Scott Derrickson"]}
+    assert step.additional_kwargs["reasoning_content"] == "two people"
+    assert len(step.response_metadata["logprobs"]["content"]) == len(_tokens(STEP))
+    assert searcher.batches == [["Ed Wood", "Scott Derrickson"]]
+    assert final["messages"][-1].content == "yes"
+    bodies = [body for _, body in state.requests]
+    # The request a graph step makes: the policy's prompt, its stops and the action regex.
+    assert all(b["structured_outputs"] == {"regex": action_regex(True)} for b in bodies)
+    assert all(b["stop"] == list(STOP_SEQUENCES) for b in bodies)
+    assert bodies[1]["prompt"].startswith(bodies[0]["prompt"] + STEP + "\n\n<information>[Ed Wood]")
+    assert final["counters"]["cached_prompt_tokens"] == 64 and final["counters"]["llm_calls"] == 2
+
+
 def test_find_server_uses_only_a_server_that_serves_the_model(stub: tuple[Stub, str]) -> None:
     state, url = stub
     root = url.removesuffix("/v1")

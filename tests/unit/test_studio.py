@@ -165,6 +165,27 @@ def test_each_studio_graph_runs_its_own_default_policy(monkeypatch: pytest.Monke
         "parallel_search": ("parallel-search", "parallel_search", "smollm2-parallel"),
         "sequential_search": ("sequential", "sequential_search", "smollm2-sequential"),
         "parallel_muse": ("parallel-muse", "parallel_muse", "smollm2-parallel"),
+        "parallel_search_agent": (
+            "parallel-search-agent",
+            "parallel_search_agent",
+            "smollm2-parallel",
+        ),
     }
     monkeypatch.setenv("LANGGRAPH_PARALLEL_MODEL", "gemma3")
     assert studio_graph("sequential_search", search=object())[2] == "gemma3"
+
+
+def test_the_agent_graph_is_create_agent_with_parallel_search() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from tests.fakes import CountingSearcher, ToolCallingChatModel, search_call
+
+    model = ToolCallingChatModel(script=[search_call({"query_list": ["a", "b"]}), "done"])
+    searcher = CountingSearcher()
+    graph = studio_graph("parallel_search_agent", model=model, search=searcher)
+    assert graph.name == "parallel_search_agent"
+    assert {"model", "tools"} <= set(graph.get_graph().nodes)
+    final = graph.invoke({"messages": [HumanMessage("a and b?")]}, context={})
+    assert searcher.batches == [["a", "b"]]
+    assert final["counters"]["sub_queries"] == 2 and final["messages"][-1].content == "done"
+    assert "query_list" in model.calls[0][0].content  # the middleware's instruction

@@ -1,0 +1,229 @@
+"""ParallelSearch as one LangChain tool, for ``create_agent`` and any tool-calling agent.
+
+The graph's fan-out in one tool call: ``search`` takes ``query_list``, one or more independent
+sub-queries, searches them together in one batched retrieval (one ``batch_search``, through the
+graph's :class:`~langgraph_parallel.retrieval.batching.SearchBatcher`) and answers with one
+observation formatted as the graph's ``observe`` node formats a turn (``passage_sentences``
+included), so a trained policy reads what it was trained on.
+
+Why a ``BaseTool`` with a JSON-schema ``args_schema``: the model is shown a list of strings, but
+nothing validates before the tool runs, so every shape other providers send reaches
+:func:`~langgraph_parallel.protocol.search_queries` (a list, one string split on ``##``, a
+JSON-encoded list) and a malformed call is answered with text saying what to send
+(:data:`~langgraph_parallel.prompts.SEARCH_CALL_ERROR`), not an exception. Settings are fields,
+so :class:`~.middleware.ParallelSearchMiddleware` can run a copy under its own cap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import uuid
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from langchain_core.tools import BaseTool
+from langchain_core.tools.base import ArgsSchema
+from pydantic import Field, PrivateAttr, SkipValidation
+
+from langgraph_parallel.errors import clean_text, describe_error, reported_error
+from langgraph_parallel.parallel_search.search import SEARCH_POOL, error_observation
+from langgraph_parallel.prompts import SEARCH_CALL_ERROR, SEARCH_TOOL_DESCRIPTION
+from langgraph_parallel.protocol import (
+    DEFAULT_MAX_PARALLEL_QUERIES,
+    cap_queries,
+    format_observation,
+    search_queries,
+)
+from langgraph_parallel.retrieval.batching import SearchBatcher
+from langgraph_parallel.retrieval.documents import Passage, format_passages, listed_once
+from langgraph_parallel.retrieval.search import SearchSource, as_searcher
+
+__all__ = ["QUERY_LIST_SCHEMA", "ParallelSearchTool", "parallel_search_tool"]
+
+QUERY_LIST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query_list": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "One or more search queries; independent ones are searched in parallel.",
+        }
+    },
+    "required": ["query_list"],
+}
+"""The arguments the model is shown: ``{"query_list": ["...", ...]}``."""
+
+LISTED_ELSEWHERE = "Only documents listed under another sub-query."
+"""A sub-query's text when every passage it found is listed under another sub-query."""
+
+Outcome = list[Passage] | str  # the passages of one sub-query, or why there are none
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A call's sub-queries under way: those run, those over the cap, their searches."""
+
+    run: list[str]
+    skipped: list[str]
+    futures: list[concurrent.futures.Future[list[Passage]]]
+
+
+class ParallelSearchTool(BaseTool):
+    """The ``search`` tool: sub-queries in, one ``<information>`` observation out.
+
+    The content is the observation; the ``artifact`` (``response_format="content_and_artifact"``)
+    holds ``counters`` under the graph's names (``turns`` and ``searches``: 1, ``sub_queries``,
+    ``parallel_turns``; a malformed call counts ``invalid_steps`` 1 and nothing else), the
+    ``queries`` searched, the ``skipped`` ones over the cap, each sub-query's result ``titles``,
+    its ``errors`` (``None`` when it worked) and ``duplicate_passages``. Build it with
+    :func:`parallel_search_tool`.
+    """
+
+    name: str = "search"
+    description: str = SEARCH_TOOL_DESCRIPTION
+    args_schema: Annotated[ArgsSchema | None, SkipValidation()] = QUERY_LIST_SCHEMA
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+    searcher: Any
+    """A :class:`~langgraph_parallel.retrieval.search.Searcher` or a LangChain retriever."""
+    k: int = Field(default=3, ge=1)
+    """Passages per sub-query."""
+    max_sub_queries: int = Field(default=DEFAULT_MAX_PARALLEL_QUERIES, ge=1)
+    """Sub-queries searched per call; the rest are named in the observation, not searched."""
+    passage_sentences: int | None = Field(default=None, ge=1)
+    """Show each passage's title and first N sentences (``None``: whole passages)."""
+    timeout: float = Field(default=60.0, gt=0)
+    """Seconds before an unfinished sub-query is reported as timed out."""
+    dedupe_passages: bool = True
+    """List a passage that several sub-queries found once, under the one ranking it highest
+    (:func:`~langgraph_parallel.retrieval.documents.listed_once`)."""
+
+    _batcher: SearchBatcher = PrivateAttr()
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Adapt the searcher (a retriever is wrapped) and set up the batched search."""
+        self._batcher = SearchBatcher(as_searcher(self.searcher), SEARCH_POOL)
+
+    def _run(self, **args: Any) -> tuple[str, dict[str, Any]]:
+        call = self._start(args)
+        if isinstance(call, tuple):
+            return call
+        concurrent.futures.wait(call.futures, timeout=self.timeout)
+        return self._observe(call)
+
+    async def _arun(self, **args: Any) -> tuple[str, dict[str, Any]]:
+        call = self._start(args)
+        if isinstance(call, tuple):
+            return call
+        # Awaited, not waited in a thread; on a timeout the unfinished ones are cancelled.
+        waiting = asyncio.gather(*map(asyncio.wrap_future, call.futures), return_exceptions=True)
+        with contextlib.suppress(asyncio.TimeoutError):  # not the builtin one before 3.11
+            await asyncio.wait_for(waiting, self.timeout)
+        return self._observe(call)
+
+    def _start(self, args: dict[str, Any]) -> _Call | tuple[str, dict[str, Any]]:
+        """Submit the call's sub-queries, or return the answer to a malformed call."""
+        queries, error = search_queries(args)
+        if error is not None:
+            text = SEARCH_CALL_ERROR.format(error=error, tool=self.name)
+            return text, {"counters": {"invalid_steps": 1}, "error": error, "queries": []}
+        run, skipped = cap_queries(queries, self.max_sub_queries)
+        group = uuid.uuid4().hex  # they all arrive at once: one batch_search for the group
+        futures = [self._batcher.submit(q, self.k, group=group, size=len(run)) for q in run]
+        return _Call(run, skipped, futures)
+
+    def _outcome(self, future: concurrent.futures.Future[list[Passage]]) -> Outcome:
+        if not future.done() or future.cancelled():
+            future.cancel()
+            return f"search timed out after {self.timeout:g} s"
+        exc = future.exception()
+        if exc is None:
+            return future.result()
+        if not isinstance(exc, Exception):  # e.g. KeyboardInterrupt
+            raise exc
+        # The graph's rule: a UserError (a set-up problem) is raised, anything else reported.
+        return f"search failed: {reported_error(exc)}"
+
+    def _observe(self, call: _Call) -> tuple[str, dict[str, Any]]:
+        outcomes = [self._outcome(future) for future in call.futures]
+        found = [outcome for outcome in outcomes if not isinstance(outcome, str)]
+        try:
+            listed = iter(listed_once(found) if self.dedupe_passages else found)
+        except Exception:  # a searcher's wrong shape is reported below, per sub-query
+            listed = iter(found)
+        results: list[tuple[str, str]] = []
+        titles: list[list[str]] = []
+        errors: list[str | None] = []
+        duplicates = 0
+        for query, outcome in zip(call.run, outcomes, strict=True):
+            shown: list[str] = []
+            if not isinstance(outcome, str):
+                kept = next(listed)
+                try:  # a searcher returning the wrong shape is a failing tool
+                    text = format_passages(kept, passage_sentences=self.passage_sentences)
+                    text = clean_text(text if kept or not outcome else LISTED_ELSEWHERE)
+                    shown = [clean_text(str(p.title)) for p in kept]
+                    duplicates += len(outcome) - len(kept)
+                except Exception as exc:
+                    outcome = f"search failed: {describe_error(exc)}"
+            if isinstance(outcome, str):
+                text = error_observation(outcome)
+            results.append((query, text))
+            titles.append(shown)
+            errors.append(outcome if isinstance(outcome, str) else None)
+        run = call.run
+        counters = {"turns": 1, "searches": 1, "sub_queries": len(run)}
+        counters["parallel_turns"] = int(len(run) > 1)
+        artifact = {
+            "counters": counters,
+            "queries": run,
+            "skipped": call.skipped,
+            "titles": titles,
+            "errors": errors,
+            "duplicate_passages": duplicates,
+        }
+        return format_observation(results, call.skipped, limit=self.max_sub_queries), artifact
+
+
+def parallel_search_tool(
+    search: SearchSource,
+    k: int = 3,
+    *,
+    max_sub_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
+    passage_sentences: int | None = None,
+    timeout: float = 60.0,
+    dedupe_passages: bool = True,
+    name: str = "search",
+) -> ParallelSearchTool:
+    """Return ParallelSearch as a LangChain tool, named ``search``, for ``create_agent``.
+
+    ``create_agent(model, tools=[parallel_search_tool(index)],
+    middleware=[ParallelSearchMiddleware()])``; see :class:`ParallelSearchTool`.
+
+    Args:
+        search: A :class:`~langgraph_parallel.retrieval.search.Searcher` (e.g. ``CorpusIndex``,
+            ``default_index()``) or any LangChain ``BaseRetriever``.
+        k: Passages per sub-query.
+        max_sub_queries: Sub-queries searched per call (``ParallelSearchMiddleware`` sets its
+            own); the rest are named in the observation as not searched.
+        passage_sentences: Show each passage's title and first N sentences; ``None``: whole
+            passages. A trained policy should read the budget it was trained with: pass
+            ``model.passage_sentences``.
+        timeout: Seconds before an unfinished sub-query is reported as timed out.
+        dedupe_passages: List a passage that several sub-queries found once, under the one
+            that ranks it highest; ``False`` gives exactly the graph's observation.
+        name: The tool's name; the embedded policies call a tool named ``search``.
+
+    Raises:
+        UserError: ``search`` is neither a searcher nor a retriever.
+    """
+    return ParallelSearchTool(
+        name=name,
+        searcher=search,
+        k=k,
+        max_sub_queries=max_sub_queries,
+        passage_sentences=passage_sentences,
+        timeout=timeout,
+        dedupe_passages=dedupe_passages,
+    )

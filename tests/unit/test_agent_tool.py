@@ -1,0 +1,320 @@
+"""ParallelSearch in langchain's ``create_agent``: the ``search`` tool and the middleware.
+
+The agents run on scripted tool-calling models (``tests.fakes.ToolCallingChatModel``) that
+return preset ``AIMessage`` tool calls in the shapes different providers send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from langgraph_parallel import ParallelSearchMiddleware, parallel_search_tool
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.parallel_search.agent_tool import LISTED_ELSEWHERE
+from langgraph_parallel.prompts import PARALLEL_SEARCH_TOOL_INSTRUCTION
+from langgraph_parallel.protocol import format_observation
+from langgraph_parallel.retrieval.documents import Passage, format_passages
+from tests.fakes import CountingSearcher, ToolCallingChatModel, search_call
+
+QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
+MAGAZINES = ["Arthur's Magazine", "First for Women"]
+
+
+def run_agent(
+    script: list[Any],
+    searcher: Any = None,
+    *,
+    middleware: Sequence[Any] = (),
+    system_prompt: str | None = None,
+    **tool_options: Any,
+) -> tuple[dict[str, Any], ToolCallingChatModel, CountingSearcher]:
+    searcher = searcher or CountingSearcher()
+    model = ToolCallingChatModel(script=script)
+    agent = create_agent(
+        model,
+        tools=[parallel_search_tool(searcher, **tool_options)],
+        middleware=list(middleware),
+        system_prompt=system_prompt,
+    )
+    return agent.invoke({"messages": [HumanMessage(QUESTION)]}), model, searcher
+
+
+def tool_messages(state: dict[str, Any]) -> list[ToolMessage]:
+    return [m for m in state["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_the_tool_shows_the_model_a_list_of_strings() -> None:
+    spec = convert_to_openai_tool(parallel_search_tool(CountingSearcher()))["function"]
+    assert spec["name"] == "search"
+    assert spec["parameters"]["required"] == ["query_list"]
+    assert spec["parameters"]["properties"]["query_list"]["items"] == {"type": "string"}
+
+
+def test_a_list_is_searched_as_one_batched_retrieval() -> None:
+    state, model, searcher = run_agent([search_call({"query_list": MAGAZINES}), "Arthur's"])
+    (observation,) = tool_messages(state)
+    assert searcher.batches == [MAGAZINES]  # both sub-queries in one batch_search call
+    assert observation.artifact["counters"] == {
+        "turns": 1,
+        "searches": 1,
+        "sub_queries": 2,
+        "parallel_turns": 1,
+    }
+    assert observation.artifact["queries"] == MAGAZINES
+    # The graph's observation: one [query] heading per sub-query, in the order written.
+    docs = [format_passages(searcher.batch_search([q], 3)[0]) for q in MAGAZINES]
+    assert observation.content == format_observation(list(zip(MAGAZINES, docs, strict=True)))
+    assert state["messages"][-1].content == "Arthur's"
+    assert len(model.calls) == 2  # the model read the observation and answered
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"query_list": "Arthur's Magazine ## First for Women"},  # one string, split on ##
+        {"query_list": '["Arthur\'s Magazine", "First for Women"]'},  # a JSON-encoded list
+        {"query_list": ["Arthur's Magazine ## First for Women"]},  # ## inside a list entry
+        {"query": "Arthur's Magazine ## First for Women"},  # the protocol's one-string form
+    ],
+    ids=["hash-string", "json-string", "hash-in-list", "query"],
+)
+def test_shapes_of_other_providers_give_the_same_sub_queries(args: dict[str, Any]) -> None:
+    state, _, searcher = run_agent([search_call(args), "done"])
+    assert searcher.batches == [MAGAZINES]
+    assert tool_messages(state)[0].artifact["counters"]["sub_queries"] == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        ({}, "needs `query_list`"),
+        ({"query_list": []}, "no non-empty query"),
+        ({"query_list": ["a", 3]}, "must be a list of strings"),
+        ({"query_list": 42}, "must be a list of strings"),
+        ({"query_list": [" ", "##"]}, "no non-empty query"),
+    ],
+    ids=["missing", "empty", "not-all-strings", "number", "blank"],
+)
+def test_a_malformed_call_is_answered_with_what_to_send_and_the_agent_goes_on(
+    args: dict[str, Any], why: str
+) -> None:
+    script = [search_call(args, "bad"), search_call({"query_list": ["x"]}, "good"), "x it is"]
+    state, model, searcher = run_agent(script)
+    bad, good = tool_messages(state)
+    assert bad.tool_call_id == "bad" and why in bad.content
+    assert bad.content.startswith("Search not run: ")
+    assert '{"query_list": ["first query", "second query"]}' in bad.content  # what to send
+    assert bad.artifact["counters"] == {"invalid_steps": 1}
+    assert searcher.batches == [["x"]]  # nothing was searched for the malformed call
+    assert good.artifact["counters"]["sub_queries"] == 1
+    assert state["messages"][-1].content == "x it is" and len(model.calls) == 3
+
+
+def test_identical_sub_queries_are_searched_once() -> None:
+    args = {"query_list": ["Arthur's Magazine", "arthur's  magazine ", "Arthur's Magazine"]}
+    state, _, searcher = run_agent([search_call(args), "done"])
+    assert searcher.batches == [["Arthur's Magazine"]]
+    (observation,) = tool_messages(state)
+    assert observation.content.count("[Arthur's Magazine]") == 1
+    assert observation.artifact["counters"]["sub_queries"] == 1
+
+
+class OverlappingSearcher:
+    """Both queries find the shared page; it ranks first for ``b`` and second for ``a``."""
+
+    SHARED = Passage("s", "Shared", "Found by both.")
+
+    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+        pages = {
+            "a": [Passage("a", "A", "Only a."), self.SHARED],
+            "b": [self.SHARED, Passage("b", "B", "Only b.")],
+            "c": [self.SHARED],
+        }
+        return [pages[q][:k] for q in queries]
+
+
+def test_a_passage_found_twice_is_listed_once_under_the_sub_query_ranking_it_highest() -> None:
+    message = parallel_search_tool(OverlappingSearcher()).invoke(
+        {"name": "search", "args": {"query_list": ["a", "b", "c"]}, "id": "1", "type": "tool_call"}
+    )
+    assert message.artifact["titles"] == [["A"], ["Shared", "B"], []]
+    assert message.artifact["duplicate_passages"] == 2
+    assert f"[c]\n{LISTED_ELSEWHERE}\n" in message.content
+    # dedupe_passages=False: exactly the graph's observation, repeats included.
+    plain = parallel_search_tool(OverlappingSearcher(), dedupe_passages=False)
+    same = plain.invoke({"query_list": ["a", "b"]})
+    pages = OverlappingSearcher().batch_search(["a", "b"])
+    expected = [(q, format_passages(p)) for q, p in zip(["a", "b"], pages, strict=True)]
+    assert same == format_observation(expected)
+
+
+def test_the_middleware_caps_sub_queries_and_says_which_were_not_searched() -> None:
+    args = {"query_list": ["q1", "q2", "q3", "q4", "q5"]}
+    # The tool alone would run 10; the middleware's cap (4) is the one that applies.
+    state, _, searcher = run_agent(
+        [search_call(args), "done"], middleware=[ParallelSearchMiddleware()], max_sub_queries=10
+    )
+    assert searcher.batches == [["q1", "q2", "q3", "q4"]]
+    (observation,) = tool_messages(state)
+    assert "Not searched (limit of 4 sub-queries per turn): q5" in observation.content
+    assert observation.artifact["skipped"] == ["q5"]
+    assert observation.artifact["counters"]["sub_queries"] == 4
+    # The model's own message keeps all five, as the graph's transcript does.
+    assert state["messages"][1].tool_calls[0]["args"] == args
+
+
+def test_the_middleware_caps_a_search_tool_of_your_own_too() -> None:
+    seen: list[list[str]] = []
+
+    @tool
+    def search(query_list: list[str]) -> str:
+        """Search each query."""
+        seen.append(query_list)
+        return f"results for {len(query_list)}"
+
+    model = ToolCallingChatModel(script=[search_call({"query_list": list("abcde")}), "done"])
+    agent = create_agent(model, tools=[search], middleware=[ParallelSearchMiddleware(3)])
+    state = agent.invoke({"messages": [HumanMessage("q?")]})
+    assert seen == [["a", "b", "c"]]
+    (observation,) = tool_messages(state)
+    assert observation.content.startswith("results for 3")
+    assert "Not searched (limit of 3 sub-queries per turn): d ## e" in observation.content
+
+
+def test_the_middleware_adds_the_instruction_to_the_system_prompt() -> None:
+    instruction = PARALLEL_SEARCH_TOOL_INSTRUCTION.format(tool="search", max_sub_queries=4)
+    _, model, _ = run_agent(
+        [search_call({"query_list": ["a"]}), "done"],
+        middleware=[ParallelSearchMiddleware()],
+        system_prompt="You are a librarian.",
+    )
+    for call in model.calls:  # every model call
+        system = call[0]
+        assert isinstance(system, SystemMessage)
+        assert system.content == f"You are a librarian.\n\n{instruction}"
+    # No system prompt of the agent's own: the instruction alone; one that has it: unchanged.
+    _, model, _ = run_agent(["done"], middleware=[ParallelSearchMiddleware()])
+    assert model.calls[0][0].content == instruction
+    _, model, _ = run_agent(
+        ["done"], middleware=[ParallelSearchMiddleware()], system_prompt=f"{instruction} Be brief."
+    )
+    assert model.calls[0][0].content == f"{instruction} Be brief."
+    assert "at most 4" in instruction and "`query_list`" in instruction
+
+
+def test_after_max_searches_the_model_may_only_answer() -> None:
+    script = [search_call({"query_list": [f"q{i}"]}, f"c{i}") for i in range(2)] + ["done"]
+    state, model, _ = run_agent(script, middleware=[ParallelSearchMiddleware(max_searches=2)])
+    choices = [kwargs.get("tool_choice") for kwargs in model.call_kwargs]
+    assert choices == [None, None, "none"]  # the third call comes after two searches
+    assert len(tool_messages(state)) == 2
+    # A new question starts a new count.
+    model = ToolCallingChatModel(script=[search_call({"query_list": ["a"]}), "done", "again"])
+    agent = create_agent(
+        model,
+        tools=[parallel_search_tool(CountingSearcher())],
+        middleware=[ParallelSearchMiddleware(max_searches=1)],
+    )
+    first = agent.invoke({"messages": [HumanMessage("one?")]})
+    agent.invoke({"messages": [*first["messages"], HumanMessage("two?")]})
+    assert [kwargs.get("tool_choice") for kwargs in model.call_kwargs] == [None, "none", None]
+
+
+def test_the_middleware_keeps_the_graph_counters_in_the_state() -> None:
+    script = [search_call({"query_list": MAGAZINES}), search_call({}, "c2"), "done"]
+    state, _, _ = run_agent(script, middleware=[ParallelSearchMiddleware()])
+    # ScriptedChatModel reports 10 prompt tokens (2 cached) and 5 completion tokens per call.
+    assert state["counters"] == {
+        "llm_calls": 3,
+        "prompt_tokens": 30,
+        "cached_prompt_tokens": 6,
+        "completion_tokens": 15,
+        "turns": 1,
+        "searches": 1,
+        "sub_queries": 2,
+        "parallel_turns": 1,
+        "invalid_steps": 1,
+    }
+
+
+def test_the_async_path_searches_concurrently_too() -> None:
+    model = ToolCallingChatModel(script=[search_call({"query_list": MAGAZINES}), "done"])
+    searcher = CountingSearcher()
+    agent = create_agent(
+        model, tools=[parallel_search_tool(searcher)], middleware=[ParallelSearchMiddleware()]
+    )
+    state = asyncio.run(agent.ainvoke({"messages": [HumanMessage(QUESTION)]}))
+    assert searcher.batches == [MAGAZINES]
+    assert state["counters"]["sub_queries"] == 2 and state["counters"]["llm_calls"] == 2
+
+
+class SlowSearcher:
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+        self.release.wait(5)
+        return [[] for _ in queries]
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_search_past_its_timeout_is_reported_not_raised(path: str) -> None:
+    slow = SlowSearcher()
+    search = parallel_search_tool(slow, timeout=0.05)
+    call = {"name": "search", "args": {"query_list": ["a", "b"]}, "id": "1", "type": "tool_call"}
+    try:
+        message = search.invoke(call) if path == "sync" else asyncio.run(search.ainvoke(call))
+    finally:
+        slow.release.set()
+    assert message.content.count("Search error (search timed out after 0.05 s)") == 2
+    assert message.artifact["errors"] == ["search timed out after 0.05 s"] * 2
+
+
+def test_one_failing_sub_query_does_not_fail_the_others() -> None:
+    searcher = CountingSearcher(fail=lambda q: RuntimeError("boom") if q == "bad" else None)
+    message = parallel_search_tool(searcher).invoke(
+        {"name": "search", "args": {"query_list": ["ok", "bad"]}, "id": "1", "type": "tool_call"}
+    )
+    assert "[ok]\nDoc 1(Title: Title ok)" in message.content
+    assert message.artifact["errors"][0] is None
+    assert "boom" in message.artifact["errors"][1]
+
+
+class PageRetriever(BaseRetriever):
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        return [Document(page_content=f"About {query}.", metadata={"title": query.title()})]
+
+
+def test_a_langchain_retriever_works_as_the_searcher() -> None:
+    text = parallel_search_tool(PageRetriever()).invoke({"query_list": ["a b", "c"]})
+    assert "[a b]\nDoc 1(Title: A B) About a b." in text and "[c]\nDoc 1(Title: C)" in text
+
+
+def test_a_searcher_that_is_not_one_fails_when_the_tool_is_built() -> None:
+    with pytest.raises(UserError, match="batch_search"):
+        parallel_search_tool(object())  # type: ignore[arg-type]
+
+
+def test_the_tool_keeps_the_passage_budget() -> None:
+    long = Passage("1", "T", "First sentence. Second sentence. Third sentence.")
+
+    class One:
+        def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+            return [[long] for _ in queries]
+
+    text = parallel_search_tool(One(), passage_sentences=1).invoke({"query_list": ["q"]})
+    assert "Doc 1(Title: T) First sentence." in text and "Second" not in text
