@@ -23,6 +23,8 @@ GraphName = Literal[
     "rollouts-majority",
     # ParallelSearch without the engine's structured outputs: the ablation of constrained decoding
     "parallel-search-unconstrained",
+    # ParallelSearch as langchain's create_agent with our tool and middleware (apps/agent_graph)
+    "create-agent",
 ]
 GRAPH_NAMES: tuple[str, ...] = get_args(GraphName)
 
@@ -94,18 +96,30 @@ def build_graph(graph: str, model: Any, search: Any, /, **options: Any) -> Any:
         if graph == "parallel-muse":
             return create_parallel_muse_graph(model, search, **options)
         return create_rollouts_graph(model, search, **{"join": "majority", **options})
-    if graph == "parallel-search-agent":
+    if graph in ("parallel-search-agent", "create-agent"):
         from langchain.agents import create_agent
 
         from langgraph_parallel.parallel_search.agent_tool import parallel_search_tool
         from langgraph_parallel.parallel_search.middleware import ParallelSearchMiddleware
 
-        return create_agent(
+        budget = options.get("passage_sentences", "auto")
+        agent = create_agent(
             model,
-            tools=[parallel_search_tool(search, passage_sentences=_declared_budget(model))],
-            middleware=[ParallelSearchMiddleware()],
-            name=options.get("name"),
+            tools=[
+                parallel_search_tool(
+                    search,
+                    k=options.get("top_k", 3),
+                    passage_sentences=_declared_budget(model) if budget == "auto" else budget,
+                )
+            ],
+            middleware=[ParallelSearchMiddleware(max_searches=options.get("max_turns", 4))],
+            name=None if graph == "create-agent" else options.get("name"),
         )
+        if graph == "parallel-search-agent":
+            return agent
+        from langgraph_parallel.apps.agent_graph import create_agent_question_graph
+
+        return create_agent_question_graph(agent, name=options.get("name"))
     raise UserError(f"Unknown graph {graph!r}; choose one of: {', '.join(GRAPH_NAMES)}.")
 
 
