@@ -43,6 +43,7 @@ STUDIO_IDS: dict[str, GraphName | AgentName] = {
 DEFAULT_MODELS: dict[str, str] = {
     "parallel-search": "smollm2-parallel",
     "parallel-search-unconstrained": "smollm2-parallel",
+    "create-agent": "smollm2-parallel",
     "parallel-muse": "smollm2-parallel",
     "rollouts-majority": "smollm2-parallel",
     # Search-R1: the policy trained on the same questions to search one query per turn.
