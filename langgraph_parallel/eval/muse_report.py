@@ -86,7 +86,7 @@ def _paired(rows: Iterable[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], 
 
 def plot_saving_vs_length(rows: Iterable[Mapping[str, Any]], path: Path) -> Path | None:
     """Plot per-question cost ratio and EM against trajectory length; ``None`` without pairs."""
-    from langgraph_parallel.eval.report import new_figure
+    from langgraph_parallel.eval.figures import new_figure
 
     pairs = _paired(rows)
     if not pairs:

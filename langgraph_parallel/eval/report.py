@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.eval.figures import new_figure
 from langgraph_parallel.eval.muse_report import (
     SAVING_PLOT,
     TREES_FILE,
@@ -25,7 +25,6 @@ __all__ = [
     "EM_PLOT",
     "REPORT_FILE",
     "USAGE_PLOT",
-    "new_figure",
     "markdown_report",
     "plot_em_vs_tokens",
     "plot_usage_by_class",
@@ -122,18 +121,6 @@ def markdown_report(
     lines += muse_section(summary)
     lines += ["## Plots", ""] + [f"![{name}]({name})" for name in plots]
     return "\n".join(lines) + "\n"
-
-
-def new_figure(width: float, height: float) -> Any:
-    """Return a matplotlib ``Figure`` on the Agg canvas (no pyplot, no display)."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise UserError("Plots need matplotlib: pip install 'langgraph-parallel[eval]'.") from exc
-    figure = Figure(figsize=(width, height), dpi=120, layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
 
 
 def plot_em_vs_tokens(summary: Mapping[str, Any], path: Path) -> Path:

@@ -116,7 +116,7 @@ def add_train_parser(sub: Any) -> None:
 
 
 def _add_sft_parser(kinds: Any) -> None:
-    from langgraph_parallel.train.sft import DEFAULT_DATASETS
+    from langgraph_parallel.train.config import DEFAULT_DATASETS
 
     held_out = str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
     default_data = str(shared_data_dir() / DEFAULT_DATASETS[0])

@@ -64,8 +64,8 @@ def measure(files: dict[str, list[list[int]]], reps: int, model_name: str) -> di
     from transformers import AutoModelForCausalLM
 
     from langgraph_parallel.models.folders import model_folder
+    from langgraph_parallel.train.config import SFTRunConfig
     from langgraph_parallel.train.lora import lora_config
-    from langgraph_parallel.train.sft import SFTRunConfig
 
     torch.manual_seed(0)
     setups = {}

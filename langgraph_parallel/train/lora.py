@@ -22,9 +22,9 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.adapters import ADAPTER_CARD_KEYS, MODEL_CARD, write_adapter
 
 if TYPE_CHECKING:
+    from langgraph_parallel.train.config import SFTRunConfig
     from langgraph_parallel.train.gold import Policy
     from langgraph_parallel.train.resume import Start
-    from langgraph_parallel.train.sft import SFTRunConfig
 
 
 def batch_split(batch_size: int, micro_batch: int, world: int, *, gpu: bool) -> tuple[int, int]:

@@ -9,7 +9,7 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.train.gold import GoldQuestion, gold_questions, read_rows
 
 if TYPE_CHECKING:
-    from langgraph_parallel.train.sft import SFTRunConfig
+    from langgraph_parallel.train.config import SFTRunConfig
 
 __all__ = ["README_ENTITIES", "excluded_ids", "names_readme_entity", "pick_questions"]
 

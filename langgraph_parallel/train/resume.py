@@ -34,7 +34,7 @@ from langgraph_parallel.paths import portable_path
 from langgraph_parallel.train.trajectories import DATA_FILE, read_trajectories
 
 if TYPE_CHECKING:
-    from langgraph_parallel.train.sft import SFTRunConfig
+    from langgraph_parallel.train.config import SFTRunConfig
 
 SAVE_TOTAL_LIMIT = 2
 """Checkpoints kept: two, so a run killed while writing one still has the one before."""

@@ -82,3 +82,50 @@ def test_no_library_module_is_over_250_lines() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > 250
     }
     assert not long, f"split by responsibility (ARCHITECTURE.md section 1): {long}"
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the library modules it imports (lazy and ``TYPE_CHECKING`` imports included).
+
+    ``from package import submodule`` counts as importing the submodule; a module's own parent
+    packages are left out (Python runs them first whatever the module imports).
+    """
+    modules = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                subs = {f"{node.module}.{alias.name}" for alias in node.names}
+                targets.update(subs & modules.keys() or {node.module})
+        graph[module] = {
+            t for t in targets if t in modules and t != module and not module.startswith(t + ".")
+        }
+    return graph
+
+
+def test_no_module_imports_itself_through_others():
+    # A circle made by splitting a file for its length (report <-> muse_report, sft <-> lora)
+    # means the split was not by responsibility. Depth-first search for a back edge.
+    graph = _module_graph()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    circles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                circles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert circles == []

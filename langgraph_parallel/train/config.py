@@ -1,0 +1,99 @@
+"""The settings of ``langgraph-parallel train sft`` (:class:`SFTRunConfig`).
+
+Their own module: synthesis (:mod:`.sft`), training (:mod:`.lora`), the question choice
+(:mod:`.questions`) and resuming (:mod:`.resume`) all read them, and none of those needs the
+others to do so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.paths import repo_data_dir, shared_data_dir
+from langgraph_parallel.train.gold import POLICIES, Policy
+
+__all__ = ["DEFAULT_DATASETS", "SFTRunConfig"]
+
+DEFAULT_DATASETS = ("hotpotqa_dev_distractor_subset.jsonl.gz",)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SFTRunConfig:
+    """Settings of ``langgraph-parallel train sft``.
+
+    Attributes:
+        datasets: Question files with supporting facts and contexts.
+        out: Output folder: ``data.jsonl`` (the trajectories) and one adapter folder per policy.
+        policies: Which policies to train (``parallel``, ``sequential``).
+        model: Base model: an embedded name or a model folder.
+        init: A trained adapter to keep training instead of a fresh LoRA on ``model``: an
+            embedded policy (``smollm2-parallel``) or an adapter folder. Its base replaces
+            ``model``, its rank ``lora_rank``; one policy, the adapter's own (a curriculum:
+            chains after the HotpotQA cold start, on a CPU where retraining from zero is slow).
+        per_class: Questions per class (parallelizable, sequential); ``None``: all.
+        exclude: Question files whose ids are never trained on (the evaluation sample).
+        corpus: Corpus to search; ``None``: the bundled index for HotpotQA, else the rows' own.
+        data: A trajectory file of an earlier synthesis (``train sft --synthesize-only``) to
+            train on instead of synthesising; ``datasets``, ``per_class``, ``corpus``,
+            ``max_turns``, ``top_k`` and ``passage_sentences`` are then the file's (its
+            ``data.json``), not these.
+        epochs: Passes over the data.
+        learning_rate: Peak AdamW learning rate (cosine decay after the warm-up).
+        warmup_steps: Optimizer steps of linear warm-up from 0 (the first one learns nothing).
+        batch_size: Sequences per optimizer step.
+        micro_batch: Sequences per forward pass (2 was ~1.8x faster per sequence than 8 on a
+            2-core CPU; a GPU takes the whole batch).
+        lora_rank: LoRA rank (alpha = 2 x rank), on every linear layer.
+        lora_layers: Adapt only the last N decoder layers (``None``: all): the backward pass
+            stops at the lowest adapted layer (``benchmarks/sft/levers/``).
+        max_turns: Model steps of the graph (a plan needing more is skipped).
+        top_k: Documents per sub-query, as at inference.
+        passage_sentences: Observation budget of the synthesis: each passage shown as its title
+            and first N sentences (``None``: whole passages). Recorded in ``data.json`` and in
+            the adapters' cards, so the trained policy is shown the same at inference.
+        seed: Question sampling and trainer seed.
+        save_steps: Optimizer steps between checkpoints (0: none); 10 of the CPU recipe take
+            about 11 minutes, the most an interruption loses.
+        resume: Continue an interrupted run in ``out`` (:mod:`.resume`).
+    """
+
+    datasets: tuple[str, ...] = field(
+        default_factory=lambda: tuple(str(shared_data_dir() / d) for d in DEFAULT_DATASETS)
+    )
+    out: str
+    policies: tuple[Policy, ...] = POLICIES
+    model: str = "smollm2"
+    init: str | None = None
+    per_class: int | None = 150
+    exclude: tuple[str, ...] = field(
+        default_factory=lambda: (str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz"),)
+    )
+    corpus: str | None = None
+    data: str | None = None
+    epochs: float = 1.0
+    learning_rate: float = 5e-4
+    warmup_steps: int = 3
+    batch_size: int = 8
+    micro_batch: int = 2
+    lora_rank: int = 16
+    lora_layers: int | None = None
+    max_turns: int = 4
+    top_k: int = 3
+    passage_sentences: int | None = None
+    seed: int = 0
+    save_steps: int = 10
+    resume: bool = False
+
+    def __post_init__(self) -> None:
+        unknown = set(self.policies) - set(POLICIES)
+        if unknown or not self.policies:
+            raise UserError(f"--policies takes {', '.join(POLICIES)} (got {sorted(unknown)}).")
+        if self.batch_size % self.micro_batch:
+            raise UserError("--batch-size must be a multiple of --micro-batch.")
+        if self.lora_layers is not None and self.lora_layers < 1:
+            raise UserError("--lora-layers takes a number of top layers >= 1 (omit it for all).")
+        if self.save_steps < 0:
+            raise UserError("--save-steps takes a number of optimizer steps, or 0 for none.")
+        if self.passage_sentences is not None and self.passage_sentences < 1:
+            raise UserError("--passage-sentences must be at least 1 (omit it for whole passages).")
