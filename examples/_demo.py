@@ -7,6 +7,7 @@ see ``langgraph_parallel/apps/studio.py``).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -16,7 +17,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 
+from langgraph_parallel.models.sampling import ConfigurableSampling
 from langgraph_parallel.models.tool_calls import openai_tools, prepare_tool_step
+from langgraph_parallel.parallel_muse.regions import region_spans
 from langgraph_parallel.retrieval.documents import Passage
 
 PASSAGES = [
@@ -94,6 +97,44 @@ class DemoToolModel(DemoChatModel):
         )
         result = super()._generate(prompt, stop)
         return result if step is None else step.reply(result)
+
+
+class DemoMuseModel(ConfigurableSampling, DemoToolModel):
+    """:class:`DemoToolModel` as a sampled model with token logprobs, for ParallelMuse.
+
+    It reads the run's sampling from its config as ``ChatVLLM`` does
+    (:class:`~langgraph_parallel.models.sampling.ConfigurableSampling`): the sample with seed 2
+    looks up one name only, and so answers "no". Each step carries token logprobs in the
+    OpenAI shape; the search's tokens are spread over three candidates (the uncertain part),
+    the rest over one.
+    """
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        seed = kw.pop("seed", None)
+        for option in ("temperature", "top_p"):  # the script is the sample
+            kw.pop(option, None)
+        prompt, stop, step = prepare_tool_step(
+            messages, stop, kw, style="raw", kind="rules", regex=None
+        )
+        reply = DemoChatModel._generate(self, prompt, stop).generations[0].message
+        text = reply.text.replace("Scott Derrickson ## ", "") if seed == 2 else reply.text
+        metadata = {"logprobs": {"content": demo_logprobs(text)}}
+        message = AIMessage(text, response_metadata=metadata, usage_metadata=reply.usage_metadata)
+        result = ChatResult(generations=[ChatGeneration(message=message)])
+        return result if step is None else step.reply(result)
+
+
+def demo_logprobs(text: str) -> list[dict[str, Any]]:
+    """Three-character tokens; one starting inside ``<search>`` has three equal candidates."""
+    searches = region_spans(text)["exploration"]
+    out = []
+    for start in range(0, len(text), 3):
+        n = 3 if any(s <= start < e for s, e in searches) else 1
+        top = [{"token": f"c{i}", "logprob": -math.log(n)} for i in range(n)]
+        out.append({"token": text[start : start + 3], "logprob": -math.log(n), "top_logprobs": top})
+    return out
 
 
 def model_and_search(real: bool) -> tuple[BaseChatModel, Any]:

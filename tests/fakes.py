@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -20,6 +21,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import PrivateAttr
 
+from langgraph_parallel.models.sampling import ConfigurableSampling
 from langgraph_parallel.retrieval.documents import Passage
 
 
@@ -286,3 +288,111 @@ def fuzz_step(rng: random.Random) -> Any:
     if kind < 0.93:
         return rng.choice(MODEL_FAULTS)
     return "".join(chr(rng.randint(0, 0x2FFF)) for _ in range(rng.randint(0, 40)))
+
+
+def step_logprobs(text: str, spread: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
+    """Three-character tokens of ``text``; one starting in region r has a flat top-m (m=spread[r]).
+
+    A flat top-m distribution scores exactly m in both modes (entropy and perplexity), so a test
+    sets each region's uncertainty directly. Regions are :func:`region_spans`'s.
+    """
+    from langgraph_parallel.parallel_muse.regions import region_spans
+
+    spans = region_spans(text)
+    out = []
+    for start in range(0, len(text), 3):
+        m = next(
+            (n for r, n in (spread or {}).items() if any(s <= start < e for s, e in spans[r])), 1
+        )
+        top = [{"token": f"c{i}", "logprob": -math.log(m)} for i in range(m)]
+        out.append({"token": text[start : start + 3], "logprob": -math.log(m), "top_logprobs": top})
+    return out
+
+
+def agent_reply(
+    think: str,
+    *,
+    queries: Sequence[str] = (),
+    answer: str | None = None,
+    spread: Mapping[str, int] | None = None,
+    call_id: str = "call_1",
+    logprobs: bool = True,
+) -> AIMessage:
+    """A reply as ``ChatVLLM`` bound to tools gives it: a ``search`` call or the answer.
+
+    The step text (``<think>`` then ``<search>`` or ``<answer>``) is in ``response_metadata``
+    with its token logprobs (:func:`step_logprobs`), as the engine decoded it.
+    """
+    action = (
+        f"<answer> {answer} </answer>"
+        if answer is not None
+        else (f"<search> {' ## '.join(queries)} </search>")
+    )
+    text = f"<think> {think} </think>\n{action}"
+    metadata: dict[str, Any] = {"step_text": text}
+    if logprobs:
+        metadata["logprobs"] = {"content": step_logprobs(text, spread)}
+    calls = (
+        []
+        if answer is not None
+        else [{"name": "search", "args": {"query_list": list(queries)}, "id": call_id}]
+    )
+    return AIMessage(
+        content=answer or "",
+        tool_calls=calls,
+        additional_kwargs={"reasoning_content": think},
+        response_metadata=metadata,
+    )
+
+
+class SeededAgentModel(ConfigurableSampling):
+    """A tool-calling model replying ``reply(seed, step)``, ``step`` the AI messages so far.
+
+    The seed is the run's (``sampling_seed`` in its config, as ``ChatVLLM`` reads it), so
+    concurrent branches of one ParallelMuse run are deterministic. ``reply`` returns an
+    ``AIMessage`` (see :func:`agent_reply`) or an exception to raise. Every call is recorded
+    with its seed, temperature and messages.
+    """
+
+    reply: Callable[[Any, int], Any]
+    usage: dict[str, int] = {"input_tokens": 100, "output_tokens": 10, "cache_read": 60}
+    _calls: list[dict[str, Any]] = PrivateAttr(default_factory=list)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "seeded-agent"
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        return self._calls
+
+    def bind_tools(
+        self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any
+    ) -> Runnable[Any, AIMessage]:
+        names = [getattr(tool, "name", None) for tool in tools]
+        return self.bind(tools=names, tool_choice=tool_choice, **kwargs)
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        step = sum(isinstance(m, AIMessage) for m in messages)
+        with self._lock:
+            self._calls.append(
+                {
+                    "seed": kwargs.get("seed"),
+                    "temperature": kwargs.get("temperature"),
+                    "messages": list(messages),
+                }
+            )
+        item = self.reply(kwargs.get("seed"), step)
+        if isinstance(item, Exception):
+            raise item
+        usage = {
+            "input_tokens": self.usage["input_tokens"],
+            "output_tokens": self.usage["output_tokens"],
+            "total_tokens": self.usage["input_tokens"] + self.usage["output_tokens"],
+            "input_token_details": {"cache_read": self.usage["cache_read"]},
+        }
+        message = item.model_copy(update={"usage_metadata": usage})
+        return ChatResult(generations=[ChatGeneration(message=message)])

@@ -52,6 +52,13 @@ CAPTIONS = {
     "middleware=[ParallelSearchMiddleware()])`; the `search` tool runs a call's sub-queries as one "
     "batched retrieval, the middleware adds the decomposition instruction, caps sub-queries and "
     "keeps the graph's counters (`examples/03_create_agent_parallel_search.py`).",
+    "parallel_muse_agent": "ParallelMuse over any checkpointed agent: "
+    "`parallel_muse_agent(agent)`, here the `parallel_search_agent` app with an `InMemorySaver`. "
+    "`start` reads the input (messages, a question, or a finished `thread_id`); each `rollout` "
+    "is one run of the agent in a thread of its own, the first on the input, the others forked "
+    "from the checkpoint before the most uncertain step (ranked from the logprobs of the "
+    "agent's replies); `report` and `aggregate` as in `parallel_muse` "
+    "(`examples/04_parallel_muse_any_agent.py`).",
     "fan_out_search": "The fan-out step alone: `create_fan_out_search_graph(search)`, or "
     "`add_parallel_search(builder, search)` to add it to your own graph "
     "(`examples/01_add_fan_out_to_your_graph.py`).",

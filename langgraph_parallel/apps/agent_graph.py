@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import NotRequired, TypedDict
 
 from langgraph_parallel.agent.state import add_counters
+from langgraph_parallel.parallel_search.agent_searches import tool_searches
 
 __all__ = ["AgentQuestionState", "create_agent_question_graph"]
 
@@ -38,22 +39,6 @@ def _ask(state: AgentQuestionState) -> dict[str, Any]:
     return {"messages": [HumanMessage(state["question"])]}
 
 
-def _searches(messages: list[AnyMessage]) -> list[dict[str, Any]]:
-    """Each sub-query of each search call with the titles it found (for gold-page recall)."""
-    found: list[dict[str, Any]] = []
-    turn = 0
-    for message in messages:
-        artifact = getattr(message, "artifact", None) if isinstance(message, ToolMessage) else None
-        if not isinstance(artifact, dict) or "queries" not in artifact:
-            continue
-        turn += 1
-        titles = artifact.get("titles") or []
-        for i, query in enumerate(artifact["queries"]):
-            shown = titles[i] if i < len(titles) else []
-            found.append({"turn": turn, "query": query, "titles": list(shown)})
-    return found
-
-
 def _finish(state: AgentQuestionState) -> dict[str, Any]:
     last = state["messages"][-1] if state["messages"] else None
     text = last.text.strip() if isinstance(last, AIMessage) and not last.tool_calls else ""
@@ -61,7 +46,7 @@ def _finish(state: AgentQuestionState) -> dict[str, Any]:
     return {
         "answer": text or None,
         "stop_reason": stop,
-        "search_results": _searches(state["messages"]),
+        "search_results": tool_searches(state["messages"]),
     }
 
 

@@ -90,7 +90,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     tree = None
     if args.tree:  # checked before any model loads: a bad --tree must not cost an engine start
         if args.graph not in MUSE_GRAPHS:  # the graphs whose output has trajectories
-            raise UserError(f"--tree needs --graph {' or '.join(MUSE_GRAPHS)} (got {args.graph}).")
+            raise UserError(f"--tree needs --graph {', '.join(MUSE_GRAPHS)} (got {args.graph}).")
         tree = check_tree_path(args.tree)
     with timings.phase("imports"):
         from langgraph_parallel.agent.run import run_question

@@ -4,7 +4,7 @@ The ParallelMuse benchmark (long trajectories, partial vs independent rollouts) 
 one harness, ``bench``; these options are what it needs beyond the other graphs:
 
 - ``--budget``, ``--region``, ... (the ``MuseContext`` fields a sweep varies), passed to
-  ``parallel-muse`` and ``rollouts-majority`` only;
+  ``parallel-muse``, ``rollouts-majority`` and ``parallel-muse-agent`` only;
 - ``--fresh-cache``: empty the engine's prefix cache before each graph, so a system's cached
   prompt tokens come from its own calls, never from another system's run of the same questions;
 - ``--corpus contexts``: search a file's questions among its rows' own paragraphs (2Wiki and
@@ -32,7 +32,7 @@ __all__ = [
     "muse_settings",
 ]
 
-MUSE_GRAPHS = ("parallel-muse", "rollouts-majority")
+MUSE_GRAPHS = ("parallel-muse", "rollouts-majority", "parallel-muse-agent")
 MUSE_OPTIONS: dict[str, dict[str, Any]] = {
     "budget": {"type": int, "help": "trajectories per question"},
     "initial_rollouts": {"type": int, "help": "full rollouts before branching"},
@@ -66,7 +66,7 @@ def add_muse_arguments(parser: argparse.ArgumentParser) -> None:
         "tokens come from another's run (in-process engine only)",
     )
     group = parser.add_argument_group(
-        "ParallelMuse graphs", f"settings of {' and '.join(MUSE_GRAPHS)} (default: the graph's)"
+        "ParallelMuse graphs", f"settings of {', '.join(MUSE_GRAPHS)} (default: the graph's)"
     )
     for key, spec in MUSE_OPTIONS.items():
         group.add_argument("--" + key.replace("_", "-"), default=None, **spec)
@@ -81,7 +81,7 @@ def muse_settings(args: argparse.Namespace, graphs: Sequence[str]) -> dict[str, 
     muse = {key: getattr(args, key) for key in MUSE_OPTIONS if getattr(args, key) is not None}
     if muse and not set(graphs) & set(MUSE_GRAPHS):
         flags = ", ".join("--" + key.replace("_", "-") for key in muse)
-        raise UserError(f"{flags} apply to the graphs {' and '.join(MUSE_GRAPHS)}; add one.")
+        raise UserError(f"{flags} apply to the graphs {', '.join(MUSE_GRAPHS)}; add one.")
     return muse
 
 

@@ -25,6 +25,8 @@ GraphName = Literal[
     "parallel-search-unconstrained",
     # ParallelSearch as langchain's create_agent with our tool and middleware (apps/agent_graph)
     "create-agent",
+    # ParallelMuse forking that create_agent app through its checkpointer (parallel_muse/any_agent)
+    "parallel-muse-agent",
 ]
 GRAPH_NAMES: tuple[str, ...] = get_args(GraphName)
 
@@ -37,6 +39,7 @@ STUDIO_IDS: dict[str, GraphName | AgentName] = {
     "sequential_search": "sequential",
     "parallel_muse": "parallel-muse",
     "parallel_search_agent": "parallel-search-agent",
+    "parallel_muse_agent": "parallel-muse-agent",
 }
 """Graph id in ``langgraph.json`` (a Python name, also the compiled graph's name) -> the graph."""
 
@@ -44,6 +47,7 @@ DEFAULT_MODELS: dict[str, str] = {
     "parallel-search": "smollm2-parallel",
     "parallel-search-unconstrained": "smollm2-parallel",
     "create-agent": "smollm2-parallel",
+    "parallel-muse-agent": "smollm2-parallel",
     "parallel-muse": "smollm2-parallel",
     "rollouts-majority": "smollm2-parallel",
     # Search-R1: the policy trained on the same questions to search one query per turn.
@@ -97,31 +101,57 @@ def build_graph(graph: str, model: Any, search: Any, /, **options: Any) -> Any:
         if graph == "parallel-muse":
             return create_parallel_muse_graph(model, search, **options)
         return create_rollouts_graph(model, search, **{"join": "majority", **options})
-    if graph in ("parallel-search-agent", "create-agent"):
-        from langchain.agents import create_agent
-
-        from langgraph_parallel.parallel_search.agent_tool import parallel_search_tool
-        from langgraph_parallel.parallel_search.middleware import ParallelSearchMiddleware
-
-        budget = options.get("passage_sentences", "auto")
-        agent = create_agent(
-            model,
-            tools=[
-                parallel_search_tool(
-                    search,
-                    k=options.get("top_k", 3),
-                    passage_sentences=_declared_budget(model) if budget == "auto" else budget,
-                )
-            ],
-            middleware=[ParallelSearchMiddleware(max_searches=options.get("max_turns", 4))],
-            name=None if graph == "create-agent" else options.get("name"),
-        )
+    if graph in ("parallel-search-agent", "create-agent", "parallel-muse-agent"):
+        forked, studio = graph == "parallel-muse-agent", graph == "parallel-search-agent"
+        agent = _search_agent(model, search, options, studio=studio, checkpointed=forked)
         if graph == "parallel-search-agent":
             return agent
+        if forked:
+            from langgraph_parallel.parallel_muse.any_agent import (
+                AGENT_SETTINGS,
+                parallel_muse_agent,
+            )
+
+            # The agent's loop settings went into the agent; its threads are read by no one
+            # after the join, so they are not kept.
+            settings = {key: value for key, value in options.items() if key in AGENT_SETTINGS}
+            settings.update(model=model, keep_threads=False, name=options.get("name"))
+            return parallel_muse_agent(agent, **settings)
         from langgraph_parallel.apps.agent_graph import create_agent_question_graph
 
         return create_agent_question_graph(agent, name=options.get("name"))
     raise UserError(f"Unknown graph {graph!r}; choose one of: {', '.join(GRAPH_NAMES)}.")
+
+
+def _search_agent(
+    model: Any, search: Any, options: dict[str, Any], *, studio: bool, checkpointed: bool
+) -> Any:
+    """Return ``create_agent`` with ParallelSearch's tool and middleware, under ``options``.
+
+    ``top_k``, ``passage_sentences`` and ``max_turns`` (the middleware's ``max_searches``) are
+    the graphs' settings; ``studio`` names the agent ``options["name"]`` (it is served itself);
+    ``checkpointed`` gives it an ``InMemorySaver`` of its own, which ParallelMuse forks it
+    through (a served graph or a subgraph uses its caller's instead).
+    """
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_parallel.parallel_search.agent_tool import parallel_search_tool
+    from langgraph_parallel.parallel_search.middleware import ParallelSearchMiddleware
+
+    budget = options.get("passage_sentences", "auto")
+    tool = parallel_search_tool(
+        search,
+        k=options.get("top_k", 3),
+        passage_sentences=_declared_budget(model) if budget == "auto" else budget,
+    )
+    return create_agent(
+        model,
+        tools=[tool],
+        middleware=[ParallelSearchMiddleware(max_searches=options.get("max_turns", 4))],
+        name=options.get("name") if studio else None,
+        checkpointer=InMemorySaver() if checkpointed else None,
+    )
 
 
 def _declared_budget(model: Any) -> int | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -20,14 +20,20 @@ from langchain_core.runnables import Runnable
 
 from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
 from langgraph_parallel.models.folders import model_card
+from langgraph_parallel.models.sampling import ConfigurableSampling
 from langgraph_parallel.models.tool_calls import ToolStep, openai_tools, prepare_tool_step
 from langgraph_parallel.prompts import RawPrompt
 
 __all__ = ["VLLMChatSettings", "chat_turns", "generation", "message_text", "raw_text"]
 
 
-class VLLMChatSettings(BaseChatModel):
-    """The settings of the chat models over vLLM, and how a call's options are read from them."""
+class VLLMChatSettings(ConfigurableSampling):
+    """The settings of the chat models over vLLM, and how a call's options are read from them.
+
+    A run's config may set ``temperature``, ``top_p`` and ``seed``
+    (:class:`~.sampling.ConfigurableSampling`); options the call passes win over those, and
+    those over the fields here.
+    """
 
     model: str = DEFAULT_EMBEDDED
     """Embedded model name (``smollm2-parallel``, ``smollm2-sequential``, ``smollm2``,

@@ -22,7 +22,7 @@ from langgraph_parallel.errors import clean_text
 from langgraph_parallel.prompts import RawPrompt, next_question_prompt, opening_prompt
 from langgraph_parallel.protocol import Action, format_observation, format_step, parse_action
 
-__all__ = ["message_action", "policy_transcript", "step_text"]
+__all__ = ["message_action", "observation_text", "policy_transcript", "step_text"]
 
 _TAGS = ("<think>", "<search>", "<answer>", "<tool_call>")
 
@@ -45,7 +45,7 @@ def policy_transcript(
         elif isinstance(message, AIMessage):
             out.append(AIMessage(step_text(message)))
         elif isinstance(message, ToolMessage):
-            out.append(HumanMessage(_observation(message)))
+            out.append(HumanMessage(observation_text(message)))
         else:
             question = clean_text(message.text).strip()
             if asked and style == "raw":
@@ -56,7 +56,8 @@ def policy_transcript(
     return out
 
 
-def _observation(message: ToolMessage) -> str:
+def observation_text(message: ToolMessage) -> str:
+    """Return a tool result as the ``<information>`` observation a graph step reads."""
     text = clean_text(message.text)
     if "<information>" in text:  # already an observation (the ParallelSearch tool's)
         return text

@@ -8,7 +8,7 @@ Shape (both graphs; the baseline just never branches)::
 ``rollout`` is a subgraph: the agent loop of ParallelSearch, started from the branch's message
 prefix (:mod:`~langgraph_parallel.parallel_muse.rollout`); Studio's xray drawing shows its steps.
 
-Budget and rounds: :mod:`~langgraph_parallel.parallel_muse.router`; scores and branch points:
+Budget and rounds: :mod:`~langgraph_parallel.parallel_muse.plan`; scores and branch points:
 :mod:`~.uncertainty`; joins: :mod:`~.reduce`.
 """
 

@@ -83,13 +83,14 @@ class AggregateNode(DualNode):
     of ``retry``).
 
     Args:
-        model: The analyst model of the ``select`` join.
+        model: The analyst model of the ``select`` join; ``None``: ``select`` falls back to
+            ``majority`` (recorded in ``aggregation["fallback"]``).
         defaults: Settings used when the run passes no :class:`MuseContext`.
         retry: The retry policy the node is added with.
     """
 
     def __init__(
-        self, model: BaseChatModel, defaults: MuseContext, retry: RetryPolicy | None = None
+        self, model: BaseChatModel | None, defaults: MuseContext, retry: RetryPolicy | None = None
     ) -> None:
         self.model = model
         self.defaults = defaults
@@ -109,7 +110,10 @@ class AggregateNode(DualNode):
             "fallback": None,
         }
         counters: dict[str, int] = {}
-        if ctx.join == "select" and len(votes) > 1:
+        model = self.model
+        if ctx.join == "select" and len(votes) > 1 and model is None:
+            record["method"], record["fallback"] = "majority", "no analyst model"
+        elif ctx.join == "select" and len(votes) > 1 and model is not None:
             reports = {r["trajectory"]: r["text"] for r in state.get("reports") or []}
             numbered = "\n\n".join(
                 f"Report {k}:\n{reports.get(t['id'], '(no report)')}"
@@ -118,11 +122,11 @@ class AggregateNode(DualNode):
             prompt = ctx.analyst_prompt.format(
                 question=state["question"], n=len(answered), reports=numbered
             )
-            raw = (yield Blocking(prompt_style, (self.model, ctx))) == "raw"
+            raw = (yield Blocking(prompt_style, (model, ctx))) == "raw"
             choices = "|".join(str(k) for k in range(1, len(answered) + 1))
             try:
                 text, counters = yield from greedy_call(
-                    self.model,
+                    model,
                     [HumanMessage(prompt + (ANALYST_RAW_PRIMER if raw else ""))],
                     ctx,
                     "aggregate",

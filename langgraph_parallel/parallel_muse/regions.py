@@ -7,9 +7,12 @@ exactly as the parser finds them (:func:`~langgraph_parallel.protocol.action.ele
 
 from __future__ import annotations
 
+from typing import Any
+
+from langgraph_parallel.parallel_muse.uncertainty import Step
 from langgraph_parallel.protocol.action import ACTION_TAGS, elements
 
-__all__ = ["REGION_NAMES", "region_spans"]
+__all__ = ["REGION_NAMES", "make_step", "region_spans"]
 
 REGION_NAMES: tuple[str, ...] = ("reasoning", "exploration", "answer")
 """The keys of :func:`region_spans`, in the order a step is read."""
@@ -43,6 +46,40 @@ def region_spans(text: str) -> dict[str, list[tuple[int, int]]]:
         "exploration": [(s, e) for tag, s, e in actions if tag != "answer"],
         "answer": [(s, e) for tag, s, e in actions if tag == "answer"],
     }
+
+
+def make_step(
+    text: str,
+    logprobs: list[dict[str, Any]],
+    *,
+    usage: dict[str, int],
+    action: str,
+    message_index: int,
+    origin: str,
+) -> Step:
+    """Return the :class:`~.uncertainty.Step` of one model call, its regions read off ``text``.
+
+    The one way a step is recorded, by our rollouts and by agents forked through their
+    checkpointer alike, so the router scores both the same way.
+
+    Args:
+        text: The generated text, as the tokens of ``logprobs`` spell it.
+        logprobs: OpenAI-style token logprobs (empty if the model gave none).
+        usage: The call's token counters.
+        action: ``search``, ``answer``, ``tool``, ``invalid`` or ``error``.
+        message_index: Index of the step's message in its trajectory's messages.
+        origin: Id of the trajectory whose model call produced it.
+    """
+    spans = region_spans(text)
+    return Step(
+        text=text,
+        logprobs=logprobs,
+        regions={name: [list(s) for s in found] for name, found in spans.items()},
+        usage=usage,
+        action=action,
+        message_index=message_index,
+        origin=origin,
+    )
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:

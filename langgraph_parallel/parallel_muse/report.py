@@ -101,13 +101,13 @@ class ReportNode(DualNode):
     the error (transient errors first get the attempts of ``retry``).
 
     Args:
-        model: Any LangChain chat model.
+        model: Any LangChain chat model; ``None``: every report is extracted (no call).
         defaults: Settings used when the run passes no :class:`MuseContext`.
         retry: The retry policy the node is added with.
     """
 
     def __init__(
-        self, model: BaseChatModel, defaults: MuseContext, retry: RetryPolicy | None = None
+        self, model: BaseChatModel | None, defaults: MuseContext, retry: RetryPolicy | None = None
     ) -> None:
         self.model = model
         self.defaults = defaults
@@ -121,14 +121,15 @@ class ReportNode(DualNode):
                         answer=trajectory["answer"], text="", error=None,
                         reused_from=None)  # fmt: skip
         counters: dict[str, int] = {}
-        raw = (yield Blocking(prompt_style, (self.model, ctx))) == "raw"
+        model = self.model
+        raw = model is not None and (yield Blocking(prompt_style, (model, ctx))) == "raw"
         style = ("extract" if raw else "model") if ctx.report_style == "auto" else ctx.report_style
-        if style == "extract":  # no model call (parallel_muse/extract.py says why)
+        if style == "extract" or model is None:  # no call (parallel_muse/extract.py says why)
             report["text"] = extract_report(trajectory)
         else:
             messages = report_messages(task["question"], trajectory, ctx, raw)
             try:
-                text, counters = yield from greedy_call(self.model, messages, ctx, "report")
+                text, counters = yield from greedy_call(model, messages, ctx, "report")
             except Exception as exc:  # reported in the stub; the other reports still count
                 report["error"] = reported_error(exc, runtime, self.retry)
                 answer = trajectory["answer"] or "unknown"

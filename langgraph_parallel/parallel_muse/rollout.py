@@ -28,14 +28,13 @@ from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.agent.think import answer_node
 from langgraph_parallel.parallel_muse.context import MuseContext
-from langgraph_parallel.parallel_muse.regions import region_spans
+from langgraph_parallel.parallel_muse.regions import make_step
 from langgraph_parallel.parallel_muse.state import (
     RolloutInput,
     RolloutOutput,
     RolloutState,
     Trajectory,
 )
-from langgraph_parallel.parallel_muse.uncertainty import Step
 from langgraph_parallel.parallel_search.loop import add_agent_loop
 from langgraph_parallel.retrieval.search import SearchSource
 
@@ -100,12 +99,10 @@ def finish_node(state: RolloutState, runtime: Runtime[Any]) -> dict[str, Any]:
     branch = state["branch"]
     steps = list(branch["steps"])
     for record in state.get("step_records") or []:
-        spans = region_spans(record["text"])
         steps.append(
-            Step(
-                text=record["text"],
-                logprobs=record["logprobs"],
-                regions={name: [list(s) for s in found] for name, found in spans.items()},
+            make_step(
+                record["text"],
+                record["logprobs"],
                 usage=record["usage"],
                 action=record["action"],
                 message_index=record["message_index"],

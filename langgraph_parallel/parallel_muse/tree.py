@@ -72,9 +72,11 @@ def _short(text: Any, width: int = 48) -> str:
 
 def _step_lines(step: Mapping[str, Any], index: int, mode: Mode) -> list[str]:
     kind = str(step.get("action") or "invalid")
-    action = parse_action(str(step.get("text") or ""))
-    # The step's text is re-parsed: steps store the action's kind, not its queries or answer.
-    details = {"search": " ## ".join(action.queries), "answer": action.answer or ""}
+    text, calls = str(step.get("text") or ""), step.get("tool_calls") or []  # agents' calls
+    # The step is re-parsed: steps store the action's kind, not its queries or answer.
+    action = parse_action(text, calls)
+    details = {"search": " ## ".join(action.queries), "answer": action.answer or text,
+               "tool": ", ".join(str(call.get("name")) for call in calls)}  # fmt: skip
     what = details.get(kind, "model call failed" if kind == "error" else action.error or "")
     head = f"{step.get('origin')} step {index}: {kind}"
     lines = [head, _short(what)] if what else [head]

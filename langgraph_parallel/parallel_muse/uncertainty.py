@@ -30,7 +30,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 Region = Literal["reasoning", "exploration", "all", "mixed"]
 Mode = Literal["entropy", "ppl"]
@@ -51,6 +51,11 @@ class Step(TypedDict):
         message_index: Index of this step's message in the trajectory's ``messages``; the prefix a
             branch from this step starts from is ``messages[:message_index]``.
         origin: Id of the trajectory whose model call produced the step.
+        tool_calls: An agent's step (:mod:`.any_agent`): the message's tool calls, which
+            the text (what the engine generated) may not spell out.
+        fork: An agent's step: where a fork of it starts, its thread's ``checkpoint_id`` and
+            the node (``as_node``) that wrote that checkpoint; ``None`` when no checkpoint
+            holds exactly the messages before it (such a step is never a branch point).
     """
 
     text: str
@@ -60,6 +65,8 @@ class Step(TypedDict):
     action: str
     message_index: int
     origin: str
+    tool_calls: NotRequired[list[dict[str, Any]]]
+    fork: NotRequired[dict[str, str] | None]
 
 
 class BranchPoint(TypedDict):
@@ -151,6 +158,8 @@ def _ranked(
         for index, step in enumerate(trajectory.get("steps") or []):
             key = (str(trajectory["id"]), index)
             if step.get("origin") != trajectory["id"] or key in exclude or index < min_step:
+                continue
+            if "fork" in step and step["fork"] is None:  # an agent step no fork can start at
                 continue
             score = region_score(step, region, mode)
             if score is not None:

@@ -71,3 +71,15 @@ def test_create_agent_example_runs_the_policy_as_a_tool_calling_model() -> None:
     counters = next(x for x in lines if x.startswith("counters:"))
     assert "'llm_calls'" in counters and "'sub_queries'" in counters
     assert lines[-1].startswith("answer:")
+
+
+@pytest.mark.engine
+def test_parallel_muse_example_forks_the_policy_agent() -> None:
+    lines = run_real("04_parallel_muse_any_agent.py")
+    assert lines[0].startswith("branch point: t0 step ")  # the policy's steps had logprobs
+    forks = [x for x in lines if "(fork of t0 at step " in x]
+    assert len(forks) == 3  # budget 4: the first run and three forks
+    assert any(x.startswith("join: ") for x in lines)
+    cached = next(x for x in lines if x.startswith("cached prompt tokens:"))
+    assert int(cached.split(":")[1]) > 0  # forks re-read their parent's prompt from the cache
+    assert lines[-1].startswith("answer:")

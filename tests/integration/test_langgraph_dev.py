@@ -43,6 +43,15 @@ MUSE_EDGES = {
     ("router", "report"),
     ("report", "aggregate"),
 }
+# ParallelMuse over the create_agent app: each rollout is one run of the agent (not a subgraph).
+MUSE_AGENT_NODES = {"start", "router", "rollout", "report", "aggregate"}
+MUSE_AGENT_EDGES = {
+    ("start", "router"),
+    ("router", "rollout"),
+    ("rollout", "router"),
+    ("router", "report"),
+    ("report", "aggregate"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +110,7 @@ def test_every_graph_is_served_and_drawn(server: httpx.Client) -> None:
         want_nodes, want_edges = {
             "parallel_muse": (MUSE_NODES, MUSE_EDGES),
             "parallel_search_agent": (AGENT_NODES, AGENT_EDGES),
+            "parallel_muse_agent": (MUSE_AGENT_NODES, MUSE_AGENT_EDGES),
         }.get(graph_id, (SEARCH_NODES, SEARCH_EDGES))
         assert want_nodes <= nodes, (graph_id, nodes)
         assert want_edges <= edges, (graph_id, edges)
@@ -115,6 +125,8 @@ RUN_CONTEXT = {
     "parallel_search": {"max_turns": 2, "max_tokens": 96},
     "sequential_search": {"max_turns": 2, "max_tokens": 96},
     "parallel_muse": {"budget": 2, "max_turns": 2, "max_tokens": 64, "report_max_tokens": 32},
+    # The agent bounds its own searches (its middleware); the wrapper's settings are these.
+    "parallel_muse_agent": {"budget": 2, "report_max_tokens": 32},
 }
 
 
@@ -128,6 +140,9 @@ def test_thread_runs_to_completion_over_http(server: httpx.Client, graph_id: str
     agent = graph_id == "parallel_search_agent"
     if agent:  # create_agent: a conversation in; no context (its middleware bounds the searches)
         run["input"] = {"messages": [{"role": "user", "content": question}]}
+    elif graph_id == "parallel_muse_agent":  # the same conversation in, forked
+        run["input"] = {"messages": [{"role": "user", "content": question}]}
+        run["context"] = RUN_CONTEXT[graph_id]
     else:
         run.update(input={"question": question}, context=RUN_CONTEXT[graph_id])
     final = server.post(
@@ -149,6 +164,12 @@ def test_thread_runs_to_completion_over_http(server: httpx.Client, graph_id: str
     assert values.get("answer") or values.get("stop_reason")
     assert not str(values.get("stop_reason")).startswith("model_error"), values["stop_reason"]
     assert values["counters"]["llm_calls"] > 0 and values["counters"]["prompt_tokens"] > 0
+    if graph_id == "parallel_muse_agent":
+        # One run of the agent and one fork of it, both on the engine, joined; the answer's
+        # conversation is the output's messages.
+        assert [t["parent"] for t in values["trajectories"]] == [None, "t0"]
+        assert values["messages"][-1]["type"] == "ai" or values["answer"] is None
+        return
     if graph_id == "parallel_muse":
         # The context reached the nodes: two trajectories, each reported (extracted: the
         # embedded model is prompted raw, report_style="auto"), then joined.

@@ -9,9 +9,9 @@ from pathlib import Path
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def run_example(name: str) -> str:
+def run_example(name: str, *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=120
+        [sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -47,4 +47,17 @@ def test_create_agent_parallel_search() -> None:
     assert lines[2].startswith("  [Ed Wood] -> Ed Wood")
     counters = next(line for line in lines if line.startswith("counters:"))
     assert "'sub_queries': 2" in counters and "'llm_calls': 2" in counters
+    assert lines[-1] == "answer: yes"
+
+
+def test_parallel_muse_any_agent(tmp_path: Path) -> None:
+    tree = tmp_path / "run.mmd"
+    lines = run_example("04_parallel_muse_any_agent.py", "--tree", str(tree)).splitlines()
+    # The agent's search is its uncertain step: forked there, re-sampled, joined by vote.
+    assert lines[0] == "branch point: t0 step 0 (exploration)"
+    assert lines[1] == "t0: searched [['Scott Derrickson', 'Ed Wood']] -> yes"
+    forks = [line for line in lines if "(fork of t0 at step 0)" in line]
+    assert len(forks) == 3 and forks[1] == "t2 (fork of t0 at step 0): searched [['Ed Wood']] -> no"
+    assert "join: majority {'yes': 3.0, 'no': 1.0}" in lines
+    assert tree.read_text().startswith("flowchart TD") and "branch point" in tree.read_text()
     assert lines[-1] == "answer: yes"

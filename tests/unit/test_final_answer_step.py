@@ -24,8 +24,8 @@ from langgraph_parallel.apps.ask import render_event
 from langgraph_parallel.parallel_muse.accounting import muse_costs
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.graph import create_rollouts_graph
+from langgraph_parallel.parallel_muse.plan import fork
 from langgraph_parallel.parallel_muse.rollout import create_rollout_graph
-from langgraph_parallel.parallel_muse.router import fork
 from langgraph_parallel.protocol import action_regex, answer_regex
 from tests.fakes import CountingSearcher
 

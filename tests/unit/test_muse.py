@@ -22,8 +22,8 @@ from pydantic import PrivateAttr
 
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph, create_rollouts_graph
+from langgraph_parallel.parallel_muse.plan import plan_branches
 from langgraph_parallel.parallel_muse.regions import region_spans
-from langgraph_parallel.parallel_muse.router import plan_branches
 from tests.fakes import CountingSearcher
 
 ANALYST_MARK = "numbered reports"

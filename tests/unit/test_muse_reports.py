@@ -18,7 +18,8 @@ from pydantic import PrivateAttr
 
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph, create_rollouts_graph
-from langgraph_parallel.parallel_muse.router import RouterNode, plan_reports
+from langgraph_parallel.parallel_muse.plan import plan_reports
+from langgraph_parallel.parallel_muse.router import RouterNode
 from tests.fakes import CountingSearcher
 
 REPORT_MARK = "Compress the"

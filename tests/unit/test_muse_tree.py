@@ -195,8 +195,8 @@ def test_ask_tree_rejects_graphs_without_trajectories_before_loading(
     tree = str(tmp_path / "x.png")
     assert main(["ask", "--graph", "parallel-search", "--tree", tree, "Who?"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == "error: --tree needs --graph parallel-muse or rollouts-majority " + (
-        "(got parallel-search)."
+    assert err == "error: --tree needs --graph parallel-muse, rollouts-majority, " + (
+        "parallel-muse-agent (got parallel-search)."
     )
     assert main(["ask", "--graph", "parallel-muse", "--tree", str(tmp_path / "x.txt"), "Who?"]) == 2
     assert "use one of .png, .svg, .mmd, .md" in capsys.readouterr().err

@@ -170,6 +170,7 @@ def test_each_studio_graph_runs_its_own_default_policy(monkeypatch: pytest.Monke
             "parallel_search_agent",
             "smollm2-parallel",
         ),
+        "parallel_muse_agent": ("parallel-muse-agent", "parallel_muse_agent", "smollm2-parallel"),
     }
     monkeypatch.setenv("LANGGRAPH_PARALLEL_MODEL", "gemma3")
     assert studio_graph("sequential_search", search=object())[2] == "gemma3"
@@ -189,3 +190,22 @@ def test_the_agent_graph_is_create_agent_with_parallel_search() -> None:
     assert searcher.batches == [["a", "b"]]
     assert final["counters"]["sub_queries"] == 2 and final["messages"][-1].content == "done"
     assert "query_list" in model.calls[0][0].content  # the middleware's instruction
+
+
+def test_the_muse_agent_graph_forks_the_create_agent_app() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from tests.fakes import CountingSearcher, SeededAgentModel, agent_reply
+
+    def reply(seed: object, step: int) -> object:
+        if step == 0:
+            return agent_reply("look", queries=["a", "b"], spread={"exploration": 4})
+        return agent_reply("so", answer="done", spread={"answer": 2})
+
+    model = SeededAgentModel(reply=reply)
+    graph = studio_graph("parallel_muse_agent", model=model, search=CountingSearcher())
+    assert graph.name == "parallel_muse_agent"
+    assert {"start", "router", "rollout", "report", "aggregate"} <= set(graph.get_graph().nodes)
+    final = graph.invoke({"messages": [HumanMessage("a and b?")]}, context={"budget": 2})
+    assert [t["parent"] for t in final["trajectories"]] == [None, "t0"]
+    assert final["answer"] == "done" and final["messages"][-1].content == "done"

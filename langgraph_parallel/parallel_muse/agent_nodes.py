@@ -1,0 +1,224 @@
+"""The nodes of ParallelMuse over any checkpointed agent: the agent's runs in place of rollouts.
+
+The graph (:mod:`.any_agent`) is ParallelMuse's own, ``router`` -> ``rollout`` per branch ->
+``router`` ... -> ``report`` -> ``aggregate``, with its planning, reports and joins unchanged.
+What differs is a rollout: here it is one run of the caller's agent in a thread of its own
+(:mod:`.agent_thread`), a fresh run on the agent's input or a fork from a checkpoint of the
+parent's thread, and its trajectory is read back from that thread (:mod:`.agent_steps`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, convert_to_messages
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy, Send
+
+from langgraph_parallel.agent.context import run_context
+from langgraph_parallel.agent.events import emit
+from langgraph_parallel.agent.nodes import Blocking, Body, DualNode
+from langgraph_parallel.errors import UserError, clean_text, reported_error
+from langgraph_parallel.models.sampling import sampling_config
+from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, ForkSource
+from langgraph_parallel.parallel_muse.agent_steps import NO_LOGPROBS
+from langgraph_parallel.parallel_muse.agent_thread import read_rollout, run_rollout, thread_config
+from langgraph_parallel.parallel_muse.context import MuseContext
+from langgraph_parallel.parallel_muse.reduce import AggregateNode
+from langgraph_parallel.parallel_muse.router import RouterNode
+from langgraph_parallel.parallel_muse.state import Branch
+
+__all__ = ["AgentAggregateNode", "AgentRolloutNode", "AgentRouterNode", "AgentStartNode"]
+
+
+class AgentStartNode(DualNode):
+    """Read the input: the agent's messages, a question, or a finished thread of the agent.
+
+    Writes ``question`` (the last user message's text), ``agent_input`` (what a fresh run starts
+    from: the input messages, or a given thread's messages before its first AI message) and
+    ``thread_prefix`` (this run's threads are ``{thread_prefix}-t{index}``).
+
+    Args:
+        agent: The wrapped agent.
+    """
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+
+    def body(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Body[dict[str, Any]]:
+        """Return ``question``, ``agent_input`` and ``thread_prefix``."""
+        run = uuid.uuid4().hex[:12]
+        thread = state.get("thread_id")
+        if thread:
+            snapshot = yield Blocking(self.agent.get_state, (thread_config(thread),))
+            messages = convert_to_messages(snapshot.values.get("messages") or [])
+            if not any(isinstance(m, AIMessage) for m in messages):
+                raise UserError(
+                    f"The agent's thread {thread!r} has no AI message to fork: run the agent on "
+                    "it first, or pass the agent's input as messages."
+                )
+            first_ai = next(i for i, m in enumerate(messages) if isinstance(m, AIMessage))
+            agent_input = {"messages": messages[:first_ai]}
+            prefix = f"{thread}-muse-{run}"
+        else:
+            given = state.get("messages") or []
+            if not given and state.get("question"):
+                given = [HumanMessage(state["question"])]
+            if not given:
+                raise UserError(
+                    "ParallelMuse needs the agent's input: messages, a question, or the "
+                    "thread_id of a finished run of the agent."
+                )
+            messages, agent_input = convert_to_messages(given), {"messages": given}
+            prefix = f"muse-{run}"
+        asked = [m.text for m in messages if isinstance(m, HumanMessage)]
+        question = state.get("question") or (asked[-1] if asked else "")
+        update = {"question": clean_text(question), "agent_input": agent_input}
+        return {**update, "thread_prefix": prefix}
+
+
+class AgentRouterNode(RouterNode):
+    """ParallelMuse's router, sending the wrapper's rollout payloads (:class:`AgentRolloutInput`).
+
+    A fork names the parent's thread and the checkpoint before the forked step; a fresh rollout
+    carries the agent's input; the first trajectory of a run on a given thread is that thread.
+    """
+
+    def rollout_sends(self, branches: Sequence[Branch], state: Mapping[str, Any]) -> list[Send]:
+        """Return one ``Send("rollout", AgentRolloutInput)`` per planned branch."""
+        by_id = {t["id"]: t for t in state.get("trajectories") or []}
+        sends = []
+        for branch in branches:
+            task = AgentRolloutInput(
+                branch=branch, thread_id=f"{state['thread_prefix']}-{branch['id']}"
+            )
+            if branch["parent"] is not None and branch["branch_step"] is not None:
+                parent = by_id[branch["parent"]]
+                # Never None: steps without a fork point are not ranked (uncertainty._ranked).
+                point = cast(dict[str, str], parent["steps"][branch["branch_step"]].get("fork"))
+                task["fork"] = ForkSource(
+                    thread_id=parent["thread_id"],
+                    checkpoint_id=point["checkpoint_id"],
+                    as_node=point["as_node"],
+                )
+            elif branch["index"] == 0 and state.get("thread_id"):
+                task["thread_id"] = state["thread_id"]  # the caller's finished run
+            else:
+                task["input"] = state["agent_input"]
+            sends.append(Send("rollout", task))
+        return sends
+
+
+class AgentRolloutNode(DualNode):
+    """Run one rollout of the agent in its own thread and write its trajectory.
+
+    Every run samples: its config carries ``temperature``, ``top_p`` and the branch's ``seed``
+    (:mod:`~langgraph_parallel.models.sampling`). A run that fails ends its own trajectory
+    (``stop_reason`` ``agent_error: ...``, after the attempts ``retry`` gives transient errors,
+    each going on from the thread's last checkpoint); the other branches go on.
+
+    Args:
+        agent: The wrapped agent.
+        defaults: Settings used when the run passes no :class:`MuseContext`.
+        agent_config: Config merged into every run of the agent (``recursion_limit``, more
+            ``configurable`` entries).
+        retry: The retry policy the node is added with.
+
+    Raises:
+        UserError: The agent's replies carry no logprobs (nothing to rank the steps by).
+    """
+
+    def __init__(
+        self,
+        agent: Any,
+        defaults: MuseContext,
+        agent_config: Mapping[str, Any] | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.agent = agent
+        self.defaults = defaults
+        self.agent_config = dict(agent_config or {})
+        self.retry = retry
+
+    def run_config(self, thread_id: str, seed: int, ctx: MuseContext) -> RunnableConfig:
+        """Return the config of one run: its thread and its sampling, over ``agent_config``."""
+        sampling = sampling_config(temperature=ctx.temperature, top_p=ctx.top_p, seed=seed)
+        configurable = {**(self.agent_config.get("configurable") or {}), **sampling}
+        config = {**self.agent_config, "configurable": {**configurable, "thread_id": thread_id}}
+        return cast(RunnableConfig, config)
+
+    def body(self, task: AgentRolloutInput, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
+        """Return ``{"trajectories": [trajectory], "counters": its counters}``."""
+        ctx = run_context(runtime, self.defaults)
+        branch = task["branch"]
+        emit(
+            runtime,
+            "rollout_start",
+            rollout=branch["id"],
+            parent=branch["parent"],
+            round=branch["round"],
+            branch_step=branch["branch_step"],
+        )
+        error = None
+        if "fork" in task or "input" in task:
+            config = self.run_config(task["thread_id"], branch["seed"], ctx)
+            try:
+                yield Blocking(run_rollout, (self.agent, task, config))
+            except Exception as exc:  # this trajectory ends here; the other branches go on
+                error = reported_error(exc, runtime, self.retry)
+        trajectory = yield Blocking(read_rollout, (self.agent, task, error))
+        own = [s for s in trajectory["steps"] if s["origin"] == branch["id"]]
+        if error is None and own and not any(s["logprobs"] for s in own):
+            raise UserError(NO_LOGPROBS)
+        answer, reason = trajectory["answer"], trajectory["stop_reason"]
+        emit(runtime, "rollout_end", rollout=branch["id"], answer=answer, stop_reason=reason)
+        return {"trajectories": [trajectory], "counters": trajectory["counters"]}
+
+
+class AgentAggregateNode(AggregateNode):
+    """ParallelMuse's join, then the chosen trajectory's conversation as ``messages``.
+
+    Args:
+        agent: The wrapped agent.
+        model: The analyst of the ``select`` join (``None``: ``select`` falls back to majority).
+        defaults: Settings used when the run passes no :class:`MuseContext`.
+        retry: The retry policy the node is added with.
+        keep_threads: ``False`` deletes this run's threads from the agent's checkpointer once
+            joined (the caller's own thread is kept).
+    """
+
+    def __init__(
+        self,
+        agent: Any,
+        model: BaseChatModel | None,
+        defaults: MuseContext,
+        retry: RetryPolicy | None = None,
+        *,
+        keep_threads: bool = True,
+    ) -> None:
+        super().__init__(model, defaults, retry)
+        self.agent = agent
+        self.keep_threads = keep_threads
+
+    def body(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Body[dict[str, Any]]:
+        """Return the join's update and ``messages``."""
+        update = yield from super().body(state, runtime)
+        threads = {t["id"]: t["thread_id"] for t in state.get("trajectories") or []}
+        chosen = threads.get(update["aggregation"].get("chosen"))
+        messages: list[Any] = []
+        if chosen:
+            snapshot = yield Blocking(self.agent.get_state, (thread_config(chosen),))
+            messages = list(snapshot.values.get("messages") or [])
+        mine = [t for t in threads.values() if t.startswith(str(state.get("thread_prefix")))]
+        if not self.keep_threads and mine:
+            yield Blocking(_delete_threads, (self.agent, mine))
+        return {**update, "messages": messages}
+
+
+def _delete_threads(agent: Any, threads: list[str]) -> None:
+    for thread in threads:
+        agent.checkpointer.delete_thread(thread)

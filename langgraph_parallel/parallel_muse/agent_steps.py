@@ -1,0 +1,159 @@
+"""An agent's conversation as a ParallelMuse trajectory: one scored step per AI message.
+
+Each AI message of the agent's state becomes a :class:`~.uncertainty.Step`, recorded by
+:func:`~.regions.make_step` as our own rollouts record theirs, so the router ranks both alike:
+
+- ``text`` is the message's logprob tokens joined: what the engine generated, the text the
+  token offsets of the uncertainty scores refer to. For the embedded policies (``ChatVLLM``,
+  ``ChatVLLMServer`` bound to tools) that is the step as decoded, ``<think> ... </think>`` then
+  ``<search> ... </search>`` or ``<answer> ... </answer>``, so ``reasoning`` is the think text
+  and ``exploration`` the search call, exactly as in our graph. A server that writes tool calls
+  as ``<tool_call>`` text has them in ``exploration`` too; a provider that returns logprobs for
+  the content only (OpenAI's tool-call arguments have none) gives those steps a reasoning score
+  only. Without logprobs the text is the step as the policy would read it, for display.
+- ``usage`` is the engine's count of the call (``usage_metadata``, cached prompt tokens
+  included), ``action`` its kind (``search``, ``answer``, or ``tool`` for any other tool).
+
+The conversation is also kept as ``{"role", "content"}`` dicts (:func:`conversation_dicts`),
+one per message, which is what reports and the extracted report read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from langgraph_parallel.agent.state import SearchResult, add_counters
+from langgraph_parallel.errors import clean_text, storable
+from langgraph_parallel.models.transcript import message_action, observation_text, step_text
+from langgraph_parallel.models.usage import usage_counters
+from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, AgentTrajectory
+from langgraph_parallel.parallel_muse.regions import make_step
+from langgraph_parallel.parallel_muse.uncertainty import Step
+from langgraph_parallel.parallel_search.agent_searches import tool_searches
+
+__all__ = ["NO_LOGPROBS", "agent_step", "agent_trajectory", "conversation_dicts"]
+
+NO_LOGPROBS = (
+    "ParallelMuse ranks an agent's steps by the token logprobs its chat model returns "
+    "(response_metadata['logprobs']), and this agent's replies have none. Give the agent a model "
+    "that returns them: ChatVLLM or ChatVLLMServer (on by default), or "
+    "ChatOpenAI(logprobs=True, top_logprobs=16)."
+)
+
+
+def agent_step(message: AIMessage, *, index: int, origin: str, fork: dict[str, str] | None) -> Step:
+    """Return the step of one AI message (module docstring).
+
+    Args:
+        message: The agent's reply.
+        index: Its index in the conversation (a fork of it keeps the messages before it).
+        origin: The trajectory whose run produced it.
+        fork: Where a fork of it starts (:func:`~.agent_thread.fork_points`), or ``None``.
+    """
+    found = (message.response_metadata.get("logprobs") or {}).get("content") or []
+    logprobs = storable(list(found))
+    tokens = "".join(str(item.get("token") or "") for item in logprobs)
+    kind = message_action(message).kind
+    action = "tool" if kind == "invalid" and message.tool_calls else kind  # another tool
+    step = make_step(
+        tokens if logprobs else step_text(message),
+        logprobs,
+        usage=usage_counters(message),
+        action=action,
+        message_index=index,
+        origin=origin,
+    )
+    step["fork"] = fork
+    if message.tool_calls:
+        calls = [{"name": call["name"], "args": call["args"]} for call in message.tool_calls]
+        step["tool_calls"] = storable(calls)
+    return step
+
+
+def conversation_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
+    """Return the conversation as ``{"role", "content"}`` dicts, one per message.
+
+    Assistant messages are their step text (:func:`~langgraph_parallel.models.transcript.step_text`:
+    the think and the action), tool results their observation, anything else its text as a
+    user turn.
+    """
+    out = []
+    for message in messages:
+        if isinstance(message, AIMessage):
+            out.append({"role": "assistant", "content": step_text(message)})
+        elif isinstance(message, ToolMessage):
+            out.append({"role": "user", "content": observation_text(message)})
+        else:
+            out.append({"role": "user", "content": clean_text(message.text)})
+    return out
+
+
+def _counters(own: Sequence[AIMessage], start: Any, end: Any) -> dict[str, int]:
+    """Count the trajectory's own calls (from the messages) and its agent counters' growth.
+
+    An agent that keeps ``counters`` (``ParallelSearchMiddleware``: searches, sub-queries) has
+    them in its thread; a fork's thread starts with its parent's, so only the difference is
+    this trajectory's.
+    """
+    counters: dict[str, int] = {"llm_calls": len(own)}
+    for message in own:
+        counters = add_counters(counters, usage_counters(message))
+    before = start if isinstance(start, Mapping) else {}
+    for key, value in (end if isinstance(end, Mapping) else {}).items():
+        grown = int(value) - int(before.get(key, 0)) if isinstance(value, int) else 0
+        if key not in counters and grown:
+            counters[key] = grown
+    return counters
+
+
+def agent_trajectory(
+    task: AgentRolloutInput,
+    messages: Sequence[BaseMessage],
+    forks: Mapping[str | None, dict[str, str] | None],
+    counters: tuple[Any, Any],
+    error: str | None,
+) -> AgentTrajectory:
+    """Return the trajectory of one rollout from its thread's final messages.
+
+    Args:
+        task: The rollout's payload (its branch: the inherited steps and messages).
+        messages: The thread's messages at its last checkpoint.
+        forks: AI message id -> where a fork of it starts.
+        counters: The agent's ``counters`` at the thread's first and last checkpoint.
+        error: Why the run failed (``stop_reason`` ``agent_error: ...``), or ``None``.
+    """
+    branch = task["branch"]
+    first = len(branch["messages"])
+    steps = list(branch["steps"])
+    own: list[AIMessage] = []
+    for index in range(first, len(messages)):
+        message = messages[index]
+        if isinstance(message, AIMessage):
+            own.append(message)
+            point = forks.get(message.id)
+            steps.append(agent_step(message, index=index, origin=branch["id"], fork=point))
+    last = messages[-1] if messages else None
+    text = last.text.strip() if isinstance(last, AIMessage) and not last.tool_calls else ""
+    answer = clean_text(text) if text and error is None else None
+    reason = f"agent_error: {error}" if error else "answered" if answer else "no_answer"
+    return AgentTrajectory(
+        question=branch["question"],
+        id=branch["id"],
+        index=branch["index"],
+        parent=branch["parent"],
+        branch_step=branch["branch_step"],
+        round=branch["round"],
+        seed=branch["seed"],
+        messages=conversation_dicts(messages) if messages else list(branch["messages"]),
+        steps=steps,
+        messages_prefix_len=first,
+        answer=answer,
+        stop_reason=reason,
+        counters=_counters(own, *counters),
+        # Rows without `text`: the tool's one observation holds every sub-query's passages.
+        search_results=cast(list[SearchResult], tool_searches(messages, first)),
+        thread_id=task["thread_id"],
+    )

@@ -1,0 +1,161 @@
+"""Forking an agent through its checkpointer: LangGraph's time travel, into threads of their own.
+
+A compiled graph with a checkpointer saves a checkpoint after every super-step, so the state just
+before any AI message is on record: :func:`fork_points` walks the thread's history
+(``get_state_history``, followed by parent links from the thread's head) and, for each AI
+message, finds the checkpoint whose ``next`` node produced it and whose ``messages`` are exactly
+the ones before it.
+
+Forking (:func:`run_rollout`) follows LangGraph's fork recipe, ``update_state`` then
+``invoke(None, config)``, with one change: the update goes to a *new* thread. LangGraph's own
+fork (``update_state`` on the old thread's checkpoint config) branches inside the same thread,
+whose head then moves to whichever branch wrote last; branches running at once would race for
+it, and the caller's thread would no longer end where its run did. So the new thread gets the
+checkpoint's values as an update by the node that wrote that checkpoint (``as_node``, read off
+the history: the ``next`` of the checkpoint before it), which leaves its ``next`` where the
+parent's was (checked), and ``invoke(None, ...)`` runs the agent on from there. The parent's
+thread is only read. Reducers see the update as that node's write on an empty thread, so
+every key holds the parent's value, messages with their ids: the model is prompted with the
+parent's messages, byte for byte.
+
+A rollout that ran before in its thread (a retried node) goes on from the thread's last
+checkpoint instead of starting again: the checkpointer's fault tolerance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import StateSnapshot
+
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.parallel_muse.agent_state import (
+    AgentRolloutInput,
+    AgentTrajectory,
+    ForkSource,
+)
+from langgraph_parallel.parallel_muse.agent_steps import agent_trajectory
+
+__all__ = ["check_agent", "fork_points", "lineage", "read_rollout", "run_rollout",
+           "thread_config"]  # fmt: skip
+
+
+def check_agent(agent: Any) -> None:
+    """Check that ``agent`` can be forked: a compiled graph with a checkpointer and ``messages``.
+
+    Raises:
+        UserError: It has no checkpointer of its own, or its state has no ``messages`` key.
+    """
+    if not isinstance(getattr(agent, "checkpointer", None), BaseCheckpointSaver):
+        raise UserError(
+            "ParallelMuse forks an agent from its checkpoints, and this graph has no "
+            "checkpointer of its own: compile it with checkpointer=InMemorySaver() (from "
+            "langgraph.checkpoint.memory), e.g. create_agent(..., checkpointer=InMemorySaver())."
+        )
+    if "messages" not in getattr(agent, "channels", {}):
+        raise UserError(
+            "ParallelMuse reads an agent's steps from its state's `messages` key, and this "
+            "graph's state has none: use create_agent, MessagesState, or a state with "
+            "`messages: Annotated[list[AnyMessage], add_messages]`."
+        )
+
+
+def thread_config(thread_id: str, **configurable: Any) -> RunnableConfig:
+    """Return the config of ``thread_id`` (more ``configurable`` entries, e.g. a checkpoint)."""
+    return {"configurable": {"thread_id": thread_id, **configurable}}
+
+
+def lineage(agent: Any, thread_id: str) -> list[StateSnapshot]:
+    """Return the checkpoints that led to ``thread_id``'s head, oldest first.
+
+    Followed by parent links, so checkpoints of a branch LangGraph forked inside the thread
+    (time travel in place) are not mixed in.
+    """
+    history = list(agent.get_state_history(thread_config(thread_id)))
+    by_id = {snapshot.config["configurable"]["checkpoint_id"]: snapshot for snapshot in history}
+    chain: list[StateSnapshot] = []
+    snapshot = history[0] if history else None
+    while snapshot is not None:
+        chain.append(snapshot)
+        parent = snapshot.parent_config or {}
+        snapshot = by_id.get(parent.get("configurable", {}).get("checkpoint_id"))
+    return chain[::-1]
+
+
+def _messages(snapshot: StateSnapshot) -> list[BaseMessage]:
+    values = snapshot.values if isinstance(snapshot.values, dict) else {}
+    return list(values.get("messages") or [])
+
+
+def fork_points(
+    chain: Sequence[StateSnapshot], first_writer: str | None = None
+) -> dict[str | None, dict[str, str] | None]:
+    """Return, per AI message id of a thread, where a fork re-generating it starts.
+
+    Args:
+        chain: The thread's checkpoints, oldest first (:func:`lineage`).
+        first_writer: The node that wrote the thread's first checkpoint when the thread was
+            started by a fork (no checkpoint before it says so).
+
+    Returns:
+        ``{"checkpoint_id", "as_node"}`` per message, or ``None`` where no checkpoint holds
+        exactly the messages before it with a node still to run.
+    """
+    points: dict[str | None, dict[str, str] | None] = {}
+    for k, snapshot in enumerate(chain):
+        messages = _messages(snapshot)
+        for i, message in enumerate(messages):
+            if not isinstance(message, AIMessage) or message.id in points:
+                continue
+            before = chain[k - 1] if k else None
+            # The node(s) that wrote `before`; parallel ones at once make no single update.
+            writers = set(chain[k - 2].next) if k >= 2 else {first_writer}
+            writer = writers.pop() if len(writers) == 1 else None
+            ids = [m.id for m in messages[:i]]
+            exact = before is not None and [m.id for m in _messages(before)] == ids
+            if before is None or not exact or not before.next or writer is None:
+                points[message.id] = None
+            else:
+                checkpoint = before.config["configurable"]["checkpoint_id"]
+                points[message.id] = {"checkpoint_id": checkpoint, "as_node": writer}
+    return points
+
+
+def _start_fork(agent: Any, source: ForkSource, thread_id: str) -> None:
+    """Copy the checkpoint ``source`` names into the new thread ``thread_id`` (module doc)."""
+    checkpoint = source["checkpoint_id"]
+    parent = agent.get_state(thread_config(source["thread_id"], checkpoint_id=checkpoint))
+    agent.update_state(thread_config(thread_id), parent.values, as_node=source["as_node"])
+    found = agent.get_state(thread_config(thread_id)).next
+    if found != parent.next:
+        raise RuntimeError(
+            f"the fork of checkpoint {checkpoint} would run {found} next, not {parent.next} "
+            f"as its thread did; update_state as {source['as_node']!r} does not reproduce it"
+        )
+
+
+def run_rollout(agent: Any, task: AgentRolloutInput, config: RunnableConfig) -> None:
+    """Run the rollout ``task`` names in its own thread (``config`` holds its ``thread_id``)."""
+    thread_id = task["thread_id"]
+    if agent.get_state(thread_config(thread_id)).values:  # ran before: go on from its last step
+        agent.invoke(None, config)
+    elif "fork" in task:
+        _start_fork(agent, task["fork"], thread_id)
+        agent.invoke(None, config)
+    elif "input" in task:
+        agent.invoke(task["input"], config)
+
+
+def read_rollout(agent: Any, task: AgentRolloutInput, error: str | None) -> AgentTrajectory:
+    """Return the trajectory of the rollout ``task`` names, read from its thread."""
+    chain = lineage(agent, task["thread_id"])
+    writer = task["fork"]["as_node"] if "fork" in task else None
+    start = chain[0].values if chain else {}
+    end = chain[-1].values if chain else {}
+    counters = (start.get("counters"), end.get("counters"))
+    messages = list(end.get("messages") or [])
+    return agent_trajectory(task, messages, fork_points(chain, writer), counters, error)

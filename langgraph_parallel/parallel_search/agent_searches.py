@@ -1,0 +1,37 @@
+"""What the ParallelSearch tool searched in a conversation: its sub-queries and the titles found.
+
+The ``create_agent`` path keeps no ``search_results`` of its own: each ``search`` tool result
+carries them in its artifact (:class:`~.agent_tool.ParallelSearchTool`). Reading them back here
+gives the question interface and ParallelMuse's forked agents the rows our graphs write, so the
+harness scores gold-page recall the same way for all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, ToolMessage
+
+__all__ = ["tool_searches"]
+
+
+def tool_searches(messages: Sequence[BaseMessage], first: int = 0) -> list[dict[str, Any]]:
+    """Each sub-query the ``search`` tool ran in a conversation, with the titles it found.
+
+    Read from the tool results' artifacts; ``turn`` counts the conversation's searches, and
+    only results at index ``first`` or later are listed (a forked conversation's own, numbered
+    after the ones it inherited).
+    """
+    found: list[dict[str, Any]] = []
+    turn = 0
+    for index, message in enumerate(messages):
+        artifact = message.artifact if isinstance(message, ToolMessage) else None
+        if not isinstance(artifact, dict) or "queries" not in artifact:
+            continue
+        turn += 1
+        titles = artifact.get("titles") or []
+        for i, query in enumerate(artifact["queries"] if index >= first else []):
+            shown = titles[i] if i < len(titles) else []
+            found.append({"turn": turn, "query": query, "titles": list(shown)})
+    return found
