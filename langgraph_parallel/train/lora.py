@@ -130,7 +130,6 @@ def train_policy(
         raise UserError(f"training needs: pip install 'langgraph-parallel[train]' ({exc})") from exc
     from langgraph_parallel.models.cpu import machine
     from langgraph_parallel.models.folders import model_folder
-    from langgraph_parallel.paths import source_commit
     from langgraph_parallel.train.encode import encode_transcript
     from langgraph_parallel.train.log import MetricsLog
     from langgraph_parallel.train.resume import (
@@ -236,7 +235,7 @@ def train_policy(
         "train": {
             "device": "cuda" if gpu else "cpu",
             "machine": machine(),
-            "commit": source_commit(),
+            "commit": run.commit,
             "synthesis_s": round(provenance["synthesis_s"], 1),
             # Every piece of a resumed run up to the checkpoint the next one continued from.
             "train_s": round(run.elapsed(), 1),

@@ -30,7 +30,7 @@ from transformers.trainer_utils import sort_checkpoints
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.adapters import read_card
-from langgraph_parallel.paths import portable_path
+from langgraph_parallel.paths import portable_path, source_commit
 from langgraph_parallel.train.trajectories import DATA_FILE, read_trajectories
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class Start:
 
 
 class RunRecord(TrainerCallback, ExportableState):
-    """What every checkpoint records about its run: data, settings and wall time so far.
+    """What every checkpoint records about its run: data, settings, wall time so far, commit.
 
     Args:
         sha256: SHA-256 of the trajectory file.
@@ -84,6 +84,8 @@ class RunRecord(TrainerCallback, ExportableState):
         self.sha256, self.settings = sha256, settings
         self.train_s, self.resumed = train_s, resumed
         self.began = time.monotonic()
+        # The code that trains, read now: the checkout may move on during a long run.
+        self.commit = source_commit()
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         """Start this piece's clock."""
