@@ -51,7 +51,6 @@ def test_forks_start_from_the_parents_prompt_and_read_it_from_the_cache(hotpot_i
     assert model.style == "raw"  # the engine's prompt is the text recorded, tokenized
 
     first, *forks = out["trajectories"]
-    print([(t["id"], t["parent"], t["branch_step"], t["stop_reason"]) for t in out["trajectories"]])
     # The fork point is the step of t0 its token uncertainty ranks first.
     (point,) = out["branch_points"]
     assert [point] == select_branch_points([first], "all", "ppl", 1)
