@@ -25,12 +25,14 @@ REPO_FILES = (
 
 
 def on_files(files: Files, *, config: Any) -> Files:
+    """Add the repository files the results page links to, so the built site has them."""
     for path in REPO_FILES:
         files.append(File.generated(config, path, abs_src_path=str(REPO / path)))
     return files
 
 
 def on_page_markdown(markdown: str, *, page: Page, config: Any, files: Files) -> str:
+    """Point the page's links to those repository files at their copies in the site."""
     depth = page.file.src_uri.count("/")
     to_repo, to_site = "../" * (depth + 1), "../" * depth
     for path in REPO_FILES:

@@ -124,7 +124,7 @@ class ParallelSearchMiddleware(AgentMiddleware[ParallelSearchAgentState, Any, An
     ) -> ToolResult:
         """Run a search under the cap and move its counters into the state."""
         capped, dropped = self.tool_request(request)
-        return self._counted_tool(handler(capped), dropped)
+        return self._counted_tool(handler(capped), dropped, self._first_search(request))
 
     async def awrap_tool_call(
         self,
@@ -133,7 +133,7 @@ class ParallelSearchMiddleware(AgentMiddleware[ParallelSearchAgentState, Any, An
     ) -> ToolResult:
         """Async :meth:`wrap_tool_call`."""
         capped, dropped = self.tool_request(request)
-        return self._counted_tool(await handler(capped), dropped)
+        return self._counted_tool(await handler(capped), dropped, self._first_search(request))
 
     def model_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """Return ``request`` with the instruction, and ``tool_choice="none"`` past the limit."""
@@ -177,7 +177,19 @@ class ParallelSearchMiddleware(AgentMiddleware[ParallelSearchAgentState, Any, An
         dropped = [str(q) for q in queries[self.max_sub_queries :]]
         return request.override(tool_call={**call, "args": args}), dropped
 
-    def _counted_tool(self, result: ToolResult, dropped: list[str]) -> ToolResult:
+    def _first_search(self, request: ToolCallRequest) -> bool:
+        """Whether this call is of the question's first search step (the graph's turn 1)."""
+        state = request.state
+        messages = state.get("messages", []) if isinstance(state, dict) else []
+        steps = 0
+        for message in reversed(messages):
+            if isinstance(message, HumanMessage):
+                break
+            if isinstance(message, AIMessage):
+                steps += any(call["name"] == self.tool_name for call in message.tool_calls)
+        return steps <= 1
+
+    def _counted_tool(self, result: ToolResult, dropped: list[str], first: bool) -> ToolResult:
         if not isinstance(result, ToolMessage):
             return result
         if dropped:
@@ -187,7 +199,11 @@ class ParallelSearchMiddleware(AgentMiddleware[ParallelSearchAgentState, Any, An
         counters = artifact.get("counters")
         if not isinstance(counters, dict) or not counters:
             return result
-        return Command(update={"messages": [result], "counters": dict(counters)})
+        counters = {
+            **counters,
+            "first_turn_parallel": int(first and counters.get("parallel_turns", 0) > 0),
+        }
+        return Command(update={"messages": [result], "counters": counters})
 
 
 def _counted(response: ModelResponse[Any]) -> ExtendedModelResponse[Any]:

@@ -245,6 +245,7 @@ def test_the_middleware_keeps_the_graph_counters_in_the_state() -> None:
         "searches": 1,
         "sub_queries": 2,
         "parallel_turns": 1,
+        "first_turn_parallel": 1,
         "invalid_steps": 1,
     }
 
