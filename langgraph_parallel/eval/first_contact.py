@@ -36,6 +36,8 @@ from langgraph_parallel.paths import repo_data_dir, source_commit
 
 __all__ = ["cold_start", "dtype_speed"]
 
+MODULE = "langgraph_parallel.eval.first_contact"
+"""This module's import name (``__name__`` is ``__main__`` when it runs with ``-m``)."""
 QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
 DTYPES = ("bfloat16", "float32")
 FILLER = (
@@ -123,7 +125,7 @@ def dtype_speed(questions: int = 10) -> dict[str, Any]:
     """Each dtype in its own process; the default's distance to the faster on a warm question."""
     results = {}
     for dtype in DTYPES:
-        command = [sys.executable, "-m", __name__, "--child", dtype, "--questions", str(questions)]
+        command = [sys.executable, "-m", MODULE, "--child", dtype, "--questions", str(questions)]
         done = subprocess.run(command, capture_output=True, text=True, check=True)
         line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
         results[dtype] = json.loads(line.removeprefix("RESULT "))
@@ -148,13 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     path = args.out / "first_contact.json"
     result = json.loads(path.read_text()) if path.exists() else {}
-    command = shlex.join(["python", "-m", __name__, *(argv or sys.argv[1:])])
+    command = shlex.join(["python", "-m", MODULE, *(argv or sys.argv[1:])])
     result.update({"commit": source_commit(), "machine": machine(), "command": command})
+    args.out.mkdir(parents=True, exist_ok=True)
     if args.skip != "cold":
         result["cold_start"] = cold_start(args.repeats)
+        path.write_text(json.dumps(result, indent=1) + "\n")  # kept if the dtype part fails
     if args.skip != "dtype":
         result["dtype"] = dtype_speed(args.questions)
-    args.out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {path}")
     return 0
