@@ -525,11 +525,55 @@ def render_serving(root: Path = REPO / "benchmarks" / "serving") -> str:
     return "\n".join(lines)
 
 
+def render_first_contact(path: Path = REPO / "benchmarks/first_contact/first_contact.json") -> str:
+    """Cold ``ask`` by phase and each dtype's speed (``eval/first_contact``)."""
+    result: dict[str, Any] = json.loads(path.read_text())
+    cpu = result["machine"]
+    cold = result["cold_start"]
+    first, median = cold["first_ever"], cold["median_run"]
+    walls = ", ".join(f"{c['process_wall_s']:.1f}" for c in cold["cold"])
+    lines = [
+        f"Made by `{result['command']}`{_at(result)}, {cpu['cpu']}, {cpu['cores']} cores "
+        f"(avx512_bf16: {'yes' if cpu['avx512_bf16'] else 'no'}, amx: "
+        f"{'yes' if cpu['amx'] else 'no'}), `smollm2-parallel`. The README question in a new "
+        "process (`ask --json --timings`), timed from outside: first on an empty cache, then "
+        f"{len(cold['cold'])} times on that cache "
+        f"({walls} s).",
+        "",
+        "| phase (s) | first ever | cold (median run) |",
+        "|---|---|---|",
+    ]
+    for phase, seconds in first["timings"].items():
+        lines.append(f"| {phase} | {seconds:.2f} | {median['timings'].get(phase, 0):.2f} |")
+    lines.append(
+        f"| **process wall** | **{first['process_wall_s']:.1f}** | "
+        f"**{median['process_wall_s']:.1f}** (median {cold['cold_median_s']:.1f}) |"
+    )
+    dtype = result["dtype"]
+    lines += [
+        "",
+        "| dtype | prefill 1 / 4 prompts tok/s | decode 1 / 4 streams tok/s | warm question s |",
+        "|---|---|---|---|",
+    ]
+    for name, d in dtype["by_dtype"].items():
+        mark = " (default here)" if name == dtype["default"] else ""
+        lines.append(
+            f"| {name}{mark} | {d['prefill_1_tok_s']:.0f} / {d['prefill_4_tok_s']:.0f} | "
+            f"{d['decode_1_tok_s']:.0f} / {d['decode_4_tok_s']:.0f} | "
+            f"**{d['warm_question_median_s']:.2f}** ({d['warm_questions']} questions) |"
+        )
+    lines.append("")
+    lines.append(
+        f"The default ({dtype['default']}) takes {dtype['default_vs_faster']:.2f}x the faster "
+        f"dtype's ({dtype['faster']}) warm question on this CPU."
+    )
+    return "\n".join(lines)
+
+
 def render_summary() -> str:
     """README.md's one small table: a headline figure of several blocks, as those blocks say it."""
     sft = json.loads((REPO / "benchmarks" / "sft" / "sft.json").read_text())["datasets"]
     muse = json.loads((REPO / "benchmarks" / "parallel_muse" / "parallel_muse.json").read_text())
-    latency = json.loads((REPO / "benchmarks" / "latency" / "latency.json").read_text())
     serving = [
         json.loads(p.read_text())
         for p in sorted((REPO / "benchmarks" / "serving").glob("*/serving.json"))
@@ -561,13 +605,23 @@ def render_summary() -> str:
         f"`benchmarks/parallel_muse/`, {everything['graphs']['parallel-muse']['n']} multi-hop "
         "questions |"
     )
-    for name, setting in latency["settings"].items():
-        if name == "eager+ngram":  # the embedded engine's default
-            lines.append(
-                f"| Median warm question, embedded engine ({name}, the default) | "
-                f"**{setting['summary']['median_wall_s']:.2f} s** | `benchmarks/latency/`"
-                f"{_at(latency)} |"
-            )
+    # First contact replaces the latency row: measured on today's default engine and policy.
+    contact = json.loads((REPO / "benchmarks/first_contact/first_contact.json").read_text())
+    cpu = contact["machine"]
+    where = f"{cpu['cpu']}, {cpu['cores']} cores{', avx512_bf16' if cpu['avx512_bf16'] else ''}"
+    cold, dtype = contact["cold_start"], contact["dtype"]
+    warm = dtype["by_dtype"][dtype["default"]]["warm_question_median_s"]
+    first = cold["first_ever"]["process_wall_s"]
+    lines.append(
+        f"| Cold `ask` of the README question, new process (engine start included), median of "
+        f"{len(cold['cold'])}; first ever (model preparation included) | "
+        f"**{cold['cold_median_s']:.1f} s**; {first:.1f} s | "
+        f"`benchmarks/first_contact/`{_at(contact)}, {where} |"
+    )
+    lines.append(
+        f"| Median warm question, default engine ({dtype['default']}, chosen for this CPU) | "
+        f"**{warm:.2f} s** | `benchmarks/first_contact/`{_at(contact)}, {where} |"
+    )
     for run in serving:
         if run["engine"].get("speculative_config", "default") is not None:
             top = run["levels"][-1]
@@ -596,6 +650,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "muse-results": render_parallel_muse,
     "retrieval-results": render_retrieval,
     "latency-results": render_latency,
+    "first-contact-results": render_first_contact,
     "serving-results": render_serving,
     "summary-results": render_summary,
 }
