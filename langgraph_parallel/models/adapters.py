@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.quiet import quiet_preparation
 from langgraph_parallel.paths import build_model_dir, cache_dir
 
 MODEL_CARD = "langgraph_parallel.json"
@@ -94,10 +95,11 @@ def merged_model_dir(adapter: Path, base_dir: Path, name: str) -> Path:
         ) from exc
 
     def write(tmp: Path) -> None:
-        model = AutoModelForCausalLM.from_pretrained(str(base_dir), dtype=torch.float32)
-        merged = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
-        merged.save_pretrained(str(tmp), safe_serialization=True)
-        AutoTokenizer.from_pretrained(str(base_dir)).save_pretrained(str(tmp))
+        with quiet_preparation():
+            model = AutoModelForCausalLM.from_pretrained(str(base_dir), dtype=torch.float32)
+            merged = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
+            merged.save_pretrained(str(tmp), safe_serialization=True)
+            AutoTokenizer.from_pretrained(str(base_dir)).save_pretrained(str(tmp))
         shutil.copy(adapter / MODEL_CARD, tmp / MODEL_CARD)
 
     return build_model_dir(target, write)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.quiet import quiet_preparation
 from langgraph_parallel.paths import build_model_dir, cache_dir
 
 PromptStyle = Literal["chat", "raw"]
@@ -164,17 +165,18 @@ def _convert(gguf: Path, out: Path) -> None:
             "Converting the embedded model needs transformers, gguf and torch: "
             "`pip install 'langgraph-parallel[cpu]'` (or `[gpu]`)."
         ) from exc
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(
-        str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32
-    )
-    # The GGUF loader marks the model as quantised; the weights are already de-quantised, and
-    # save_pretrained refuses a quantised model, so drop the marker before saving.
-    model.hf_quantizer = None  # type: ignore[assignment]
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    model.save_pretrained(str(out), safe_serialization=True)
-    tokenizer.save_pretrained(str(out))
+    with quiet_preparation():
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(
+            str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32
+        )
+        # The GGUF loader marks the model as quantised; the weights are already de-quantised,
+        # and save_pretrained refuses a quantised model, so drop the marker before saving.
+        model.hf_quantizer = None  # type: ignore[assignment]
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(str(out), safe_serialization=True)
+        tokenizer.save_pretrained(str(out))
 
 
 def validate_model_dir(path: str | os.PathLike[str]) -> Path:

@@ -11,9 +11,13 @@ library's own defaults.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["LOG_ENV", "QUIET_ENV", "quiet_environment", "verbose"]
+__all__ = ["LOG_ENV", "QUIET_ENV", "quiet_environment", "quiet_preparation", "verbose"]
 
 LOG_ENV = "LANGGRAPH_PARALLEL_LOG"
 """``info`` or ``debug``: leave the libraries' logs and warnings on."""
@@ -29,6 +33,9 @@ QUIET_ENV = {
     # torch.distributed.reduce_op); matched by exact module, so no user warning is hidden.
     "PYTHONWARNINGS": "ignore::FutureWarning:vllm.triton_utils.dispatcher",
     "HF_HUB_OFFLINE": "1",
+    # huggingface_hub's and transformers' bars (loading and writing a model folder on first
+    # use): ``build_model_dir`` says in one line what it prepares and when it is done.
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
 }
 """Environment defaults of a quiet run (a value already set wins)."""
 
@@ -49,3 +56,18 @@ def quiet_environment() -> None:
         return
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
+
+
+@contextmanager
+def quiet_preparation() -> Iterator[None]:
+    """Hold back the libraries' output while a model folder is prepared, unless :func:`verbose`.
+
+    transformers' GGUF conversion and model loading print progress bars of their own (the
+    conversion's ignores every setting), several per preparation; ``build_model_dir`` says in
+    one line what it prepares and when it is done instead. Errors still raise.
+    """
+    if verbose():
+        yield
+        return
+    with contextlib.redirect_stderr(io.StringIO()):
+        yield

@@ -59,3 +59,17 @@ def test_timings_sum_to_their_total():
     total = float(lines[-1].split(": ")[1].removesuffix(" s"))
     assert total == pytest.approx(sum(timings.phases.values()), abs=0.01)
     assert timings.phases["start"] >= 0
+
+
+def test_a_preparation_hides_the_libraries_output_unless_verbose(clean_env, capsys):
+    import sys
+
+    from langgraph_parallel.models.quiet import quiet_preparation
+
+    with quiet_preparation():
+        print("Converting tensors: 100%", file=sys.stderr)
+    assert capsys.readouterr().err == ""
+    clean_env.setenv(LOG_ENV, "info")
+    with quiet_preparation():
+        print("Converting tensors: 100%", file=sys.stderr)
+    assert "Converting tensors" in capsys.readouterr().err
