@@ -81,11 +81,12 @@ class RunRecord(TrainerCallback, ExportableState):
     def __init__(
         self, sha256: str, settings: dict[str, Any], train_s: float = 0.0, resumed: int = 0
     ) -> None:
+        # The code that trains, read now: the checkout may move on during a long run. Read
+        # before the clock starts: the git call is no training time.
+        self.commit = source_commit()
         self.sha256, self.settings = sha256, settings
         self.train_s, self.resumed = train_s, resumed
         self.began = time.monotonic()
-        # The code that trains, read now: the checkout may move on during a long run.
-        self.commit = source_commit()
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         """Start this piece's clock."""
