@@ -30,7 +30,7 @@ from langgraph_parallel.parallel_muse.agent_thread import read_rollout, run_roll
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.reduce import AggregateNode
 from langgraph_parallel.parallel_muse.router import RouterNode
-from langgraph_parallel.parallel_muse.state import Branch
+from langgraph_parallel.parallel_muse.state import Branch, rollout_start_event
 
 __all__ = ["AgentAggregateNode", "AgentRolloutNode", "AgentRouterNode", "AgentStartNode"]
 
@@ -155,14 +155,7 @@ class AgentRolloutNode(DualNode):
         """Return ``{"trajectories": [trajectory], "counters": its counters}``."""
         ctx = run_context(runtime, self.defaults)
         branch = task["branch"]
-        emit(
-            runtime,
-            "rollout_start",
-            rollout=branch["id"],
-            parent=branch["parent"],
-            round=branch["round"],
-            branch_step=branch["branch_step"],
-        )
+        emit(runtime, "rollout_start", **rollout_start_event(branch))
         error = None
         if "fork" in task or "input" in task:
             config = self.run_config(task["thread_id"], branch["seed"], ctx)

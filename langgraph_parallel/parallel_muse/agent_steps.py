@@ -31,6 +31,7 @@ from langgraph_parallel.models.transcript import message_action, observation_tex
 from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, AgentTrajectory
 from langgraph_parallel.parallel_muse.regions import make_step
+from langgraph_parallel.parallel_muse.state import branch_identity
 from langgraph_parallel.parallel_muse.uncertainty import Step
 from langgraph_parallel.parallel_search.agent_searches import tool_searches
 
@@ -140,13 +141,7 @@ def agent_trajectory(
     answer = clean_text(text) if text and error is None else None
     reason = f"agent_error: {error}" if error else "answered" if answer else "no_answer"
     return AgentTrajectory(
-        question=branch["question"],
-        id=branch["id"],
-        index=branch["index"],
-        parent=branch["parent"],
-        branch_step=branch["branch_step"],
-        round=branch["round"],
-        seed=branch["seed"],
+        **branch_identity(branch),
         messages=conversation_dicts(messages) if messages else list(branch["messages"]),
         steps=steps,
         messages_prefix_len=first,

@@ -34,6 +34,8 @@ from langgraph_parallel.parallel_muse.state import (
     RolloutOutput,
     RolloutState,
     Trajectory,
+    branch_identity,
+    rollout_start_event,
 )
 from langgraph_parallel.parallel_search.loop import add_agent_loop
 from langgraph_parallel.retrieval.search import SearchSource
@@ -75,14 +77,7 @@ class StartNode:
         # Each search round after the first prompt left one observation (a user message) in
         # the prefix: a fork's own searches continue the parent's turn numbers.
         observations = sum(m["role"] == "user" for m in branch["messages"][1:])
-        emit(
-            runtime,
-            "rollout_start",
-            rollout=branch["id"],
-            parent=branch["parent"],
-            round=branch["round"],
-            branch_step=branch["branch_step"],
-        )
+        emit(runtime, "rollout_start", **rollout_start_event(branch))
         return {
             "question": branch["question"],
             # An empty prefix: ``think`` writes the question's first prompt itself.
@@ -110,13 +105,7 @@ def finish_node(state: RolloutState, runtime: Runtime[Any]) -> dict[str, Any]:
             )
         )
     trajectory = Trajectory(
-        question=branch["question"],
-        id=branch["id"],
-        index=branch["index"],
-        parent=branch["parent"],
-        branch_step=branch["branch_step"],
-        round=branch["round"],
-        seed=branch["seed"],
+        **branch_identity(branch),
         messages=to_dicts(list(state["messages"])),
         steps=steps,
         messages_prefix_len=len(branch["messages"]),

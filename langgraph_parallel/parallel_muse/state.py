@@ -16,19 +16,15 @@ from typing_extensions import NotRequired, TypedDict
 from langgraph_parallel.agent.state import ParallelSearchState, SearchResult, add_counters
 from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, Step
 
-__all__ = ["Branch", "MuseInput", "MuseOutput", "MuseState", "Report", "ReportCopy",
-           "ReportTask", "RolloutInput", "RolloutOutput", "RolloutState", "Trajectory",
-           "merge_by_index"]  # fmt: skip
+__all__ = ["Branch", "BranchIdentity", "MuseInput", "MuseOutput", "MuseState", "Report",
+           "ReportCopy", "ReportTask", "RolloutInput", "RolloutOutput", "RolloutState",
+           "Trajectory", "branch_identity", "merge_by_index", "rollout_start_event"]  # fmt: skip
 
 _Item = TypeVar("_Item", bound=Mapping[str, Any])
 
 
-class Branch(TypedDict):
-    """Payload of one ``Send("rollout", ...)``: a fresh rollout or a fork of ``parent``.
-
-    ``messages`` and ``steps`` are the parent's prefix (empty for a fresh rollout, which starts
-    from the question's first prompt); ``branch_step`` is the step re-generated first.
-    """
+class BranchIdentity(TypedDict):
+    """What a rollout is: its question, place in the tree and seed; its trajectory keeps them."""
 
     question: str
     id: str
@@ -37,6 +33,15 @@ class Branch(TypedDict):
     branch_step: int | None
     round: int
     seed: int
+
+
+class Branch(BranchIdentity):
+    """Payload of one ``Send("rollout", ...)``: a fresh rollout or a fork of ``parent``.
+
+    ``messages`` and ``steps`` are the parent's prefix (empty for a fresh rollout, which starts
+    from the question's first prompt); ``branch_step`` is the step re-generated first.
+    """
+
     messages: list[dict[str, str]]
     steps: list[Step]
 
@@ -59,6 +64,29 @@ class Trajectory(Branch):
     stop_reason: str
     counters: dict[str, int]
     search_results: NotRequired[list[SearchResult]]
+
+
+def branch_identity(branch: Branch) -> BranchIdentity:
+    """Return the fields of ``branch`` that its trajectory copies unchanged."""
+    return BranchIdentity(
+        question=branch["question"],
+        id=branch["id"],
+        index=branch["index"],
+        parent=branch["parent"],
+        branch_step=branch["branch_step"],
+        round=branch["round"],
+        seed=branch["seed"],
+    )
+
+
+def rollout_start_event(branch: Branch) -> dict[str, Any]:
+    """Return the fields of the ``rollout_start`` event both rollout kinds emit for ``branch``."""
+    return {
+        "rollout": branch["id"],
+        "parent": branch["parent"],
+        "round": branch["round"],
+        "branch_step": branch["branch_step"],
+    }
 
 
 class ReportCopy(TypedDict):
