@@ -24,7 +24,7 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from langgraph.types import RetryPolicy
@@ -81,7 +81,8 @@ SECRET_ENV_VARS: tuple[str, ...] = (
 def is_transient(exc: BaseException) -> bool:
     """Return whether another attempt may succeed where ``exc`` failed.
 
-    True for connection errors and timeouts (builtin, httpx, openai or requests), gateway error
+    True for connection errors and timeouts (builtin, httpx, openai, requests, or LangChain's
+    ``ModelError`` classes marked ``is_retryable``, e.g. ``ModelConnectionError``), gateway error
     pages, and HTTP 429 and 5xx answers (``status_code`` on the error or its ``response``); false
     for everything else, e.g. ``ValueError`` for a prompt over the context length or a 400/401
     answer, which fail the same way every time. An error without a status is judged by its
@@ -91,7 +92,8 @@ def is_transient(exc: BaseException) -> bool:
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:  # a cause chain may loop
         seen.add(id(current))
-        if isinstance(current, (ConnectionError, TimeoutError)):
+        retryable = getattr(type(current), "is_retryable", None) is True  # LangChain says so
+        if retryable or isinstance(current, (ConnectionError, TimeoutError)):
             return True
         status = getattr(current, "status_code", None)
         if status is None:
@@ -114,22 +116,34 @@ DEFAULT_RETRY_POLICY = RetryPolicy(
 """Retries of the model and search nodes: 3 attempts, 0.5 s then 1 s apart (+ up to 1 s jitter).
 
 Short on purpose: the searcher may retry on its own (``TavilySearcher`` does), and a question
-waiting longer than a few seconds for a flaky service is better reported and moved past.
+waiting longer than a few seconds for a flaky service is better reported and moved past. To ride
+out a model server's restart instead, use :func:`~langgraph_parallel.retry.deadline_retry_policy`.
 """
 
 
 def retry_now(exc: BaseException, runtime: Any, policy: RetryPolicy | None) -> bool:
     """Return whether a node should re-raise ``exc`` so LangGraph retries it under ``policy``.
 
-    True only for a transient error with attempts left. The attempt number comes from
-    ``runtime.execution_info`` (LangGraph 1.1+); without it the node reports the error at once
-    rather than risk raising on the last attempt.
+    True only for a transient error that ``policy``'s own ``retry_on`` also retries, with
+    attempts left: an error re-raised that LangGraph then does not retry would end the whole
+    run. The attempt number comes from ``runtime.execution_info`` (LangGraph 1.1+); without it
+    the node reports the error at once rather than risk raising on the last attempt.
     """
-    if policy is None or not is_transient(exc):
+    if policy is None or not is_transient(exc) or not _retried_by(policy, exc):
         return False
     info = getattr(runtime, "execution_info", None)
     attempt = getattr(info, "node_attempt", None)
     return isinstance(attempt, int) and attempt < policy.max_attempts
+
+
+def _retried_by(policy: RetryPolicy, exc: BaseException) -> bool:
+    """Whether LangGraph retries ``exc`` under ``policy`` by its ``retry_on``."""
+    rule = policy.retry_on
+    if isinstance(rule, Sequence):
+        return isinstance(exc, tuple(rule))
+    if isinstance(rule, type):
+        return isinstance(exc, rule)
+    return bool(rule(exc))  # type: ignore[arg-type]
 
 
 def reported_error(exc: Exception, runtime: Any = None, policy: RetryPolicy | None = None) -> str:

@@ -1,13 +1,23 @@
-"""Arguments several sub-commands share: the corpus index kind and the passage budget."""
+"""Arguments several sub-commands share: the index kind, the passage budget, the retry deadline."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
 from langgraph_parallel.agent.context import PassageBudgetOption
 from langgraph_parallel.retrieval.indexes import DEFAULT_INDEX, INDEX_KINDS
+from langgraph_parallel.retry import MOST_RETRIES, deadline_retry_policy, retry_waits
 
-__all__ = ["add_index_argument", "add_passage_argument", "passage_budget_argument"]
+__all__ = [
+    "add_index_argument",
+    "add_passage_argument",
+    "add_retry_argument",
+    "passage_budget_argument",
+    "retry_deadline_argument",
+    "retry_options",
+]
 
 
 def add_index_argument(parser: argparse.ArgumentParser) -> None:
@@ -45,3 +55,54 @@ def add_passage_argument(parser: argparse.ArgumentParser) -> None:
         "passages; auto (default): the budget the model's card records (whole passages for a "
         "model without one)",
     )
+
+
+def retry_deadline_argument(text: str) -> float:
+    """Parse ``--retry-deadline``: seconds >= 0 that :func:`deadline_retry_policy` accepts.
+
+    Raises:
+        argparse.ArgumentTypeError: Anything else (argparse prints it as a usage error).
+    """
+    longest = retry_waits(deadline_retry_policy(0)._replace(max_attempts=MOST_RETRIES + 1))[1]
+    try:
+        seconds = float(text)
+        deadline_retry_policy(seconds)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected seconds from 0 to {longest:g}, got {text!r}"
+        ) from exc
+    return seconds
+
+
+def add_retry_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--retry-deadline SECONDS`` (ride out a model server's restart) to a parser."""
+    parser.add_argument(
+        "--retry-deadline",
+        type=retry_deadline_argument,
+        default=None,
+        metavar="SECONDS",
+        help="ride out a model server's restart: retry model and search calls that fail for a "
+        "passing reason (refused or reset connections, connect timeouts, HTTP 429/5xx) with "
+        "growing waits (0.5 s doubling up to 5 s, plus up to 1 s of jitter each) until they "
+        "add up to at most SECONDS, then end the question with model_error; the command "
+        "prints how long a server may stay down. Default: 3 attempts, about 1.5 s of waiting. "
+        "Not for create-agent, whose model calls are langchain's",
+    )
+
+
+def retry_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Return the graph factories' ``retry_policy`` option for ``--retry-deadline``, if given.
+
+    Also prints the schedule on stderr: how long a server may stay unreachable for sure, and
+    the most a question waits before it is reported.
+    """
+    if args.retry_deadline is None:
+        return {}  # the factories' default: DEFAULT_RETRY_POLICY
+    policy = deadline_retry_policy(args.retry_deadline)
+    least, most = retry_waits(policy)
+    print(
+        f"retries: up to {policy.max_attempts} attempts per model or search call; a server "
+        f"back within {least:g} s is waited for, no call waits more than {most:g} s in all",
+        file=sys.stderr,
+    )
+    return {"retry_policy": policy}

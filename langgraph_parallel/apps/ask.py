@@ -16,7 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from langgraph_parallel.apps.arguments import add_index_argument, add_passage_argument
+from langgraph_parallel.apps.arguments import (
+    add_index_argument,
+    add_passage_argument,
+    add_retry_argument,
+    retry_options,
+)
 from langgraph_parallel.apps.bench_muse import MUSE_GRAPHS
 from langgraph_parallel.apps.registry import GRAPH_NAMES
 from langgraph_parallel.errors import UserError
@@ -117,6 +122,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         max_turns=args.max_turns,
         top_k=args.top_k,
         passage_sentences=args.passage_sentences,
+        **retry_options(args),
     )
     with timings.phase("engine start"):
         worker = getattr(model, "worker", None)  # first: wall_s times the question only
@@ -211,6 +217,7 @@ def add_ask_parser(sub: Any) -> None:
     ask.add_argument("--max-turns", type=int, default=4)
     ask.add_argument("--top-k", type=int, default=3)
     add_passage_argument(ask)
+    add_retry_argument(ask)
     ask.add_argument(
         "--server",
         default="auto",

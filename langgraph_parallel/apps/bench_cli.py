@@ -15,7 +15,12 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.apps.arguments import add_index_argument, add_passage_argument
+from langgraph_parallel.apps.arguments import (
+    add_index_argument,
+    add_passage_argument,
+    add_retry_argument,
+    retry_options,
+)
 from langgraph_parallel.apps.bench_muse import (
     MUSE_GRAPHS,
     add_muse_arguments,
@@ -71,6 +76,12 @@ def bench_command(args: argparse.Namespace) -> str:
     if args.passage_sentences != "auto":
         parts += ["--passage-sentences", str(args.passage_sentences or "all")]
     parts += ["--index", args.index, *muse_flags(args)]
+    # Where the model runs and how long a call may wait for it: not in run.json, but part of
+    # how the rows were made.
+    if args.server:
+        parts += ["--server", args.server]
+    if args.retry_deadline is not None:
+        parts += ["--retry-deadline", f"{args.retry_deadline:g}"]
     return shlex.join(parts)
 
 
@@ -110,6 +121,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from langgraph_parallel.eval.datasets import load_questions
     from langgraph_parallel.eval.harness import RESULTS_FILE, load_results, run_benchmark
     from langgraph_parallel.eval.report import write_report
+    from langgraph_parallel.models.served import find_server
     from langgraph_parallel.retrieval.indexes import corpus_index
 
     names = _graph_names(args.graphs)
@@ -142,13 +154,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "muse": muse,  # always recorded, so a resume with other graphs keeps them in run.json
     }
     _check_settings(out, settings)
+    # One engine per model; with --server, each model must be the one the server serves.
     models = {
-        m: load_model(m, check=True) for m in dict.fromkeys(chosen.values())
-    }  # one engine per model
+        m: load_model(m, base_url=args.server and find_server(m, args.server), check=True)
+        for m in dict.fromkeys(chosen.values())
+    }
     # The direct baseline needs no index; loading it costs time and memory.
     needs_search = any(name != "direct" for name in names)
     search = corpus_index(corpus, kind=args.index) if needs_search else None
     options: dict[str, Any] = {"max_turns": args.max_turns, "top_k": args.top_k}
+    options.update(retry_options(args))
     options["passage_sentences"] = args.passage_sentences  # the direct baseline ignores it
     options["final_answer_step"] = args.final_answer_step  # the direct baseline drops it
     if args.think_max_chars != THINK_MAX_CHARS:  # the direct baseline has no think bound
@@ -216,6 +231,15 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     add_index_argument(bench)
     add_passage_argument(bench)
+    bench.add_argument(
+        "--server",
+        default=None,
+        metavar="URL",
+        help="a `langgraph-parallel serve` address to run the models on (e.g. "
+        "http://127.0.0.1:8000); it must serve each graph's model (see --model); default: "
+        "in process",
+    )
+    add_retry_argument(bench)
     add_muse_arguments(bench)
     bench.set_defaults(func=cmd_bench)
     return bench

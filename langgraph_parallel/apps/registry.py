@@ -72,6 +72,8 @@ def build_graph(graph: str, model: Any, search: Any, /, **options: Any) -> Any:
         model: A LangChain chat model.
         search: A searcher or LangChain retriever.
         **options: Keyword options of the graph's factory (e.g. ``max_turns``, ``name``).
+            ``retry_policy`` reaches every graph but ``create-agent`` and
+            ``parallel-search-agent``, whose model calls are langchain's ``create_agent``'s.
 
     Raises:
         UserError: For an unknown name.
@@ -114,7 +116,8 @@ def build_graph(graph: str, model: Any, search: Any, /, **options: Any) -> Any:
 
             # The agent's loop settings went into the agent; its threads are read by no one
             # after the join, so they are not kept.
-            settings = {key: value for key, value in options.items() if key in AGENT_SETTINGS}
+            wanted = AGENT_SETTINGS | {"retry_policy"}  # its rollouts retry whole agent runs
+            settings = {key: value for key, value in options.items() if key in wanted}
             settings.update(model=model, keep_threads=False, name=options.get("name"))
             return parallel_muse_agent(agent, **settings)
         from langgraph_parallel.apps.agent_graph import create_agent_question_graph

@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "metrics": 0,
     "protocol": 0,
     "jsonl": 1,
+    "retry": 1,
     "prompts": 2,
     "retrieval": 2,
     "models": 3,

@@ -74,6 +74,19 @@ def test_retry_now_needs_attempts_left_and_a_known_attempt_number() -> None:
     assert DEFAULT_RETRY_POLICY.max_attempts == 3
 
 
+def test_an_error_the_policy_itself_does_not_retry_is_reported_not_raised() -> None:
+    # LangGraph's default retry_on skips OSError (TimeoutError among them): re-raising it for a
+    # retry that never comes would end the run with the exception instead of a stop reason.
+    policy = RetryPolicy(initial_interval=0.001, max_attempts=3)
+    model = ScriptedChatModel(script=[TimeoutError("slow"), "<answer> x </answer>"])
+    state = ask(model, CountingSearcher(), retry_policy=policy)
+    assert state["stop_reason"] == "model_error: TimeoutError: slow" and len(model.calls) == 1
+    # A policy that does retry it still gets the retry.
+    model = ScriptedChatModel(script=[TimeoutError("slow"), "<answer> x </answer>"])
+    by_class = policy._replace(retry_on=(TimeoutError,))
+    assert ask(model, CountingSearcher(), retry_policy=by_class)["answer"] == "x"
+
+
 def fails_twice() -> Callable[[], str]:
     """A call that drops its connection twice, then answers "ok"."""
     outcomes = iter([ConnectionError("a"), ConnectionError("b"), "ok"])

@@ -13,6 +13,7 @@ import asyncio
 import json
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -84,9 +85,8 @@ def _reply(stub: Stub, path: str, body: dict[str, Any]) -> dict[str, Any]:
             "choices": choices, "usage": usage}  # fmt: skip
 
 
-@pytest.fixture
-def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stub, str]]:
-    state = Stub()
+def stub_handler(state: Stub) -> type[BaseHTTPRequestHandler]:
+    """The stub server's request handler, recording into and answering from ``state``."""
 
     class Handler(BaseHTTPRequestHandler):
         def _send(self, body: dict[str, Any]) -> None:
@@ -108,7 +108,13 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stub, str]]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    with local_server(Handler, monkeypatch) as url:
+    return Handler
+
+
+@pytest.fixture
+def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stub, str]]:
+    state = Stub()
+    with local_server(stub_handler(state), monkeypatch) as url:
         yield state, url + "/v1"
 
 
@@ -278,3 +284,66 @@ def test_warm_up_sends_a_step_of_each_action_grammar(stub: tuple[Stub, str]) -> 
     state.requests.clear()
     warm_up(url, "some/hub-model")  # a chat model: one plain chat request
     assert [path for path, _ in state.requests] == ["/v1/chat/completions"]
+
+
+@pytest.mark.parametrize("client", ["ChatVLLMServer", "ChatOpenAI"])
+def test_a_question_waits_for_a_restarting_server_under_a_retry_deadline(
+    monkeypatch: pytest.MonkeyPatch, client: str
+) -> None:
+    from langgraph_parallel.models.server import chat_openai_for_server
+    from langgraph_parallel.retry import deadline_retry_policy
+    from tests.servers import free_port
+
+    def model(url: str) -> Any:
+        # The clients' own retries are off: what waits for the server is the graph's policy.
+        if client == "ChatOpenAI":
+            return chat_openai_for_server(url, model="smollm2-parallel", max_retries=0)
+        return ChatVLLMServer(base_url=url, model="smollm2-parallel", max_retries=0)
+
+    question = {"question": "Were Ed Wood and Scott Derrickson both American?"}
+    # Without retries a refused connection loses the question (nothing listens on this port).
+    lost = create_parallel_search_graph(
+        model(f"http://127.0.0.1:{free_port()}/v1"), CountingSearcher(), retry_policy=None
+    ).invoke(question)
+    assert lost["answer"] is None
+    # APIConnectionError (openai) or its langchain-openai subclass OpenAIConnectionError
+    assert lost["stop_reason"].startswith("model_error: ")
+    assert lost["stop_reason"].endswith("ConnectionError: Connection error.")
+
+    # The port refuses connections for a second (a server restarting), then answers.
+    state, searcher = Stub(), CountingSearcher()
+    policy = deadline_retry_policy(30.0, initial_interval=0.05, max_interval=0.2, jitter=False)
+    with local_server(stub_handler(state), monkeypatch, start_after=1.0) as root:
+        graph = create_parallel_search_graph(model(root + "/v1"), searcher, retry_policy=policy)
+        final = graph.invoke(question)
+    assert final["answer"] == "yes" and final["stop_reason"] == "answered"
+    assert sorted(searcher.queries) == ["Ed Wood", "Scott Derrickson"]
+    # The refused attempts never reached the server, and a retry is not a step.
+    assert len(state.requests) == 2 and final["counters"]["llm_calls"] == 2
+
+
+def test_bench_runs_its_graphs_on_a_server_under_a_retry_deadline(
+    stub: tuple[Stub, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langgraph_parallel.apps.cli import main
+
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path / "cache"))  # the index's
+    state, url = stub
+    question = {"id": "1", "question": "Were Ed Wood and Scott Derrickson both American?",
+                "answer": "yes", "type": "comparison"}  # fmt: skip
+    (tmp_path / "q.jsonl").write_text(json.dumps(question) + "\n")
+    corpus = [{"title": t, "text": f"{t} was an American filmmaker."} for t in ("Ed Wood", "X")]
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps(row) + "\n" for row in corpus))
+    argv = ["bench", "--dataset", str(tmp_path / "q.jsonl"), "--graphs", "parallel-search",
+            "--out", str(tmp_path / "out"), "--model", "smollm2-parallel", "--server", url,
+            "--retry-deadline", "30", "--corpus", str(tmp_path / "c.jsonl"),
+            "--index", "bm25"]  # fmt: skip
+    assert main(argv) == 0
+    assert "a server back within 22.5 s is waited for" in capsys.readouterr().err
+    rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").open()]
+    assert [(r["answer"], r["stop_reason"]) for r in rows] == [("yes", "answered")]
+    assert {path for path, _ in state.requests} == {"/v1/completions"}  # not in process
+    assert f"--server {url} --retry-deadline 30" in (tmp_path / "out" / "report.md").read_text()
