@@ -1,7 +1,9 @@
 """Reading JSON Lines files, plain or gzip, with errors that name the line and the format.
 
-Corpora and question files share the one reader, so both refuse bad input the same way: the
-message names the file, the line, and the documented format the caller passes in.
+Corpora, question files, trajectory files, training logs and benchmark rows share the one
+reader, so all refuse bad input the same way: the message names the file, the line, and the
+documented format the caller passes in. (A benchmark's ``results.jsonl``, which a kill may cut
+short mid-line, has its own repairing reader: :func:`langgraph_parallel.eval.results.load_results`.)
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import IO, Any
 
 from langgraph_parallel.errors import UserError
 
-__all__ = ["read_objects"]
+__all__ = ["read_objects", "read_rows"]
 
 
 def _open_text(path: Path) -> IO[str]:
@@ -51,3 +53,19 @@ def read_objects(path: Path, *, what: str, fmt: str) -> Iterator[tuple[int, dict
                 yield line_no, row
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise UserError(f"Cannot read {what} {path} ({exc}); {fmt}.") from exc
+
+
+def read_rows(
+    path: str | Path, *, what: str = "JSON Lines file", fmt: str = "one JSON object per line"
+) -> list[dict[str, Any]]:
+    """Return every object of a ``.jsonl[.gz]`` file, in file order (blank lines skipped).
+
+    Args:
+        path: The file; a ``.gz`` name is read as gzip.
+        what: What the file holds, for the messages.
+        fmt: The documented format, for the messages.
+
+    Raises:
+        UserError: As :func:`read_objects`.
+    """
+    return [row for _, row in read_objects(Path(path), what=what, fmt=fmt)]

@@ -9,9 +9,9 @@ Usage (here, on the CPU machine):
 The next recipe to try puts multi-hop chains (MuSiQue, 2Wiki) into this first stage: a CPU
 second stage of chains alone made the policy forget to decompose, and a replay mix kept both
 behaviours but answered worse (``benchmarks/sft/chain/``, ``benchmarks/sft/mix/``). The data
-file is ``tools/sft_chains.py combine``'s (its docstring has the commands); pass the chains'
-held-out file too: ``--train-args "--epochs 3 --learning-rate 3e-4 --exclude
-data/hotpotqa_dev_sample300.jsonl.gz --exclude data/bench_heldout_chains.jsonl.gz"``.
+file is ``langgraph-parallel train chains combine``'s (``train chains --help`` has the
+commands); pass the chains' held-out file too: ``--train-args "--epochs 3 --learning-rate 3e-4
+--exclude data/hotpotqa_dev_sample300.jsonl.gz --exclude data/bench_heldout_chains.jsonl.gz"``.
 
 ``--per-class 336`` takes every HotpotQA comparison question outside the evaluation sample (286)
 and 336 bridge ones; 618 trajectories per policy survive synthesis (285 + 333; 150 s here), the
@@ -199,7 +199,8 @@ def write_runbook(out: Path, calls: list[dict[str, object]]) -> Path:
         "",
         "The last call's files: `train.log`, `<policy>/adapter_model.safetensors` and",
         "`<policy>/meta.tar` (adapter_config.json, card, metrics.jsonl): untar beside the",
-        "weights and the folder is an adapter (`ask --model FOLDER`, tools/bench_sft.py).",
+        "weights and the folder is an adapter (`ask --model FOLDER`; compare it with",
+        "`langgraph-parallel bench run sft --set models=parallel-search=FOLDER`).",
         "If the last call ran out of time, the staged files are still there while the machine",
         "is warm: `bash tools/gpu_sft.sh train --policies parallel ...`, then `sequential`.",
     ]

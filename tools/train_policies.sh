@@ -6,7 +6,7 @@
 # 1. synthesise HotpotQA trajectories (comparisons as `##` turns, bridge chains one query a turn)
 #    and 2Wiki chains, every passage shown as its title and first two sentences
 #    (--passage-sentences 2, recorded in the cards: the graphs show the trained policy the same);
-# 2. pick the first stage's questions, the same for both policies (tools/sft_chains.py first);
+# 2. pick the first stage's questions, the same for both policies (`train chains first`);
 # 3. train one LoRA adapter per policy (2 epochs, every layer), checkpointing as it goes.
 #    Stopped, the same command continues where it was (each step is skipped when its output is
 #    there; training resumes from its last checkpoint).
@@ -39,7 +39,7 @@ step "synthesis chains" "$OUT/chains/data.jsonl" \
   $LGP train sft --synthesize-only --per-class 0 --max-turns 6 --passage-sentences 2 "${HELD[@]}" \
   --dataset "$SHARED/2wikimultihopqa_dev_sample500.jsonl.gz" --out "$OUT/chains"
 step "selection" "$OUT/first/data.jsonl" \
-  .venv/bin/python tools/sft_chains.py first --data "$OUT/hotpot/data.jsonl" \
+  $LGP train chains first --data "$OUT/hotpot/data.jsonl" \
   --data "$OUT/chains/data.jsonl" --out "$OUT/first"
 step "training" "$OUT/sft/sequential/langgraph_parallel.json" \
   $LGP train sft --data "$OUT/first/data.jsonl" "${HELD[@]}" --resume --out "$OUT/sft" \

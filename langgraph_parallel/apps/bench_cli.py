@@ -5,6 +5,9 @@ Outputs in ``--out``: ``results.jsonl`` (one line per finished question, resumab
 ``run.json``, the settings that decide the results. Rerunning into the same folder resumes; more
 graphs or a larger ``--limit`` only run the new pairs, but other settings (model, dataset, seed,
 ...) are refused, since their rows would be mixed with the old ones.
+
+The project's own benchmarks are declared once each and run by name: ``bench list``, ``bench run
+NAME`` (:mod:`langgraph_parallel.apps.experiments`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from langgraph_parallel.apps.arguments import (
 from langgraph_parallel.apps.bench_muse import (
     MUSE_GRAPHS,
     add_muse_arguments,
-    context_corpus_of,
     fresh_cache_hook,
     muse_flags,
     muse_settings,
@@ -124,6 +126,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from langgraph_parallel.models.served import find_server
     from langgraph_parallel.retrieval.indexes import corpus_index
 
+    missing = [f"--{f}" for f in ("dataset", "graphs", "out") if not getattr(args, f)]
+    if missing:
+        raise UserError(
+            f"bench needs {', '.join(missing)}; or run a declared experiment: bench list, "
+            "bench run NAME."
+        )
     names = _graph_names(args.graphs)
     if args.concurrency < 1:
         raise UserError(f"--concurrency must be at least 1 (got {args.concurrency}).")
@@ -135,6 +143,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     muse = muse_settings(args, names)
     corpus = args.corpus
     if corpus == "contexts":
+        from langgraph_parallel.eval.contexts import context_corpus_of
+
         corpus = str(context_corpus_of(args.dataset))
     out = Path(args.out)
     settings = {
@@ -198,13 +208,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``bench`` sub-command to the CLI's sub-parsers and return its parser."""
     bench = subparsers.add_parser(
-        "bench", help="benchmark graphs on a question file (resumable)", description=__doc__
+        "bench",
+        help="benchmark graphs on a question file, or run a declared experiment (resumable)",
+        description=__doc__,
     )
-    bench.add_argument("--dataset", required=True, help="questions, normalised .jsonl(.gz)")
+    bench.add_argument("--dataset", help="questions, normalised .jsonl(.gz) (required)")
     bench.add_argument("--limit", type=int, default=None, help="first N questions (after --seed)")
     bench.add_argument("--types", default=None, help="comma-separated question types to keep")
-    bench.add_argument("--graphs", required=True, help="comma-separated graph names")
-    bench.add_argument("--out", required=True, help="output folder (rerun to resume)")
+    bench.add_argument("--graphs", help="comma-separated graph names (required)")
+    bench.add_argument("--out", help="output folder, rerun to resume (required)")
     bench.add_argument("--concurrency", type=int, default=1, help="questions in flight at once")
     bench.add_argument("--seed", type=int, default=None, help="shuffle seed; default: file order")
     bench.add_argument(

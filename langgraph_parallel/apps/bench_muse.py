@@ -8,14 +8,13 @@ one harness, ``bench``; these options are what it needs beyond the other graphs:
 - ``--fresh-cache``: empty the engine's prefix cache before each graph, so a system's cached
   prompt tokens come from its own calls, never from another system's run of the same questions;
 - ``--corpus contexts``: search a file's questions among its rows' own paragraphs (2Wiki and
-  MuSiQue ship no shared corpus).
+  MuSiQue ship no shared corpus; :func:`~langgraph_parallel.eval.contexts.context_corpus_of`).
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
@@ -26,7 +25,6 @@ __all__ = [
     "MUSE_GRAPHS",
     "MUSE_OPTIONS",
     "add_muse_arguments",
-    "context_corpus_of",
     "fresh_cache_hook",
     "muse_flags",
     "muse_settings",
@@ -92,30 +90,6 @@ def muse_flags(args: argparse.Namespace) -> list[str]:
         if getattr(args, key) is not None:
             words += ["--" + key.replace("_", "-"), str(getattr(args, key))]
     return words + (["--fresh-cache"] if args.fresh_cache else [])
-
-
-def context_corpus_of(dataset: str) -> Path:
-    """Write the paragraphs of every row of ``dataset`` (its ``context``) as a corpus file.
-
-    Every question of the file is then searched among all the file's paragraphs, its own gold
-    and distractor ones included.
-
-    Raises:
-        UserError: The file's rows have no ``context``.
-    """
-    from langgraph_parallel.eval.datasets import QUESTION_FORMAT
-    from langgraph_parallel.jsonl import read_objects
-    from langgraph_parallel.train.contexts import context_corpus
-
-    contexts = [
-        {p["title"]: "".join(p.get("sentences") or []).strip() for p in row.get("context") or []}
-        for _, row in read_objects(Path(dataset), what="question file", fmt=QUESTION_FORMAT)
-    ]
-    if not any(contexts):
-        raise UserError(
-            f"{dataset} has no 'context' paragraphs to build a corpus from; pass --corpus FILE."
-        )
-    return context_corpus(contexts)
 
 
 def fresh_cache_hook(models: Mapping[str, Any]) -> Callable[[str], None]:

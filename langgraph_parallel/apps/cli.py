@@ -1,4 +1,4 @@
-"""Command line: ``langgraph-parallel ask|serve|index ...``.
+"""Command line: ``langgraph-parallel ask|serve|index|bench|results|train ...``.
 
 User errors (:class:`~langgraph_parallel.errors.UserError`) print one line, ``error: ...``, and
 exit with status 2; nothing the user can fix ends in a traceback.
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from langgraph_parallel.apps.arguments import add_index_argument
 from langgraph_parallel.apps.ask import add_ask_parser
 from langgraph_parallel.apps.bench_cli import add_bench_parser
+from langgraph_parallel.apps.experiments.cli import add_experiment_verbs, add_results_parser
 from langgraph_parallel.errors import UserError, describe_error
 from langgraph_parallel.models.quiet import LOG_ENV, quiet_environment
 from langgraph_parallel.train.cli import add_train_parser
@@ -98,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_index_argument(index)
     index.set_defaults(func=cmd_index)
-    add_bench_parser(sub)
+    add_experiment_verbs(add_bench_parser(sub))
+    add_results_parser(sub)
     add_train_parser(sub)
     return parser
 

@@ -13,7 +13,8 @@ Two measurements (``benchmarks/first_contact/``), on an idle machine (they are w
   over held-out comparison questions after one warm-up question; which one the default picks on
   this CPU, and how far it is from the faster.
 
-Run: ``python -m langgraph_parallel.eval.first_contact --out benchmarks/first_contact``
+Run: ``langgraph-parallel bench run first-contact`` (or ``python -m
+langgraph_parallel.eval.first_contact --out benchmarks/first_contact``)
 """
 
 from __future__ import annotations

@@ -2,21 +2,20 @@
 
 Every finished question is one JSON line appended to ``OUT/results.jsonl`` (flushed and fsynced
 before the next is written), so a run killed at any moment loses at most the questions in
-flight. Rerunning with the same ``OUT`` skips the ``(graph, id)`` pairs already in the file; a
-last line cut short by the kill is dropped from the file and its question runs again.
+flight. Rerunning with the same ``OUT`` skips the ``(graph, id)`` pairs already in the file (or
+in its compressed ``results.jsonl.gz``, see :mod:`langgraph_parallel.eval.results`); a last line
+cut short by the kill is dropped from the file and its question runs again.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.agent.state import COUNTER_KEYS
@@ -24,6 +23,7 @@ from langgraph_parallel.errors import reported_error
 from langgraph_parallel.eval.datasets import Question
 from langgraph_parallel.eval.muse import muse_fields
 from langgraph_parallel.eval.recall import gold_recall, run_searches
+from langgraph_parallel.eval.results import RESULTS_FILE, SUMMARY_FILE, append_row, load_results
 from langgraph_parallel.eval.summary import summarize, write_summary
 from langgraph_parallel.metrics import cover_exact_match, exact_match, f1_score
 
@@ -36,8 +36,6 @@ __all__ = [
     "run_benchmark",
 ]
 
-RESULTS_FILE = "results.jsonl"
-SUMMARY_FILE = "summary.json"
 WARMUP_QUESTION = "What is the capital city of France?"
 """Asked once per graph before a timed run; not a benchmark question, so no real prompt is
 cached ahead of its timed run."""
@@ -98,53 +96,11 @@ def evaluate(graph: Any, name: str, question: Question) -> dict[str, Any]:
     }
 
 
-def load_results(path: str | Path) -> list[dict[str, Any]]:
-    """Read the finished rows of a results file, repairing a last line cut short by a kill.
-
-    A trailing fragment without its newline is truncated away, so the next append starts on a
-    fresh line. Lines that are not a JSON object with ``graph`` and ``id`` are ignored, and a
-    repeated ``(graph, id)`` keeps its first row.
-
-    Args:
-        path: The ``results.jsonl`` file; a missing file has no rows.
-
-    Returns:
-        The rows, in file order.
-    """
-    path = Path(path)
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    complete = data.rfind(b"\n") + 1
-    if complete < len(data):
-        os.truncate(path, complete)
-    rows: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set()
-    for line in data[:complete].decode("utf-8", errors="replace").splitlines():
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(row, dict) or "graph" not in row or "id" not in row:
-            continue
-        key = (str(row["graph"]), str(row["id"]))
-        if key not in seen:
-            seen.add(key)
-            rows.append(row)
-    return rows
-
-
 def _warm_up(graph: Any) -> None:
     try:
         graph.invoke({"question": WARMUP_QUESTION})
     except Exception as exc:  # a real failure shows up again in the recorded questions
         reported_error(exc)
-
-
-def _append(fh: IO[str], row: Mapping[str, Any]) -> None:
-    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    fh.flush()
-    os.fsync(fh.fileno())
 
 
 def run_benchmark(
@@ -221,7 +177,7 @@ def run_benchmark(
                 stop.set()
                 raise
             with lock:
-                _append(fh, row)
+                append_row(fh, row)
                 bar.set_postfix_str(f"{name} {question.id}", refresh=False)
                 bar.update(1)
             return row

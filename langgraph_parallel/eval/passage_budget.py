@@ -8,7 +8,8 @@ the text the model is shown. Also how well the fallback splitter
 (:func:`~langgraph_parallel.retrieval.sentences.sentence_ends`) reproduces HotpotQA's own
 sentence lists, which the bundled corpus carries and the budget uses.
 
-Run: ``python -m langgraph_parallel.eval.passage_budget --out benchmarks/retrieval/passage_budget``
+Run: ``langgraph-parallel bench run passage-budget`` (or ``python -m
+langgraph_parallel.eval.passage_budget --out benchmarks/retrieval/passage_budget``)
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,16 @@ from langgraph_parallel.agent.state import COUNTER_KEYS
 from langgraph_parallel.eval.muse import MUSE_KEYS
 from langgraph_parallel.eval.recall import RECALL_KEYS
 
-__all__ = ["CLASSES", "METRIC_KEYS", "group_metrics", "summarize", "write_summary"]
+__all__ = [
+    "CLASSES",
+    "METRIC_KEYS",
+    "group_metrics",
+    "mean_of",
+    "mean_present",
+    "share_of",
+    "summarize",
+    "write_summary",
+]
 
 METRIC_KEYS: tuple[str, ...] = ("n", "em", "f1", *RECALL_KEYS, *COUNTER_KEYS, "wall_s")
 """Keys of every metrics block: ``n`` is a count, the rest are means per question (the recall
@@ -28,6 +37,31 @@ CLASSES: tuple[str, ...] = ("parallelizable", "sequential")
 """Question classes always present under ``by_class`` (ARCHITECTURE.md section 4)."""
 
 Row = Mapping[str, Any]
+
+
+def mean_of(rows: Iterable[Row], key: str) -> float:
+    """Mean of ``key`` over ``rows``, a missing or ``None`` value counting as 0 (0.0 for none).
+
+    For counters, EM and times, where a row without the value did none of it. Summed with
+    :func:`math.fsum`, so the mean does not depend on the rows' order.
+    """
+    values = [float(row.get(key) or 0.0) for row in rows]
+    return math.fsum(values) / len(values) if values else 0.0
+
+
+def mean_present(rows: Iterable[Row], key: str) -> float | None:
+    """Mean of ``key`` over the rows that have it (not ``None``); ``None`` when none has it.
+
+    For values a row may lack without meaning zero: gold recall of a question without gold
+    titles, ParallelMuse's joins on other graphs' rows, token regions without logprobs.
+    """
+    values = [float(row[key]) for row in rows if row.get(key) is not None]
+    return math.fsum(values) / len(values) if values else None
+
+
+def share_of(rows: Sequence[Row], test: Callable[[Row], object]) -> float:
+    """Share of ``rows`` for which ``test`` is true (0.0 for no rows): answered, decomposed."""
+    return sum(1 for row in rows if test(row)) / len(rows) if rows else 0.0
 
 
 def group_metrics(rows: Sequence[Row]) -> dict[str, Any]:
@@ -48,18 +82,14 @@ def group_metrics(rows: Sequence[Row]) -> dict[str, Any]:
         ``{"n": int, key: float | None, ...}``; a mean is ``None`` when no row counts for it and
         is rounded to 6 decimals.
     """
-    n = len(rows)
-    out: dict[str, Any] = {"n": n}
+    out: dict[str, Any] = {"n": len(rows)}
     for key in METRIC_KEYS[1:]:
-        if key in RECALL_KEYS:
-            values = [float(row[key]) for row in rows if row.get(key) is not None]
-        else:
-            values = [float(row.get(key) or 0.0) for row in rows]
-        out[key] = round(math.fsum(values) / len(values), 6) if values else None
+        mean = mean_present(rows, key) if key in RECALL_KEYS else mean_of(rows, key)
+        out[key] = None if mean is None or not rows else round(mean, 6)
     for key in MUSE_KEYS:  # ParallelMuse graphs only: absent from other graphs' blocks
-        values = [float(row[key]) for row in rows if row.get(key) is not None]
-        if values:
-            out[key] = round(math.fsum(values) / len(values), 6)
+        mean = mean_present(rows, key)
+        if mean is not None:
+            out[key] = round(mean, 6)
     return out
 
 

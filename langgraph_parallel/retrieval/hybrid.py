@@ -7,7 +7,7 @@ engine, so they are written here):
   (min-max), then summed with the weights; a passage missing from a ranking gets 0 from it.
 - ``rrf``: reciprocal-rank fusion, ``sum_r weight_r / (rrf_k + rank_r)`` (Cormack et al. 2009).
 
-The default was chosen by ``tools/bench_retrieval.py`` (``benchmarks/retrieval/``): on HotpotQA
+The default was chosen by the ``retrieval`` experiment (``benchmarks/retrieval/``): on HotpotQA
 questions outside the tuning set, min-max fusion with equal weights had the best gold-title
 recall@3. Ties are broken by corpus position, so results are deterministic.
 

@@ -1,8 +1,9 @@
 """Named index kinds over a corpus file: the one way every graph, command and tool gets one.
 
 ``hybrid`` (the default) fuses BM25 and dense MiniLM rankings; ``bm25`` and ``dense`` are its
-halves. ``tools/bench_retrieval.py`` measured the choice (``benchmarks/retrieval/``): the hybrid
-index finds more gold pages in its top 3 than either half on HotpotQA and 2Wiki.
+halves. The ``retrieval`` experiment (``bench run retrieval``, ``benchmarks/retrieval/``) measured
+the choice: the hybrid index finds more gold pages in its top 3 than either half on HotpotQA and
+2Wiki.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``langgraph-parallel train sft|grpo``: cold-start SFT (:mod:`.sft`), then GRPO (:mod:`.grpo`)."""
+"""``langgraph-parallel train sft|grpo|chains|curve``: SFT, GRPO, chain data, a run's summary."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import sys
 from typing import Any
 
 from langgraph_parallel.paths import repo_data_dir, shared_data_dir
+from langgraph_parallel.train.chains_cli import add_chains_parser
+from langgraph_parallel.train.reward_curve import add_curve_parser
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -108,11 +110,13 @@ def cmd_sft(args: argparse.Namespace) -> int:
 
 
 def add_train_parser(sub: Any) -> None:
-    """Add ``train sft`` and ``train grpo`` to the CLI's subparsers."""
+    """Add ``train sft``, ``train grpo`` and ``train chains`` to the CLI's subparsers."""
     train = sub.add_parser("train", help="train the embedded model's behaviour (train extra)")
     kinds = train.add_subparsers(dest="train_command", required=True)
     _add_sft_parser(kinds)
     _add_grpo_parser(kinds)
+    add_chains_parser(kinds)
+    add_curve_parser(kinds)
 
 
 def _add_sft_parser(kinds: Any) -> None:

@@ -17,15 +17,15 @@ paragraph was actually retrieved.
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from langgraph_parallel.eval.datasets import canonical_dataset, classify
+from langgraph_parallel.eval.contexts import row_paragraphs
+from langgraph_parallel.eval.datasets import QUESTION_FORMAT, canonical_dataset, classify
+from langgraph_parallel.jsonl import read_rows
 
 Policy = Literal["parallel", "sequential"]
 POLICIES: tuple[Policy, ...] = ("parallel", "sequential")
@@ -71,20 +71,10 @@ class GoldQuestion:
         return [[title] for level in self.hops for title in level]
 
 
-def read_rows(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Yield the JSON rows of a ``.jsonl`` or ``.jsonl.gz`` file."""
-    path = Path(path)
-    opener: Any = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
-
-
 def gold_questions(path: str | Path) -> Iterator[GoldQuestion]:
     """Yield a :class:`GoldQuestion` for every row of ``path`` that has a usable gold plan."""
     dataset = canonical_dataset(Path(path).name) or ""
-    for row in read_rows(path):
+    for row in read_rows(path, what="question file", fmt=QUESTION_FORMAT):
         gold = gold_question(row, dataset)
         if gold is not None:
             yield gold
@@ -92,9 +82,7 @@ def gold_questions(path: str | Path) -> Iterator[GoldQuestion]:
 
 def gold_question(row: dict[str, Any], dataset: str) -> GoldQuestion | None:
     """Build the plan of one row, or ``None`` when its type or its facts do not give one."""
-    context = {
-        str(p["title"]): "".join(p.get("sentences") or []).strip() for p in row.get("context") or []
-    }
+    context = row_paragraphs(row)
     facts, marked = _facts(row, context)
     titles = [t for t in row.get("supporting_titles") or [] if t in context]
     kind = row.get("type")

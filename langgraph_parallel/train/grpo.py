@@ -32,8 +32,8 @@ from langgraph_parallel.models.folders import folder_raw_prompt, model_folder
 from langgraph_parallel.paths import portable_path
 from langgraph_parallel.prompts import raw_prompt
 from langgraph_parallel.rewards import RewardConfig
+from langgraph_parallel.train import log, reward_curve
 from langgraph_parallel.train.grpo_rewards import reward_functions
-from langgraph_parallel.train.log import MetricsLog, plot_rewards
 from langgraph_parallel.train.policy import save_model
 from langgraph_parallel.train.start import adapter_card, load_policy, save_adapter
 
@@ -227,7 +227,7 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
             gold=gold,
         ),
         peft_config=peft_config,
-        callbacks=[MetricsLog(out / "metrics.jsonl")],
+        callbacks=[log.MetricsLog(out / "metrics.jsonl")],
     )
     trainer.train()
     card = adapter_card(
@@ -246,5 +246,5 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
     )
     save_adapter(trainer.model, out / "adapter", card)  # before the merge below folds it in
     saved = save_model(trainer.model, tokenizer, out / "model", base=config.model, kind=kind)
-    plot_rewards(out / "metrics.jsonl", out / "reward_curve.png")
+    reward_curve.plot_rewards(out / "metrics.jsonl", out / "reward_curve.png")
     return saved

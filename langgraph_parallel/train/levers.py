@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.jsonl import read_objects
+from langgraph_parallel.jsonl import read_rows
 from langgraph_parallel.models.cpu import machine
 from langgraph_parallel.paths import source_commit
 
@@ -101,11 +101,6 @@ def measure(files: dict[str, list[list[int]]], reps: int, model_name: str) -> di
     }
 
 
-def _rows(path: str) -> list[dict[str, Any]]:
-    fmt = "one trajectory per line (train sft --synthesize-only)"
-    return [row for _, row in read_objects(Path(path), what="trajectory file", fmt=fmt)]
-
-
 def main(argv: list[str] | None = None) -> int:
     """Time the levers on two synthesis files of the same questions; write ``summary.json``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -121,7 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     from langgraph_parallel.models.folders import model_folder
     from langgraph_parallel.train.encode import encode_transcript
 
-    whole, budget = same_questions(_rows(args.whole), _rows(args.budget), args.n)
+    fmt = "one trajectory per line (train sft --synthesize-only)"
+    whole, budget = same_questions(
+        read_rows(args.whole, what="trajectory file", fmt=fmt),
+        read_rows(args.budget, what="trajectory file", fmt=fmt),
+        args.n,
+    )
     tokenizer = AutoTokenizer.from_pretrained(model_folder(args.model))
     files = {
         name: [encode_transcript(r["messages"], tokenizer)[0] for r in rows]

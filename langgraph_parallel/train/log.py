@@ -1,4 +1,4 @@
-"""Training log: one JSON line per logged step, and the reward curve drawn from it."""
+"""Training log: one JSON line per logged step (read back and drawn by :mod:`.reward_curve`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback
-
-from langgraph_parallel.rewards import COMPONENTS
 
 
 class MetricsLog(TrainerCallback):
@@ -48,62 +46,3 @@ class MetricsLog(TrainerCallback):
             f.write(json.dumps({"step": state.global_step, **logs}) + "\n")
             f.flush()
             os.fsync(f.fileno())
-
-
-def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """Read the per-step entries of a metrics log (the final summary line is skipped)."""
-    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
-    return [r for r in rows if "reward" in r]
-
-
-def plot_rewards(path: Path, png: Path, window: int = 10) -> None:
-    """Draw the reward and its components per step, and below them what the rollouts did.
-
-    Upper panel: total reward and each component. Lower panel: first-search decomposition rate
-    by question class, valid-format rate and EM of the policy's own rollouts. Faint lines are
-    the steps, solid ones moving averages over ``window`` logged values; a step whose group
-    had no question of a class has no point for that class.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = read_metrics(path)
-    if not rows:
-        return
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 8), sharex=True)
-    rewards = {"total": "reward", **{name: f"rewards/{name}/mean" for name in COMPONENTS}}
-    _draw(top, rows, rewards, window)
-    top.set_ylabel("reward")
-    top.set_title("GRPO on ParallelSearch rollouts: reward per step")
-    behaviour = {
-        "decomposed, parallelizable": "rollout/decomposition_rate/parallelizable",
-        "decomposed, sequential": "rollout/decomposition_rate/sequential",
-        "valid format": "rollout/valid_format",
-        "EM": "rollout/em",
-    }
-    _draw(bottom, rows, behaviour, window)
-    bottom.set_ylabel("share of the policy's rollouts")
-    bottom.set_xlabel("optimizer step")
-    bottom.set_ylim(-0.05, 1.05)
-    fig.tight_layout()
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
-
-
-def _draw(ax: Any, rows: list[dict[str, Any]], series: dict[str, str], window: int) -> None:
-    for label, key in series.items():
-        points = [(r["step"], float(r[key])) for r in rows if r.get(key) is not None]
-        if not points:
-            continue
-        steps = [s for s, _ in points]
-        values = [v for _, v in points]
-        smooth = [_mean(values[max(0, i - window + 1) : i + 1]) for i in range(len(values))]
-        (line,) = ax.plot(steps, smooth, label=f"{label} (mean of {window})")
-        ax.plot(steps, values, color=line.get_color(), alpha=0.2)
-    ax.legend(fontsize=8)
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)

@@ -6,7 +6,8 @@ import random
 from typing import TYPE_CHECKING
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.train.gold import GoldQuestion, gold_questions, read_rows
+from langgraph_parallel.jsonl import read_rows
+from langgraph_parallel.train.gold import GoldQuestion, gold_questions
 
 if TYPE_CHECKING:
     from langgraph_parallel.train.config import SFTRunConfig
@@ -27,7 +28,9 @@ def names_readme_entity(gold: GoldQuestion) -> bool:
 
 def excluded_ids(paths: tuple[str, ...]) -> list[str]:
     """Ids of every question in the held-out files (sorted, for the card)."""
-    return sorted({str(row["id"]) for path in paths for row in read_rows(path)})
+    return sorted(
+        {str(row["id"]) for path in paths for row in read_rows(path, what="held-out file")}
+    )
 
 
 def pick_questions(config: SFTRunConfig) -> list[GoldQuestion]:

@@ -59,7 +59,7 @@ def searcher_for(config: SFTRunConfig, golds: list[GoldQuestion]) -> Any:
 
     if config.corpus or all(g.dataset == "hotpotqa" for g in golds):
         return corpus_index(config.corpus)
-    from langgraph_parallel.train.contexts import context_corpus
+    from langgraph_parallel.eval.contexts import context_corpus
 
     return corpus_index(str(context_corpus(g.context for g in golds)))
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.train.gold import POLICIES, read_rows
+from langgraph_parallel.jsonl import read_rows
+from langgraph_parallel.train.gold import POLICIES
 
 DATA_FILE, META_FILE = "data.jsonl", "data.json"
 FIELDS = ("id", "policy", "question_class", "messages")
@@ -53,16 +54,19 @@ def read_trajectories(
     records: list[dict[str, Any]] = []
     fix = "write it with train sft --synthesize-only"
     try:
-        for row in read_rows(path):
-            missing = [k for k in FIELDS if not isinstance(row, dict) or k not in row]
-            if missing or row["policy"] not in POLICIES:
-                raise UserError(
-                    f"--data {path}, trajectory {len(records) + 1}: not a train sft trajectory "
-                    f"(missing {missing}, or a policy other than {', '.join(POLICIES)}); {fix}."
-                )
-            records.append(row)
-    except (ValueError, OSError) as exc:  # JSON, gzip or encoding errors
-        raise UserError(f"--data {path} is not a JSON-lines file ({exc}); {fix}.") from exc
+        rows = read_rows(path, what="trajectory file", fmt=fix)
+    except UserError as exc:  # JSON, gzip or encoding errors: the reader's cause, our words
+        raise UserError(
+            f"--data {path} is not a JSON-lines file ({exc.__cause__ or exc}); {fix}."
+        ) from exc
+    for row in rows:
+        missing = [k for k in FIELDS if k not in row]
+        if missing or row["policy"] not in POLICIES:
+            raise UserError(
+                f"--data {path}, trajectory {len(records) + 1}: not a train sft trajectory "
+                f"(missing {missing}, or a policy other than {', '.join(POLICIES)}); {fix}."
+            )
+        records.append(row)
     leaked = sorted({str(r["id"]) for r in records} & held_out)
     if leaked:
         raise UserError(

@@ -155,7 +155,7 @@ def test_the_engine_serves_the_merged_policy_and_prompts_it_with_the_rules() -> 
 
 
 def _sample_ids() -> set[str]:
-    from langgraph_parallel.train.gold import read_rows
+    from langgraph_parallel.jsonl import read_rows
 
     return {
         str(row["id"]) for row in read_rows(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")

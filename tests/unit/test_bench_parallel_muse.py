@@ -1,23 +1,11 @@
-"""The ParallelMuse benchmark's analysis (``tools/bench_parallel_muse.py``) on hand-made rows."""
+"""The ParallelMuse experiments' analysis (``experiments/muse_analysis.py``) on hand-made rows."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from langgraph_parallel.apps.experiments import muse_analysis as tool
 from langgraph_parallel.parallel_muse.tree import mermaid_tree
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _tool() -> ModuleType:
-    if str(REPO / "tools") not in sys.path:  # the tool imports its sibling benchmarks
-        sys.path.insert(0, str(REPO / "tools"))
-    import bench_parallel_muse
-
-    return bench_parallel_muse
 
 
 def step(text: str, origin: str) -> dict[str, Any]:
@@ -36,7 +24,6 @@ def forked_tree(*branch_steps: int) -> str:
 
 
 def test_rows_without_the_field_take_the_first_fork_step_from_their_tree() -> None:
-    tool = _tool()
     assert tool._first_branch({"tree": forked_tree(2, 1)})["first_branch_step"] == 1
     assert tool._first_branch({"tree": forked_tree()})["first_branch_step"] is None
     assert tool._first_branch({"first_branch_step": 0.0, "tree": forked_tree(1)}) == {
@@ -46,7 +33,6 @@ def test_rows_without_the_field_take_the_first_fork_step_from_their_tree() -> No
 
 
 def test_agent_cost_is_split_by_the_first_forks_step() -> None:
-    tool = _tool()
     partial, independent = tool.PARTIAL, tool.INDEPENDENT
     rows = [
         {"graph": partial, "id": "a", "agent_cost": 100.0, "first_branch_step": 0.0},

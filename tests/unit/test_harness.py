@@ -404,11 +404,8 @@ def test_before_graph_runs_once_per_graph_before_its_questions(tmp_path: Path) -
 def test_bench_cli_muse_settings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langgraph_parallel.apps.bench_muse import (
-        context_corpus_of,
-        fresh_cache_hook,
-        muse_settings,
-    )
+    from langgraph_parallel.apps.bench_muse import fresh_cache_hook, muse_settings
+    from langgraph_parallel.eval.contexts import context_corpus_of
 
     monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path / "cache"))
     dataset = write_dataset(tmp_path / "hotpotqa_tiny.jsonl")

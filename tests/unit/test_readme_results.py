@@ -3,7 +3,6 @@ files; stale, missing or doubled ones fail here."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
@@ -12,30 +11,22 @@ from pathlib import Path
 
 import pytest
 
+from langgraph_parallel.apps.experiments import results as tool
+from langgraph_parallel.apps.experiments.muse_tables import muse_setting
+from langgraph_parallel.apps.experiments.sft_tables import render_sft
+from langgraph_parallel.apps.experiments.summary_block import render_summary
+
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _tool():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(
-        "readme_results", REPO / "tools/readme_results.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["readme_results"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.mark.parametrize("name", list(_tool().BLOCKS))
+@pytest.mark.parametrize("name", list(tool.BLOCKS))
 def test_block_matches_its_benchmark_file(name: str) -> None:
-    tool = _tool()
     home = tool.homes(tool.pages())[name]  # exits unless the block is in exactly one page
     current = tool.block(home.read_text(), name)
-    assert current == tool.BLOCKS[name](), "run: .venv/bin/python tools/readme_results.py"
+    assert current == tool.BLOCKS[name](), "run: .venv/bin/langgraph-parallel results"
 
 
 def test_the_blocks_live_in_the_results_page_and_the_readme() -> None:
-    tool = _tool()
     homes = tool.homes(tool.pages())
     assert homes["summary-results"] == REPO / "README.md"
     for name in ("sft-results", "muse-results", "latency-results", "serving-results"):
@@ -44,7 +35,7 @@ def test_the_blocks_live_in_the_results_page_and_the_readme() -> None:
 
 def test_check_passes() -> None:
     done = subprocess.run(
-        [sys.executable, "tools/readme_results.py", "--check"],
+        [sys.executable, "-m", "langgraph_parallel.apps.cli", "results", "--check"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -54,7 +45,6 @@ def test_check_passes() -> None:
 
 
 def test_a_block_missing_or_in_two_pages_is_refused(tmp_path: Path) -> None:
-    tool = _tool()
     one, two = tmp_path / "one.md", tmp_path / "two.md"
     every = "".join(f"<!-- {n}:start -->\nSTALE\n<!-- {n}:end -->\n" for n in tool.BLOCKS)
     one.write_text(every)
@@ -68,7 +58,6 @@ def test_a_block_missing_or_in_two_pages_is_refused(tmp_path: Path) -> None:
 
 
 def test_rewrite_fills_every_block_where_it_is(tmp_path: Path) -> None:
-    tool = _tool()
     one, two = tmp_path / "one.md", tmp_path / "two.md"
     stale = {n: f"# {n}\n<!-- {n}:start -->\nSTALE\n<!-- {n}:end -->\n" for n in tool.BLOCKS}
     one.write_text("".join(text for n, text in stale.items() if n != "summary-results"))
@@ -77,27 +66,25 @@ def test_rewrite_fills_every_block_where_it_is(tmp_path: Path) -> None:
     assert set(texts) == {one, two}
     new_two = texts[two][1]
     assert new_two.startswith("intro\n") and new_two.endswith("end\n")
-    assert tool.block(new_two, "summary-results") == tool.render_summary()
+    assert tool.block(new_two, "summary-results") == render_summary()
     assert "STALE" not in texts[one][1]
 
 
 def test_a_changed_figure_makes_the_block_stale(tmp_path: Path) -> None:
-    tool = _tool()
     result = json.loads((REPO / "benchmarks/sft/sft.json").read_text())
     part = result["datasets"]["hotpotqa"]["by_class"]["parallelizable"]["parallel-search"]
     part["em"] += 0.5
     changed = tmp_path / "sft.json"
     changed.write_text(json.dumps(result))
-    assert tool.render_sft(changed) != tool.render_sft()
-    assert f"{part['em']:.3f}" in tool.render_sft(changed)
+    assert render_sft(changed) != render_sft()
+    assert f"{part['em']:.3f}" in render_sft(changed)
 
 
 def test_every_figure_of_the_readme_summary_is_in_a_full_block() -> None:
-    tool = _tool()
     blocks = "\n".join(
         render() for name, render in tool.BLOCKS.items() if name != "summary-results"
     )
-    rows = tool.render_summary().splitlines()[2:]
+    rows = render_summary().splitlines()[2:]
     assert rows
     for row in rows:
         figures = row.split(" | ")[1]
@@ -123,4 +110,4 @@ def test_every_figure_of_the_readme_summary_is_in_a_full_block() -> None:
     ],
 )
 def test_the_muse_block_says_which_branching_settings_ran(flags: list[str], words: str) -> None:
-    assert words in _tool()._muse_setting(flags)
+    assert words in muse_setting(flags)

@@ -375,8 +375,8 @@ def test_every_graph_has_a_default_model() -> None:
 
 
 def test_context_corpus_dedupes_titles_and_is_named_by_content(tmp_path: Path) -> None:
+    from langgraph_parallel.eval.contexts import context_corpus
     from langgraph_parallel.retrieval.corpus import load_corpus
-    from langgraph_parallel.train.contexts import context_corpus
 
     first = context_corpus([{"A": "a text", "B": "b text"}, {"A": "other", "C": ""}], tmp_path)
     again = context_corpus([{"B": "b text"}, {"A": "a text"}], tmp_path)

@@ -1,25 +1,19 @@
-"""The chain-stage data tool (``tools/sft_chains.py``): which trajectories a second stage sees."""
+"""Chain data for SFT (``train chains``, ``train/chains.py``): which trajectories a stage sees."""
 
 from __future__ import annotations
 
 import gzip
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.train import chains as tool
+from langgraph_parallel.train.chains_files import combine
+
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"
-
-
-def _tool() -> ModuleType:
-    if str(REPO / "tools") not in sys.path:
-        sys.path.insert(0, str(REPO / "tools"))
-    import sft_chains
-
-    return sft_chains
 
 
 def synthesis(folder: Path, rows: list[dict], record: dict) -> Path:
@@ -52,7 +46,7 @@ def test_select_keeps_every_chain_a_few_others_and_one_policy(tmp_path: Path) ->
         ]
     )
     data = synthesis(tmp_path / "s", rows, {"command": "synth", "trajectories": 2})
-    assert _tool().select(data, tmp_path / "o", "parallel") == 3 + 2 + 2 + 20 + 24
+    assert tool.select(data, tmp_path / "o", "parallel") == 3 + 2 + 2 + 20 + 24
     kept = [json.loads(line) for line in (tmp_path / "o" / "data.jsonl").open()]
     assert {r["policy"] for r in kept} == {"parallel"}
     by_type: dict[str, int] = {}
@@ -69,7 +63,7 @@ def test_heldout_holds_every_question_the_benchmarks_draw(tmp_path: Path) -> Non
     from langgraph_parallel.eval.datasets import load_questions
 
     out = tmp_path / "h.jsonl.gz"
-    _tool().heldout(out)
+    tool.heldout(out)
     held = {json.loads(line)["id"] for line in gzip.decompress(out.read_bytes()).splitlines()}
     musique = load_questions(SHARED / "musique_dev_with_paragraphs200.jsonl.gz", limit=17, seed=0)
     wiki = SHARED / "2wikimultihopqa_dev_sample500.jsonl.gz"
@@ -93,7 +87,7 @@ def test_mix_keeps_long_chains_caps_the_rest_and_replays_comparisons(tmp_path: P
         "synth chains",
     )
     replay = write("hq", [("hotpotqa", "comparison", 90), ("hotpotqa", "bridge", 39)], "synth hq")
-    assert _tool().mix(chains, replay, tmp_path / "o", "parallel") == 40 + 3 + 5 + 80 + 30
+    assert tool.mix(chains, replay, tmp_path / "o", "parallel") == 40 + 3 + 5 + 80 + 30
     kept = [json.loads(line) for line in (tmp_path / "o" / "data.jsonl").open()]
     assert {r["policy"] for r in kept} == {"parallel"}
     assert len({r["id"] for r in kept}) == len(kept)
@@ -102,7 +96,7 @@ def test_mix_keeps_long_chains_caps_the_rest_and_replays_comparisons(tmp_path: P
         by_type[r["type"]] = by_type.get(r["type"], 0) + 1
     assert by_type == {"2hop": 40, "3hop1": 3, "inference": 5, "comparison": 80, "bridge": 30}
     sequential = tmp_path / "s"
-    _tool().mix(chains, replay, sequential, "sequential")
+    tool.mix(chains, replay, sequential, "sequential")
     same = [json.loads(line)["id"] for line in (sequential / "data.jsonl").open()]
     assert same == [r["id"] for r in kept]  # both policies: the same questions, same order
     meta = json.loads((tmp_path / "o" / "data.json").read_text())
@@ -122,8 +116,7 @@ def test_combine_joins_both_policies_and_refuses_a_lone_or_repeated_one(tmp_path
     hq = write("hq", ("parallel", "sequential"), ["a", "b"])
     chains_p = write("cp", ("parallel",), ["c", "d"])
     chains_s = write("cs", ("sequential",), ["c", "d"])
-    tool = _tool()
-    assert tool.combine([hq, chains_p, chains_s], tmp_path / "o") == 8
+    assert combine([hq, chains_p, chains_s], tmp_path / "o") == 8
     kept = [json.loads(line) for line in (tmp_path / "o" / "data.jsonl").open()]
     assert sorted((r["id"], r["policy"]) for r in kept) == sorted(
         (i, p) for i in "abcd" for p in ("parallel", "sequential")
@@ -133,17 +126,16 @@ def test_combine_joins_both_policies_and_refuses_a_lone_or_repeated_one(tmp_path
     assert meta["datasets"] == ["hq.gz", "cp.gz", "cs.gz"]
     assert meta["by_policy"] == {"parallel": 4, "sequential": 4}
     assert [part["config"] for part in meta["parts"]] == [{"n": "hq"}, {"n": "cp"}, {"n": "cs"}]
-    with pytest.raises(SystemExit, match="lack a policy"):
-        tool.combine([hq, chains_p], tmp_path / "lone")
-    with pytest.raises(SystemExit, match="two parallel trajectories"):
-        tool.combine([hq, chains_p, chains_s, chains_p], tmp_path / "twice")
+    with pytest.raises(UserError, match="lack a policy"):
+        combine([hq, chains_p], tmp_path / "lone")
+    with pytest.raises(UserError, match="two parallel trajectories"):
+        combine([hq, chains_p, chains_s, chains_p], tmp_path / "twice")
     assert not (tmp_path / "lone").exists() and not (tmp_path / "twice").exists()
 
 
 def test_first_draws_the_same_questions_for_both_policies_within_the_caps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tool = _tool()
     caps = {("hotpotqa", "comparison"): None, ("hotpotqa", "bridge"): 3, ("musique", None): None}
     monkeypatch.setattr(tool, "FIRST", caps)
     hotpot = synthesis(
@@ -165,7 +157,9 @@ def test_first_draws_the_same_questions_for_both_policies_within_the_caps(
     assert sum(i.startswith("hotpotqa-bridge") for i in ids["parallel"]) == 3
     assert not any(i.startswith("2wiki") for i in ids["parallel"])  # no cap: not in the stage
     record = json.loads((tmp_path / "o" / "data.json").read_text())
-    assert record["command"].startswith("synth hotpot && synth chains && tools/sft_chains.py first")
+    assert record["command"].startswith(
+        "synth hotpot && synth chains && langgraph-parallel train chains first"
+    )
     assert record["datasets"] == ["h.gz", "m.gz", "w.gz"]
     # Seeded: the same draw again.
     tool.first([hotpot, chains], tmp_path / "again")
@@ -176,18 +170,17 @@ def test_first_draws_the_same_questions_for_both_policies_within_the_caps(
 def test_combine_keeps_the_passage_budget_the_parts_share_and_refuses_mixed_ones(
     tmp_path: Path,
 ) -> None:
-    tool = _tool()
     rows = both_policies([("hotpotqa", "comparison", 1)])
     config = {"max_turns": 4, "top_k": 3, "passage_sentences": 2}
     a = synthesis(tmp_path / "a", rows, {"command": "a", "config": config})
     more = both_policies([("musique", "2hop", 1)])
     b = synthesis(tmp_path / "b", more, {"command": "b", "config": {**config, "max_turns": 6}})
-    tool.combine([a, b], tmp_path / "o")
+    combine([a, b], tmp_path / "o")
     record = json.loads((tmp_path / "o" / "data.json").read_text())
     # The card copies this: the trained policy is served the 2-sentence cut it was trained on.
     assert record["config"] == {"top_k": 3, "passage_sentences": 2}
     whole = synthesis(
         tmp_path / "w", more, {"command": "w", "config": {**config, "passage_sentences": None}}
     )
-    with pytest.raises(SystemExit, match="different --passage-sentences"):
-        tool.combine([a, whole], tmp_path / "x")
+    with pytest.raises(UserError, match="different --passage-sentences"):
+        combine([a, whole], tmp_path / "x")

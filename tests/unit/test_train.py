@@ -201,7 +201,7 @@ def test_reward_curve_shows_components_and_decomposition_by_class(
 ) -> None:
     from matplotlib.figure import Figure
 
-    from langgraph_parallel.train.log import plot_rewards
+    from langgraph_parallel.train.reward_curve import plot_rewards
 
     rows = []
     for step in range(1, 7):

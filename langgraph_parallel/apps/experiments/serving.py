@@ -1,11 +1,11 @@
 """Many users on one shared engine: ParallelSearch runs at once against ``serve``.
 
-    .venv/bin/python tools/bench_serving.py --out benchmarks/serving
-
-One vLLM server (``start_server(warm=True)``, the default CPU engine as ``serve`` starts it, or
-``--engine`` settings over it)
+``langgraph-parallel bench run serving`` writes ``OUT/serving.json``: one vLLM server
+(``start_server(warm=True)``, the default CPU engine as ``serve`` starts it, or setting
+``engine``, JSON settings over it; the committed ``plain`` run: ``--set
+'engine={"speculative_config": null}' --set fault=false --out benchmarks/serving/plain``)
 and, in this process, the ``parallel-search`` graph on ``smollm2-parallel`` through
-``ChatVLLMServer`` with the hybrid index over the bundled corpus. The first ``--questions``
+``ChatVLLMServer`` with the hybrid index over the bundled corpus. The first ``--limit``
 questions of the bundled HotpotQA sample run with 1, 4 and 16 concurrent runs (each its own
 graph invocation, as a server's threads are), each question once per level, the server's prefix
 cache emptied before each level (vLLM's dev-mode ``/reset_prefix_cache``), so a level does not
@@ -14,7 +14,7 @@ throughput (questions per second of wall time), p50/p95 latency of a question, e
 non-answers, the engine's running-request count reached (the server's ``/metrics``, sampled
 every 0.1 s) and its prefix-cache hit rate over the level.
 
-Then the fault run: the same questions at the highest level, and after ``--kill-after``
+Then the fault run: the same questions at the highest level, and after setting ``kill_after``
 questions have finished the server is killed (SIGKILL to its whole process group, a crash) and
 started again on the same port; runs that meet the dead server retry (the client's and the
 graph's retry policies) and then end with a ``model_error`` stop reason. Every question must
@@ -25,81 +25,30 @@ Run it on an idle machine: the figures are wall times on the 2-core CPU.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import re
 import signal
-import socket
 import statistics
-import sys
 import threading
 import time
-import urllib.request
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from langgraph_parallel.apps.experiments.base import Experiment, Run
+from langgraph_parallel.apps.experiments.provenance import at_commit
+from langgraph_parallel.apps.experiments.serving_metrics import (
+    MetricsSampler,
+    cache_counters,
+    free_port,
+    reset_prefix_cache,
+)
+from langgraph_parallel.paths import checkout_dir, repo_data_dir, source_commit
+
+__all__ = ["EXPERIMENT", "render_serving", "run_level"]
 
 MODEL = "smollm2-parallel"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def metric(text: str, name: str) -> float:
-    """Sum of a Prometheus metric's samples (all label sets) in a ``/metrics`` page."""
-    pattern = rf"^{re.escape(name)}(?:{{[^}}]*}})? ([0-9.eE+-]+)$"
-    return sum(float(m.group(1)) for m in re.finditer(pattern, text, re.M))
-
-
-class MetricsSampler:
-    """Polls the server's ``/metrics``: the most requests running at once, cache counters."""
-
-    def __init__(self, base: str) -> None:
-        self.url = base + "/metrics"
-        self.max_running = 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def read(self) -> str:
-        try:
-            with urllib.request.urlopen(self.url, timeout=2) as reply:
-                return str(reply.read().decode())
-        except OSError:  # the server is down (fault run)
-            return ""
-
-    def _loop(self) -> None:
-        while not self._stop.wait(0.1):
-            running = metric(self.read(), "vllm:num_requests_running")
-            self.max_running = max(self.max_running, running)
-
-    def __enter__(self) -> MetricsSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-def cache_counters(sampler: MetricsSampler) -> tuple[float, float]:
-    text = sampler.read()
-    return metric(text, "vllm:prefix_cache_hits_total"), metric(
-        text, "vllm:prefix_cache_queries_total"
-    )
-
-
-def reset_prefix_cache(base: str) -> None:
-    request = urllib.request.Request(base + "/reset_prefix_cache", data=b"", method="POST")
-    with urllib.request.urlopen(request, timeout=30):
-        pass
 
 
 def run_level(
@@ -151,28 +100,19 @@ def run_level(
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default="benchmarks/serving")
-    parser.add_argument("--questions", type=int, default=64)
-    parser.add_argument("--levels", default="1,4,16")
-    parser.add_argument("--kill-after", type=int, default=16, help="fault run: kill after N done")
-    parser.add_argument("--no-fault", action="store_true", help="skip the fault run")
-    parser.add_argument("--engine", default="{}", help="JSON engine settings over the defaults")
-
-    args = parser.parse_args()
-    engine = json.loads(args.engine)
+def _run(run: Run) -> None:
+    s = run.settings
+    engine = json.loads(s["engine"])
     os.environ["VLLM_SERVER_DEV_MODE"] = "1"  # for /reset_prefix_cache between levels
 
-    from langgraph_parallel.apps.bench_cli import source_commit
     from langgraph_parallel.apps.registry import build_graph, load_model
     from langgraph_parallel.eval.datasets import load_questions
     from langgraph_parallel.models.server import start_server, stop_server
-    from langgraph_parallel.paths import repo_data_dir
     from langgraph_parallel.retrieval.indexes import corpus_index
 
-    out = Path(args.out)
+    out = run.out
     out.mkdir(parents=True, exist_ok=True)
+    run.uses(MODEL)
     log = out / "server.log"
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -180,14 +120,14 @@ def main() -> int:
     server = start_server(MODEL, port=port, log_path=str(log), warm=True, engine_kwargs=engine)
     server_start_s = time.perf_counter() - begin
     questions = load_questions(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
-    questions = questions[: args.questions]
+    questions = questions[: run.limit]
     model = load_model(MODEL, base_url=base + "/v1")
 
     graph = build_graph("parallel-search", model, corpus_index(None, kind="hybrid"))
-    levels = [int(x) for x in args.levels.split(",")]
+    levels = [int(x) for x in s["levels"].split(",")]
     result: dict[str, Any] = {
         "commit": source_commit(),
-        "command": " ".join(["tools/bench_serving.py", *sys.argv[1:]]),
+        "command": run.command,
         "engine": engine,
         "server_start_s": round(server_start_s, 1),
         "levels": [],
@@ -197,8 +137,9 @@ def main() -> int:
             level = run_level(graph, questions, workers, base)
             result["levels"].append(level)
             print(json.dumps({k: v for k, v in level.items() if k != "rows"}), flush=True)
-        if args.no_fault:
-            return finish(result, levels, out)
+        if not s["fault"]:
+            finish(result, levels, out)
+            return
 
         restarted: dict[str, float] = {}
 
@@ -214,14 +155,14 @@ def main() -> int:
 
         # The restart runs on its own thread: the runs in flight meanwhile meet a dead server.
         def on_done(done: int) -> None:
-            if done == args.kill_after:
+            if done == s["kill_after"]:
                 threading.Thread(target=kill_and_restart).start()
 
         fault = run_level(graph, questions, levels[-1], base, on_done=on_done)
         while "down_s" not in restarted:  # the restart may outlast the level's questions
             time.sleep(0.5)
         fault["server_down_s"] = round(restarted["down_s"], 1)
-        fault["kill_after"] = args.kill_after
+        fault["kill_after"] = s["kill_after"]
         fault["accounted"] = sum(
             r["answer"] is not None or bool(r["stop_reason"]) for r in fault["rows"]
         )
@@ -229,18 +170,66 @@ def main() -> int:
         print("fault", json.dumps({k: v for k, v in fault.items() if k != "rows"}), flush=True)
     finally:
         stop_server(server)
-    return finish(result, levels, out)
+    finish(result, levels, out)
 
 
-def finish(result: dict[str, Any], levels: list[int], out: Path) -> int:
+def finish(result: dict[str, Any], levels: list[int], out: Path) -> None:
     """Add the speed-up of the highest level over the lowest; write ``serving.json``."""
     one = next(lv for lv in result["levels"] if lv["concurrency"] == levels[0])
     top = next(lv for lv in result["levels"] if lv["concurrency"] == levels[-1])
     result["speedup"] = round(top["throughput_q_per_s"] / one["throughput_q_per_s"], 2)
     (out / "serving.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"speedup {levels[-1]} vs {levels[0]}: {result['speedup']}x; wrote {out}/serving.json")
-    return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+EXPERIMENT = Experiment(
+    name="serving",
+    about="ParallelSearch runs at once (1/4/16) on one shared `serve`, then a server crash",
+    out="benchmarks/serving/ngram",
+    run=_run,
+    limit=64,
+    settings={"levels": "1,4,16", "kill_after": 16, "fault": True, "engine": "{}"},
+)
+
+
+def render_serving(root: Path | None = None) -> str:
+    """Render concurrent runs on one shared server per engine (block ``serving-results``)."""
+    root = root or checkout_dir() / "benchmarks" / "serving"
+    runs = [json.loads(p.read_text()) for p in sorted(root.glob("*/serving.json"))]
+    first = runs[0]
+    made_by = first["command"].split(" --")[0]  # the command without its flags
+    lines = [
+        f"Made by `{made_by}` (`benchmarks/serving/*/`, commands there){at_commit(first)}:"
+        f" one `langgraph-parallel serve` on the 2-core CPU, the first "
+        f"{first['levels'][0]['questions']} questions of the bundled HotpotQA sample through "
+        "`parallel-search` (`smollm2-parallel`, hybrid index, `ChatVLLMServer`) with 1, 4 and 16 "
+        "runs at once, the server's prefix cache emptied before each level.",
+        "",
+        "| engine | runs at once | questions/s | vs 1 run | p50 s | p95 s | engine batch reached "
+        "| prefix-cache hits | answered | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        spec = run["engine"].get("speculative_config", "default")
+        engine = "no speculation" if spec is None else "n-gram speculation (default)"
+        one = run["levels"][0]["throughput_q_per_s"]
+        for lv in run["levels"]:
+            lines.append(
+                f"| {engine} | {lv['concurrency']} | {lv['throughput_q_per_s']:.3f} "
+                f"| {lv['throughput_q_per_s'] / one:.2f}x | {lv['p50_s']:.1f} | {lv['p95_s']:.1f} "
+                f"| {lv['max_running_requests']:.0f} | {lv['prefix_cache_hit_rate']:.0%} "
+                f"| {lv['answered']}/{lv['questions']} | {lv['errors']} |"
+            )
+    for run in runs:
+        fault = run.get("fault")
+        if fault:
+            reasons = ", ".join(f"{n} {r}" for r, n in fault["stop_reasons"].items())
+            lines += [
+                "",
+                f"Fault run ({fault['concurrency']} runs at once; the server killed with SIGKILL "
+                f"after {fault.get('kill_after', 16)} questions and started again, down "
+                f"{fault['server_down_s']:.0f} s): **{fault['accounted']} of {fault['questions']}"
+                f"** questions ended with an answer or a stated stop reason ({reasons}), "
+                f"{fault['distinct_questions']} distinct, none lost or repeated.",
+            ]
+    return "\n".join(lines)

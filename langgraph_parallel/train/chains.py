@@ -1,33 +1,36 @@
-"""Chain data for SFT (MuSiQue/2Wiki trajectories), with the benchmarks' questions held out.
+r"""Chain data for SFT (MuSiQue/2Wiki trajectories), with the benchmarks' questions held out.
 
-A second stage on chains alone, a replay mix, or the chains in the first stage's mix.
+``langgraph-parallel train chains heldout|select|mix|combine|first``: a second stage on chains
+alone, a replay mix, the chains in the first stage's mix, or the CPU first stage
+(``tools/train_policies.sh``).
 
 Usage:
-    .venv/bin/python tools/sft_chains.py heldout --out data/bench_heldout_chains.jsonl.gz
+    .venv/bin/langgraph-parallel train chains heldout --out data/bench_heldout_chains.jsonl.gz
     .venv/bin/langgraph-parallel train sft --synthesize-only \
         --dataset ../shared/data/musique_dev_with_paragraphs200.jsonl.gz \
         --dataset ../shared/data/2wikimultihopqa_dev_sample500.jsonl.gz \
         --exclude data/hotpotqa_dev_sample300.jsonl.gz \
         --exclude data/bench_heldout_chains.jsonl.gz --per-class 0 --max-turns 6 --out runs/chains
-    .venv/bin/python tools/sft_chains.py select --data runs/chains/data.jsonl --out runs/chains-sel
+    .venv/bin/langgraph-parallel train chains select --data runs/chains/data.jsonl \
+        --out runs/chains-sel
     .venv/bin/langgraph-parallel train sft --init smollm2-parallel --policies parallel \
         --data runs/chains-sel/data.jsonl --exclude data/hotpotqa_dev_sample300.jsonl.gz \
         --exclude data/bench_heldout_chains.jsonl.gz --epochs 1 --learning-rate 3e-4 \
         --out runs/sft-chain
     # or a replay mix (fewer chains plus first-stage comparisons), trained the same way:
-    .venv/bin/python tools/sft_chains.py mix --data runs/chains/data.jsonl \
+    .venv/bin/langgraph-parallel train chains mix --data runs/chains/data.jsonl \
         --replay runs/sft-data/data.jsonl --out runs/chains-mix
     # or (on a GPU) the chains in the first stage, both policies from zero:
-    .venv/bin/python tools/sft_chains.py select --data runs/chains/data.jsonl \
+    .venv/bin/langgraph-parallel train chains select --data runs/chains/data.jsonl \
         --out runs/chains-seq --policy sequential      # beside runs/chains-sel (parallel)
-    .venv/bin/python tools/sft_chains.py combine --data runs/sft-data/data.jsonl \
+    .venv/bin/langgraph-parallel train chains combine --data runs/sft-data/data.jsonl \
         --data runs/chains-sel/data.jsonl --data runs/chains-seq/data.jsonl --out runs/first-mix
     .venv/bin/python tools/gpu_sft.py prepare --data runs/first-mix/data.jsonl --train-args \
         "--epochs 3 --learning-rate 3e-4 --exclude data/hotpotqa_dev_sample300.jsonl.gz \
          --exclude data/bench_heldout_chains.jsonl.gz"
 
 The only MuSiQue and 2Wiki files with paragraphs in ``../shared/data`` are the samples the
-benchmarks draw from (``tools/bench_parallel_muse.py``, ``tools/bench_sft.py``), so ``heldout``
+benchmarks draw from (the experiments ``parallel-muse`` and ``sft``), so ``heldout``
 writes the questions those draw (seeded, with room for larger runs: the first 40 MuSiQue, the
 first 40 2Wiki ``compositional``/``inference`` and the first 100 2Wiki of any type) to a file
 that ``train sft --exclude`` takes (the committed ``data/bench_heldout_chains.jsonl.gz``, which
@@ -39,19 +42,24 @@ synthesis record plus the selection. ``combine`` joins such files (both policies
 question) into one that ``train sft --data`` trains both policies on from zero. Measured on this
 CPU (``benchmarks/sft/chain/``, ``benchmarks/sft/mix/``): a stage of chains alone made the
 shipped policy forget to decompose; the replay mix kept both behaviours but answered worse.
+Writing the files is :mod:`.chains_files`'s; the command line :mod:`.chains_cli`'s.
 """
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 from langgraph_parallel.eval.datasets import load_questions
+from langgraph_parallel.jsonl import read_rows
 from langgraph_parallel.paths import shared_data_dir
-from langgraph_parallel.train.trajectories import META_FILE, write_trajectories
+from langgraph_parallel.train.chains_files import COMMAND, combine, write_selection
+from langgraph_parallel.train.trajectories import META_FILE
+
+__all__ = ["FEW", "FIRST", "MIX", "PICKS", "first", "heldout", "mix", "select"]
 
 MUSIQUE = "musique_dev_with_paragraphs200.jsonl.gz"
 WIKI = "2wikimultihopqa_dev_sample500.jsonl.gz"
@@ -59,7 +67,7 @@ PICKS = ((MUSIQUE, None, 40), (WIKI, ["compositional", "inference"], 40), (WIKI,
 """(file, types, first N of the seed-0 order): what the benchmarks draw, with room to grow."""
 FEW = {"compositional": 20, "comparison": 24}
 """2Wiki types of which only a seeded few are kept (the rest of their types: all)."""
-MIX = {
+MIX: dict[tuple[str, str], int] = {
     ("musique", "2hop"): 40,
     ("2wiki", "inference"): 30,
     ("2wiki", "compositional"): 20,
@@ -68,7 +76,7 @@ MIX = {
     ("hotpotqa", "bridge"): 30,
 }
 """Seeded caps of the replay mix (``mix``); MuSiQue 3-4 hop chains are all kept."""
-FIRST = {
+FIRST: dict[tuple[str, str | None], int | None] = {
     ("hotpotqa", "comparison"): 170,
     ("hotpotqa", "bridge"): 85,
     ("2wiki", "comparison"): 20,
@@ -98,7 +106,7 @@ def heldout(out: Path) -> int:
 
 def select(data: Path, out: Path, policy: str) -> int:
     """Write the chosen trajectories of ``policy`` and their record to ``out``; return how many."""
-    rows = [json.loads(line) for line in data.open()]
+    rows = read_rows(data, what="trajectory file")
     mine = [r for r in rows if r["policy"] == policy]
     rng = random.Random(0)
     chosen = [r for r in mine if r["dataset"] == "musique"]
@@ -108,7 +116,7 @@ def select(data: Path, out: Path, policy: str) -> int:
         rng.shuffle(few[kind])
     chosen += [r for kind in FEW for r in few[kind][: FEW[kind]]]
     rng.shuffle(chosen)
-    return _write(chosen, data, out, f"tools/sft_chains.py select --data {data} --policy {policy}")
+    return write_selection(chosen, data, out, f"{COMMAND} select --data {data} --policy {policy}")
 
 
 def mix(data: Path, replay: Path, out: Path, policy: str) -> int:
@@ -121,9 +129,9 @@ def mix(data: Path, replay: Path, out: Path, policy: str) -> int:
     and every MuSiQue 3-4 hop chain. Both policies get the same questions (the same seeded
     shuffle of the same per-policy order). Returns how many it wrote.
     """
-    groups: dict[tuple[str, str], list[dict]] = {}
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for path in (data, replay):
-        for r in map(json.loads, path.open()):
+        for r in read_rows(path, what="trajectory file"):
             if r["policy"] == policy:
                 groups.setdefault((r["dataset"], r["type"]), []).append(r)
     rng = random.Random(0)
@@ -135,9 +143,9 @@ def mix(data: Path, replay: Path, out: Path, policy: str) -> int:
         elif key[0] == "musique":
             chosen += rows
     rng.shuffle(chosen)
-    command = f"tools/sft_chains.py mix --data {data} --replay {replay} --policy {policy}"
+    command = f"{COMMAND} mix --data {data} --replay {replay} --policy {policy}"
     replayed = json.loads(replay.with_name(META_FILE).read_text())
-    return _write(chosen, data, out, command, replayed)
+    return write_selection(chosen, data, out, command, replayed)
 
 
 def first(datas: list[Path], out: Path) -> int:
@@ -146,7 +154,7 @@ def first(datas: list[Path], out: Path) -> int:
     The questions of a (dataset, type) are a seeded draw of their sorted ids, so both policies
     get the same ones. Returns how many trajectories it wrote.
     """
-    rows = [r for path in datas for r in map(json.loads, path.open())]
+    rows = [r for path in datas for r in read_rows(path, what="trajectory file")]
     groups: dict[tuple[str, str | None], set[str]] = {}
     for r in rows:
         key = next((k for k in FIRST if k[0] == r["dataset"] and k[1] in (None, r["type"])), None)
@@ -161,118 +169,3 @@ def first(datas: list[Path], out: Path) -> int:
     picked = [r for r in rows if str(r["id"]) in chosen]
     rng.shuffle(picked)
     return combine(datas, out, picked, verb="first")
-
-
-def combine(
-    datas: list[Path], out: Path, rows: list[dict] | None = None, verb: str = "combine"
-) -> int:
-    """Write every trajectory of ``datas`` (or ``rows`` of them) as one file; returns how many.
-
-    For a stage that trains both policies from zero (``train sft --data``, on a GPU: the chains
-    in the first stage's mix rather than a stage of their own). Each question must come with
-    both policies' trajectories, once each, so the two policies still see the same questions.
-
-    Raises:
-        SystemExit: Naming the question that breaks that.
-    """
-    if rows is None:
-        rows = [r for path in datas for r in map(json.loads, path.open())]
-    seen: dict[str, set[str]] = {}
-    for r in rows:
-        mine = seen.setdefault(str(r["id"]), set())
-        if r["policy"] in mine:
-            raise SystemExit(f"question {r['id']} has two {r['policy']} trajectories: drop a file.")
-        mine.add(r["policy"])
-    policies = set().union(*seen.values())
-    lone = sorted(i for i, p in seen.items() if p != policies)
-    if lone:
-        raise SystemExit(
-            f"{len(lone)} question(s) lack a policy's trajectory (e.g. {lone[0]}): give both "
-            "policies' files (select --policy parallel and --policy sequential)."
-        )
-    metas = [json.loads(path.with_name(META_FILE).read_text()) for path in datas]
-    configs = [m.get("config") or {} for m in metas]
-    budgets = {c.get("passage_sentences") for c in configs}
-    if len(budgets) > 1:  # a policy is served one cut: its trajectories must all show that cut
-        raise SystemExit(
-            "the files were synthesised with different --passage-sentences "
-            f"({sorted(budgets, key=str)}): synthesise them again with one."
-        )
-    # The settings all parts share (the card copies them; the passage budget is served from it);
-    # the others (max_turns: 4 for HotpotQA, 6 for chains) are each part's, under "parts".
-    shared = {k: v for k, v in configs[0].items() if all(c.get(k, v) == v for c in configs)}
-    command = f"tools/sft_chains.py {verb} " + " ".join(f"--data {p}" for p in datas)
-    meta = {
-        # Each part's own steps, then this one: the card copies command and datasets.
-        "command": " && ".join(dict.fromkeys([*(m["command"] for m in metas), command])),
-        "datasets": list(dict.fromkeys(d for m in metas for d in m.get("datasets", []))),
-        "exclude": list(dict.fromkeys(e for m in metas for e in m.get("exclude", []))),
-        "config": shared,
-        "parts": [
-            {k: m[k] for k in ("command", "config", "trajectories") if k in m} for m in metas
-        ],
-        "selection": command,
-    }
-    write_trajectories(out, rows, meta)  # adds the counts: trajectories, by_policy
-    return len(rows)
-
-
-def _write(
-    chosen: list[dict], data: Path, out: Path, command: str, replayed: dict | None = None
-) -> int:
-    """Write ``chosen`` and a ``data.json`` whose command and files make the file again.
-
-    ``train sft --data`` copies ``command`` and ``datasets`` into the adapter's card, so they
-    name every step (synthesis, replayed synthesis, this selection) and every question file.
-    """
-    meta = json.loads(data.with_name(META_FILE).read_text())
-    steps = [meta["command"], *([replayed["command"]] if replayed else []), command]
-    meta.update(
-        command=" && ".join(steps),
-        datasets=[*meta.get("datasets", []), *(replayed or {}).get("datasets", [])],
-        selection=command,
-    )
-    if replayed:  # its own synthesis settings (HotpotQA: max_turns 4), beside the chains'
-        meta["replay"] = {
-            k: replayed[k] for k in ("command", "datasets", "config") if k in replayed
-        }
-    write_trajectories(out, chosen, meta)  # adds the counts: trajectories, by_policy
-    return len(chosen)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    verbs = parser.add_subparsers(dest="verb", required=True)
-    held = verbs.add_parser("heldout", help="write the benchmarks' questions to a file")
-    held.add_argument("--out", type=Path, required=True)
-    sel = verbs.add_parser("select", help="keep the chain trajectories of one policy")
-    sel.add_argument("--data", type=Path, required=True, help="train sft --synthesize-only file")
-    sel.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
-    sel.add_argument("--policy", default="parallel")
-    mixed = verbs.add_parser("mix", help="fewer chains plus first-stage comparisons (replay)")
-    mixed.add_argument("--data", type=Path, required=True, help="the chain synthesis file")
-    mixed.add_argument("--replay", type=Path, required=True, help="a first-stage synthesis file")
-    mixed.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
-    mixed.add_argument("--policy", default="parallel")
-    both = verbs.add_parser("combine", help="one first-stage file of both policies' trajectories")
-    both.add_argument("--data", type=Path, action="append", required=True, help="repeatable")
-    both.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
-    cpu = verbs.add_parser("first", help="the CPU first stage: FIRST's questions, both policies")
-    cpu.add_argument("--data", type=Path, action="append", required=True, help="repeatable")
-    cpu.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
-    args = parser.parse_args()
-    if args.verb == "first":
-        print(f"{first(args.data, args.out)} trajectories -> {args.out}")
-    elif args.verb == "heldout":
-        print(f"{heldout(args.out)} questions -> {args.out}")
-    elif args.verb == "select":
-        print(f"{select(args.data, args.out, args.policy)} trajectories -> {args.out}")
-    elif args.verb == "combine":
-        print(f"{combine(args.data, args.out)} trajectories -> {args.out}")
-    else:
-        n = mix(args.data, args.replay, args.out, args.policy)
-        print(f"{n} trajectories -> {args.out}")
-
-
-if __name__ == "__main__":
-    main()

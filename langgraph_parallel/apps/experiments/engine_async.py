@@ -1,6 +1,6 @@
 """The engine's thread worker against vLLM's own async engine (``AsyncLLM``), in one run.
 
-    .venv/bin/python tools/bench_engine_async.py --out benchmarks/engine/async
+``langgraph-parallel bench run engine-async`` writes ``OUT/engines.json`` and ``OUT/table.md``.
 
 Issue 16 asked whether vLLM's ``AsyncLLM`` should replace the engine worker of
 ``models/engine.py`` as it was until then: one thread stepping the offline ``vllm.LLM``
@@ -10,15 +10,15 @@ Issue 16 asked whether vLLM's ``AsyncLLM`` should replace the engine worker of
 
 Both serve the same workload in this process: the ``parallel-search`` graph on
 ``smollm2-parallel`` (the in-process chat model: same prompts, same sampling) with the hybrid
-index, the first ``--questions`` questions of the bundled HotpotQA sample with 1, 4 and 16 runs
+index, the first ``--limit`` questions of the bundled HotpotQA sample with 1, 4 and 16 runs
 at once (threads, as a server's), the engine's prefix cache emptied before each level, the same
 engine settings (this machine's defaults, n-gram speculation included). At each level both
 engines run one after the other, the first of them alternating between levels, so neither always
 meets a warmer machine.
 
 ``AsyncLLM`` has no in-process mode: its engine core runs in a second process, started with
-``spawn`` on CPU (hence this script's ``if __name__ == "__main__"`` guard, which any user script
-needs).
+``spawn`` on CPU (a user script starting one needs an ``if __name__ == "__main__"`` guard; the
+``langgraph-parallel`` command has one).
 
 Reported per engine: start time (engine start and a first call); per level: throughput (questions
 per second), p50/p95 question latency, answers, and how many answers equal the other engine's.
@@ -26,27 +26,25 @@ per second), p50/p95 question latency, answers, and how many answers equal the o
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import os
 import queue
 import statistics
-import sys
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from langgraph_parallel.apps.experiments.base import Experiment, Run
+from langgraph_parallel.models.engine import engine_defaults
+from langgraph_parallel.models.vllm_chat import ChatVLLM
+from langgraph_parallel.models.worker import EngineWorker
+from langgraph_parallel.paths import repo_data_dir, source_commit
 
-from langgraph_parallel.models.engine import engine_defaults  # noqa: E402
-from langgraph_parallel.models.vllm_chat import ChatVLLM  # noqa: E402
-from langgraph_parallel.models.worker import EngineWorker  # noqa: E402
+__all__ = ["EXPERIMENT", "ChatThreadWorker", "ThreadWorker"]
 
 MODEL = "smollm2-parallel"
 
@@ -163,7 +161,7 @@ def same_answers(a: dict[str, Any], b: dict[str, Any]) -> int:
 
 
 def table(result: dict[str, Any]) -> str:
-    """The Markdown table of a result: one row per engine and level."""
+    """Return the Markdown table of a result: one row per engine and level."""
     lines = [
         "| engine | runs at once | questions/s | vs 1 run | p50 s | p95 s | answered | errors |",
         "|---|---|---|---|---|---|---|---|",
@@ -179,29 +177,22 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default="benchmarks/engine/async")
-    parser.add_argument("--questions", type=int, default=64)
-    parser.add_argument("--levels", default="1,4,16")
-    args = parser.parse_args()
-
-    from langgraph_parallel.apps.bench_cli import source_commit
+def _run(run: Run) -> None:
     from langgraph_parallel.apps.registry import build_graph
     from langgraph_parallel.eval.datasets import load_questions
-    from langgraph_parallel.paths import repo_data_dir
     from langgraph_parallel.retrieval.indexes import corpus_index
 
     questions = load_questions(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
-    questions = questions[: args.questions]
+    questions = questions[: run.limit]
     index = corpus_index(None, kind="hybrid")
+    run.uses(MODEL)
     models: dict[str, ChatVLLM] = {
         "thread": ChatThreadWorker(model=MODEL),
         "asyncllm": ChatVLLM(model=MODEL),
     }
     result: dict[str, Any] = {
         "commit": source_commit(),
-        "command": " ".join([".venv/bin/python tools/bench_engine_async.py", *sys.argv[1:]]),
+        "command": run.command,
         "model": MODEL,
         "engine_settings": engine_defaults(),
         "start_s": {},
@@ -214,20 +205,24 @@ def main() -> int:
         result["start_s"][name] = round(time.perf_counter() - begin, 1)
         graphs[name] = build_graph("parallel-search", model, index)
     order = list(models)
-    for i, workers in enumerate(int(x) for x in args.levels.split(",")):
+    for i, workers in enumerate(int(x) for x in run.settings["levels"].split(",")):
         for name in order if i % 2 == 0 else order[::-1]:
             level = run_level(models[name], graphs[name], questions, workers)
             result["engines"][name].append(level)
             print(name, json.dumps({k: v for k, v in level.items() if k != "rows"}), flush=True)
         thread_level, async_level = (result["engines"][n][-1] for n in order)
         async_level["same_answers_as_thread"] = same_answers(thread_level, async_level)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "engines.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    (out / "table.md").write_text(table(result), encoding="utf-8")
+    run.out.mkdir(parents=True, exist_ok=True)
+    (run.out / "engines.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    (run.out / "table.md").write_text(table(result), encoding="utf-8")
     print(table(result))
-    return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+EXPERIMENT = Experiment(
+    name="engine-async",
+    about="the engine's old thread worker vs vLLM's AsyncLLM, parallel-search at 1/4/16 at once",
+    out="benchmarks/engine/async",
+    run=_run,
+    limit=64,
+    settings={"levels": "1,4,16"},
+)

@@ -1,0 +1,168 @@
+"""ParallelMuse partial rollouts vs independent rollouts on long multi-hop trajectories.
+
+``langgraph-parallel bench run parallel-muse`` runs the one harness, ``bench``, with ``--graphs
+parallel-muse,rollouts-majority`` on three samples of multi-hop chains (``--limit`` each,
+seeded), ``max_turns`` 6, budget 8 trajectories, the shipped policy (``smollm2-parallel``;
+setting ``model`` another, for both systems), join ``select`` (reports + analyst), the prefix
+cache emptied before each graph and 8 GiB of it (:data:`KV_CACHE`), BM25 over:
+
+- ``OUT/musique``: MuSiQue (2-4 hops), the file's own paragraphs as the corpus;
+- ``OUT/2wiki``: 2WikiMultihopQA ``compositional``/``inference``, its paragraphs as the corpus;
+- ``OUT/hotpotqa``: the bundled HotpotQA sample's ``bridge`` questions, the bundled corpus.
+
+(BM25 rather than the hybrid default: the dense half would embed the two context corpora, ~9k
+paragraphs, for about 9 minutes on this CPU; both systems search the same index. Reports in
+style ``extract``, written from each trajectory without a model call: the shipped policy, trained
+only on the agent's own format, writes no report. Asked for one, in style ``model`` or
+``continue``, it repeats its ``<think>``/``<answer>`` lines until the 256-token limit (every
+report of the earlier runs did), about 2k generated tokens a question the analyst then reads as
+noise.) The setting ``setting`` picks one of :data:`SWEEP` as ParallelMuse's branching (the
+committed run: ``ppl-top1``; empty: the graph's defaults).
+
+Then writes ``OUT/parallel_muse.md``/``.json``: per dataset and over all questions, the agent
+phase (uncached prefill, generated, their sum = cost, cached prefill, reasoning/exploration
+tokens, trajectory shape) and the reduction apart, EM of each join, of the first rollout alone
+and of "any trajectory right", the partial-over-independent ratios on the same questions, and
+``OUT/muse_saving.png`` (per question, the cost ratio and EM against trajectory length).
+
+``bench run parallel-muse-sweep`` runs ``parallel-muse`` alone on the first ``--limit`` MuSiQue
+questions of the same sample once per setting in :data:`SWEEP` (``OUT/sweep/<name>``, ``--join
+majority --reports contested``: the agent phase only, no reports; setting ``settings`` picks
+some) and compares each with independent rollouts of the same questions that it runs first
+(``OUT/sweep/independent``; tables in ``OUT/sweep.md``/``.json``); ``extract-select`` keeps the
+default agent settings and joins with ``select`` over extracted reports (no report calls), to set
+the reduction's cost and accuracy beside the main run's model-written reports. Both resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from langgraph_parallel.apps.experiments.base import Experiment, Run
+from langgraph_parallel.apps.experiments.muse_analysis import INDEPENDENT, PARTIAL, analyse
+from langgraph_parallel.apps.experiments.muse_tables import SWEEP, markdown, sweep_markdown
+from langgraph_parallel.errors import UserError
+from langgraph_parallel.eval.results import results_in
+from langgraph_parallel.paths import repo_data_dir, shared_data_dir
+
+__all__ = ["EXPERIMENT", "KV_CACHE", "SWEEP_EXPERIMENT", "datasets"]
+
+COMMON = ["--index", "bm25", "--max-turns", "6", "--budget", "8", "--report-style", "extract",
+          "--fresh-cache", "--seed", "0"]  # fmt: skip
+KV_CACHE = {"kv_cache_memory_bytes": 8 << 30}
+"""The in-process engine's KV cache for these runs (the default is 2 GiB). At 4 questions in
+flight, 8 trajectories each of up to ~3k tokens, 2 GiB holds ~46k fp32 tokens of SmolLM2: on
+MuSiQue partial rollout cost 1.04x the independent rollouts there and 0.87x at 8 GiB (eviction
+of the initial rollouts' blocks before their forks ran is the likely cause; runs are noisy)."""
+
+
+def datasets() -> dict[str, list[str]]:
+    """Sample name -> its ``bench`` flags (question file, types, corpus)."""
+    shared = shared_data_dir()
+    return {
+        "musique": ["--dataset", str(shared / "musique_dev_with_paragraphs200.jsonl.gz"),
+                    "--corpus", "contexts"],
+        "2wiki": ["--dataset", str(shared / "2wikimultihopqa_dev_sample500.jsonl.gz"),
+                  "--types", "compositional,inference", "--corpus", "contexts"],
+        "hotpotqa": ["--dataset", str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz"),
+                     "--types", "bridge"],
+    }  # fmt: skip
+
+
+def _names(text: str) -> list[str]:
+    names = [n for n in text.split(",") if n]
+    unknown = [n for n in names if n not in SWEEP]
+    if unknown:
+        raise UserError(f"--set setting(s)=: names of {', '.join(SWEEP)}; got {unknown}")
+    return names
+
+
+def _bench(run: Run, words: list[str]) -> None:
+    os.environ["LANGGRAPH_PARALLEL_ENGINE"] = json.dumps(KV_CACHE)  # the bench children read it
+    limit = [] if run.limit is None else ["--limit", str(run.limit)]
+    run.bench([*words, *limit, "--concurrency", str(run.settings["concurrency"])], child=True)
+
+
+def _plot(rows: list[dict[str, Any]], path: Path) -> None:
+    from langgraph_parallel.eval.muse_report import plot_saving_vs_length
+
+    plot_saving_vs_length(rows, path)
+
+
+def _run_main(run: Run) -> None:
+    """Run (or resume) the three samples and analyse them apart and together."""
+    names = _names(run.settings["setting"])
+    if len(names) > 1:
+        raise UserError(
+            f"--set setting=: one of {', '.join(SWEEP)} (got {names}); the sweep takes several"
+        )
+    flags = SWEEP[names[0]] if names else []
+    model = run.settings["model"]
+    everything: list[dict[str, Any]] = []
+    result: dict[str, Any] = {"command": run.command,
+                              "settings": {"common": COMMON, "datasets": datasets(),
+                                           "limit": run.limit, "parallel_muse": flags,
+                                           "model": model},
+                              "datasets": {}}  # fmt: skip
+    for name, words in datasets().items():
+        folder = run.out / name
+        # A setting's flags are ParallelMuse's own; the independent rollouts ignore them.
+        _bench(run, [*words, *COMMON, "--model", model, "--graphs", f"{PARTIAL},{INDEPENDENT}",
+                     "--join", "select", *flags, "--out", str(folder)])  # fmt: skip
+        rows = [{**r, "dataset": name} for r in results_in(folder)]
+        result["datasets"][name] = analyse(rows)
+        everything += rows
+    result["all"] = analyse(everything)
+    _plot(everything, run.out / "muse_saving.png")
+    (run.out / "parallel_muse.json").write_text(json.dumps(result, indent=2) + "\n")
+    (run.out / "parallel_muse.md").write_text(markdown(result))
+    print(markdown(result))
+
+
+def _run_sweep(run: Run) -> None:
+    """Run each :data:`SWEEP` setting of ``parallel-muse`` against independent rollouts."""
+    chosen = _names(run.settings["settings"]) or list(SWEEP)
+    model = run.settings["model"]
+    result: dict[str, Any] = {"command": run.command, "settings": SWEEP, "model": model,
+                              "runs": {}}  # fmt: skip
+
+    def one(graph: str, name: str, words: list[str]) -> list[dict[str, Any]]:
+        folder = run.out / "sweep" / name
+        # argparse keeps the last of repeated flags: a setting's own --join/--reports win.
+        _bench(run, [*datasets()["musique"], *COMMON, "--model", model, "--graphs", graph,
+                     "--join", "majority", "--reports", "contested", *words,
+                     "--out", str(folder)])  # fmt: skip
+        return results_in(folder)
+
+    # The independent rollouts are re-run here, by the same code and engine as the settings,
+    # rather than taken from the main run, which may predate them.
+    baseline = one(INDEPENDENT, "independent", [])
+    for name in chosen:
+        rows = one(PARTIAL, name, SWEEP[name])
+        ids = {r["id"] for r in rows}
+        result["runs"][name] = analyse(rows + [r for r in baseline if r["id"] in ids])
+    (run.out / "sweep.json").write_text(json.dumps(result, indent=2) + "\n")
+    (run.out / "sweep.md").write_text(sweep_markdown(result))
+    print(sweep_markdown(result))
+
+
+EXPERIMENT = Experiment(
+    name="parallel-muse",
+    about="ParallelMuse partial rollouts vs 8 independent rollouts, MuSiQue/2Wiki/HotpotQA chains",
+    out="benchmarks/parallel_muse",
+    run=_run_main,
+    limit=17,
+    limit_means="questions per sample",
+    settings={"setting": "ppl-top1", "model": "auto", "concurrency": 4},
+)
+SWEEP_EXPERIMENT = Experiment(
+    name="parallel-muse-sweep",
+    about="ParallelMuse branching settings (SWEEP) vs independent rollouts, MuSiQue",
+    out="benchmarks/parallel_muse",
+    run=_run_sweep,
+    limit=8,
+    settings={"settings": "", "model": "auto", "concurrency": 4},
+)

@@ -1,0 +1,53 @@
+"""The words every result block uses to say where its figures come from, and how it shows a share.
+
+A figure in the docs names the command and the commit that made it, as its benchmark file
+recorded them; these helpers turn those records into the same words in every block.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+__all__ = ["at_commit", "commits_of", "markdown_command", "pct", "short_commit"]
+
+
+def short_commit(commit: str) -> str:
+    """Show a recorded commit as the pages do: short hash, and ``-dirty`` when recorded so."""
+    return f"`{commit[:7]}{'-dirty' if commit.endswith('-dirty') else ''}`"
+
+
+def at_commit(result: dict[str, Any]) -> str:
+    """Say where the figures come from in the history: the commit the benchmark ran at."""
+    commit = result.get("commit")
+    if not commit:
+        return "; it ran before benchmarks recorded their commit"
+    return f" at commit {short_commit(commit)}"
+
+
+def commits_of(run_json: Path) -> str:
+    """Name the commits a resumable ``bench`` folder's rows were written at (its ``run.json``)."""
+    commits = json.loads(run_json.read_text()).get("commits") or []
+    if not commits:
+        return "commits not recorded"
+    short = [short_commit(c) for c in commits]
+    return "commit " + short[0] if len(short) == 1 else "commits " + ", ".join(short)
+
+
+def pct(x: float) -> str:
+    """Show a share as a whole percentage (``0.456`` -> ``46%``)."""
+    return f"{100 * x:.0f}%"
+
+
+def markdown_command(markdown: Path) -> str:
+    """Return the command of the ``Command: `...``` line a benchmark's markdown file starts with.
+
+    Raises:
+        SystemExit: The file names no command.
+    """
+    match = re.search(r"^Command: `(.+)`$", markdown.read_text(), re.M)
+    if not match:
+        raise SystemExit(f"{markdown} names no command")
+    return match.group(1)

@@ -1,0 +1,128 @@
+"""The result blocks of the docs and README, generated from the committed benchmark files.
+
+``langgraph-parallel results`` rewrites the blocks where they are; ``--check`` exits 1 if a
+block is stale or missing (``python -m langgraph_parallel.apps.experiments.results`` does the
+same). Each block sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in one of the
+pages (README.md or a page under ``docs/``: most in ``docs/results.md``, ``summary-results`` in
+README.md) and is rendered only from its benchmark file by its experiment's renderer, so a
+figure in the docs is always the file's figure; ``tests/unit/test_readme_results.py`` fails
+when a block and its file disagree. Every block must be in exactly one page; a block may move
+between pages without a change here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from langgraph_parallel.apps.experiments.engine import render_engine
+from langgraph_parallel.apps.experiments.first_contact import render_first_contact
+from langgraph_parallel.apps.experiments.hotpotqa import render_hotpotqa200
+from langgraph_parallel.apps.experiments.latency_served import render_latency
+from langgraph_parallel.apps.experiments.models import render_models
+from langgraph_parallel.apps.experiments.muse_tables import render_parallel_muse
+from langgraph_parallel.apps.experiments.reliability_table import render_reliability
+from langgraph_parallel.apps.experiments.retrieval import render_retrieval
+from langgraph_parallel.apps.experiments.rl_blocks import render_rl, render_rl_sft
+from langgraph_parallel.apps.experiments.serving import render_serving
+from langgraph_parallel.apps.experiments.sft_tables import render_sft
+from langgraph_parallel.apps.experiments.summary_block import render_summary
+from langgraph_parallel.paths import checkout_dir
+
+__all__ = ["BLOCKS", "block", "cmd_results", "homes", "main", "pages", "rewrite_all"]
+
+BLOCKS: dict[str, Callable[[], str]] = {
+    "hotpotqa200-results": render_hotpotqa200,
+    "engine-results": render_engine,
+    "models-results": render_models,
+    "rl-results": render_rl,
+    "rl-sft-results": render_rl_sft,
+    "reliability-results": render_reliability,
+    "sft-results": render_sft,
+    "muse-results": render_parallel_muse,
+    "retrieval-results": render_retrieval,
+    "latency-results": render_latency,
+    "first-contact-results": render_first_contact,
+    "serving-results": render_serving,
+    "summary-results": render_summary,
+}
+"""Block name -> renderer (each reads its committed files in this checkout)."""
+
+
+def pages(root: Path | None = None) -> list[Path]:
+    """Return the files that may hold blocks: README.md and every Markdown page under ``docs/``."""
+    root = root or checkout_dir()
+    return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+
+
+def block(text: str, name: str) -> str | None:
+    """Return the current content of block ``name`` in ``text`` (``None`` if it has none)."""
+    match = re.search(rf"<!-- {name}:start -->\n(.*?)<!-- {name}:end -->", text, re.S)
+    return match.group(1).removesuffix("\n") if match else None
+
+
+def _replace(text: str, name: str, body: str) -> str:
+    return re.sub(
+        rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)",
+        lambda m: m.group(1) + body + "\n" + m.group(2),
+        text,
+        flags=re.S,
+    )
+
+
+def homes(files: list[Path]) -> dict[str, Path]:
+    """Return block name -> the one file that holds it.
+
+    Raises:
+        SystemExit: Naming a block missing from every page or held by two.
+    """
+    found: dict[str, list[Path]] = {name: [] for name in BLOCKS}
+    for path in files:
+        text = path.read_text()
+        for name in BLOCKS:
+            if block(text, name) is not None:
+                found[name].append(path)
+    for name, paths in found.items():
+        if len(paths) != 1:
+            where = ", ".join(str(p) for p in paths) or "no page"
+            raise SystemExit(f"block <!-- {name}:start --> must be in one page, found in {where}")
+    return {name: paths[0] for name, paths in found.items()}
+
+
+def rewrite_all(files: list[Path]) -> dict[Path, tuple[str, str]]:
+    """Return each file holding blocks -> (its text, its text with every block re-rendered)."""
+    texts: dict[Path, tuple[str, str]] = {}
+    for name, path in homes(files).items():
+        current, new = texts.get(path, (path.read_text(),) * 2)
+        texts[path] = (current, _replace(new, name, BLOCKS[name]()))
+    return texts
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    """Rewrite the stale blocks (or, with ``--check``, only name them); 1 if ``--check`` fails."""
+    root = checkout_dir()
+    stale = []
+    for path, (current, new) in rewrite_all(pages(root)).items():
+        if new == current:
+            continue
+        stale.append(path)
+        if not args.check:
+            path.write_text(new)
+    for path in stale:
+        verb = "stale" if args.check else "rewritten"
+        print(f"{path.relative_to(root)}: result blocks {verb}", file=sys.stderr)
+    return 1 if args.check and stale else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m langgraph_parallel.apps.experiments.results``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if a block is stale")
+    return cmd_results(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,69 @@
+"""Reading a vLLM server's state while the serving experiment loads it: ``/metrics``, its cache."""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import urllib.request
+
+__all__ = ["MetricsSampler", "cache_counters", "free_port", "metric", "reset_prefix_cache"]
+
+
+def free_port() -> int:
+    """Return a TCP port free on this machine now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def metric(text: str, name: str) -> float:
+    """Sum of a Prometheus metric's samples (all label sets) in a ``/metrics`` page."""
+    pattern = rf"^{re.escape(name)}(?:{{[^}}]*}})? ([0-9.eE+-]+)$"
+    return sum(float(m.group(1)) for m in re.finditer(pattern, text, re.M))
+
+
+class MetricsSampler:
+    """Polls the server's ``/metrics``: the most requests running at once, cache counters."""
+
+    def __init__(self, base: str) -> None:
+        self.url = base + "/metrics"
+        self.max_running = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def read(self) -> str:
+        """Return the ``/metrics`` page, or nothing while the server is down."""
+        try:
+            with urllib.request.urlopen(self.url, timeout=2) as reply:
+                return str(reply.read().decode())
+        except OSError:  # the server is down (fault run)
+            return ""
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.1):
+            running = metric(self.read(), "vllm:num_requests_running")
+            self.max_running = max(self.max_running, running)
+
+    def __enter__(self) -> MetricsSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def cache_counters(sampler: MetricsSampler) -> tuple[float, float]:
+    """Return the server's prefix-cache hits and queries so far."""
+    text = sampler.read()
+    return metric(text, "vllm:prefix_cache_hits_total"), metric(
+        text, "vllm:prefix_cache_queries_total"
+    )
+
+
+def reset_prefix_cache(base: str) -> None:
+    """Empty the server's prefix cache (vLLM's dev-mode ``/reset_prefix_cache``)."""
+    request = urllib.request.Request(base + "/reset_prefix_cache", data=b"", method="POST")
+    with urllib.request.urlopen(request, timeout=30):
+        pass

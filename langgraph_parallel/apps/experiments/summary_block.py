@@ -1,0 +1,83 @@
+"""README.md's summary table: a headline figure of several blocks, each as its block says it.
+
+``tests/unit/test_readme_results.py`` checks that every figure of it is in a full block.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from langgraph_parallel.apps.experiments.provenance import at_commit
+from langgraph_parallel.paths import checkout_dir
+
+__all__ = ["render_summary"]
+
+
+def render_summary(root: Path | None = None) -> str:
+    """Render README.md's one small table: a headline figure of several blocks, as they say it."""
+    bench = (root or checkout_dir()) / "benchmarks"
+    sft = json.loads((bench / "sft" / "sft.json").read_text())["datasets"]
+    muse = json.loads((bench / "parallel_muse" / "parallel_muse.json").read_text())
+    serving = [
+        json.loads(p.read_text()) for p in sorted((bench / "serving").glob("*/serving.json"))
+    ]
+    reliability = json.loads((bench / "reliability.json").read_text())
+    lines = [
+        "| measure | figure | run |",
+        "|---|---|---|",
+    ]
+    for dataset, part in sft.items():
+        ratio = part["parallel_over_sequential"].get("parallelizable")
+        by_graph = part["by_class"]["parallelizable"]
+        if not ratio:
+            continue
+        ems = " / ".join(
+            f"{by_graph[g]['em']:.3f}" for g in ("parallel-search", "sequential", "direct")
+        )
+        lines.append(
+            f"| Trained ParallelSearch policy vs the equally trained sequential one, {dataset} "
+            f"parallelizable questions | **{ratio['llm_calls']:.2f}x** LLM calls, "
+            f"**{ratio['turns']:.2f}x** search turns; EM {ems} (parallel / sequential / closed "
+            f"book) | `benchmarks/sft/`, {by_graph['parallel-search']['n']} questions |"
+        )
+    everything = muse["all"]
+    lines.append(
+        "| ParallelMuse: agent cost (uncached prefill + generated tokens) of partial rollout vs "
+        "8 independent rollouts | "
+        f"**{everything['partial_over_independent']['agent_cost']:.2f}x** | "
+        f"`benchmarks/parallel_muse/`, {everything['graphs']['parallel-muse']['n']} multi-hop "
+        "questions |"
+    )
+    # First contact replaces the latency row: measured on today's default engine and policy.
+    contact = json.loads((bench / "first_contact" / "first_contact.json").read_text())
+    cpu = contact["machine"]
+    where = f"{cpu['cpu']}, {cpu['cores']} cores{', avx512_bf16' if cpu['avx512_bf16'] else ''}"
+    cold, dtype = contact["cold_start"], contact["dtype"]
+    warm = dtype["by_dtype"][dtype["default"]]["warm_question_median_s"]
+    first = cold["first_ever"]["process_wall_s"]
+    lines.append(
+        f"| Cold `ask` of the README question, new process (engine start included), median of "
+        f"{len(cold['cold'])}; first ever (model preparation included) | "
+        f"**{cold['cold_median_s']:.1f} s**; {first:.1f} s | "
+        f"`benchmarks/first_contact/`{at_commit(contact)}, {where} |"
+    )
+    lines.append(
+        f"| Median warm question, default engine ({dtype['default']}, chosen for this CPU) | "
+        f"**{warm:.2f} s** | `benchmarks/first_contact/`{at_commit(contact)}, {where} |"
+    )
+    for run in serving:
+        if run["engine"].get("speculative_config", "default") is not None:
+            top = run["levels"][-1]
+            lines.append(
+                f"| One `langgraph-parallel serve`, {top['concurrency']} runs at once | "
+                f"{top['throughput_q_per_s']:.3f} questions/s, {top['errors']} errors | "
+                f"`benchmarks/serving/`{at_commit(run)} |"
+            )
+    rows = reliability["rows"]
+    lines.append(
+        f"| Fault injection (fuzzed model output, flaky searcher) | "
+        f"{sum(r['cases'] for r in rows):,} runs, **{sum(r['crashes'] for r in rows)} crashes** "
+        f"| `benchmarks/reliability.md`{at_commit(reliability)} |"
+    )
+    return "\n".join(lines)
