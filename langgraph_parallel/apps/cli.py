@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from langgraph_parallel.apps.arguments import add_index_argument
 from langgraph_parallel.apps.ask import add_ask_parser
-from langgraph_parallel.apps.bench_cli import add_bench_parser
+from langgraph_parallel.apps.bench_parser import add_bench_parser
 from langgraph_parallel.apps.experiments.cli import add_experiment_verbs, add_results_parser
 from langgraph_parallel.errors import UserError, describe_error
 from langgraph_parallel.models.quiet import LOG_ENV, quiet_environment

@@ -25,7 +25,8 @@ def bench_here(argv: Sequence[str]) -> None:
     Raises:
         UserError: As the command does (a setting it refuses, a missing file).
     """
-    from langgraph_parallel.apps.bench_cli import add_bench_parser, cmd_bench
+    from langgraph_parallel.apps.bench_cli import cmd_bench
+    from langgraph_parallel.apps.bench_parser import add_bench_parser
 
     parser = argparse.ArgumentParser(prog="langgraph-parallel")
     add_bench_parser(parser.add_subparsers(dest="command"))
