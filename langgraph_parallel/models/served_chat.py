@@ -58,6 +58,12 @@ class ChatVLLMServer(VLLMChatSettings):
     api_key: SecretStr = Field(default_factory=_api_key)
     """``OPENAI_API_KEY`` by default (vLLM checks it only when started with ``--api-key``)."""
     max_retries: int = 2
+    """The ``openai`` client's own retries of a failed request (connection errors, 408/429/5xx),
+    inside one model call; the graph's ``RetryPolicy`` retries whole calls after them."""
+    connect_timeout: float | None = 10.0
+    """Seconds to open a connection (``timeout`` bounds the whole request). A server that is
+    down refuses at once; one that cannot be reached (a dropped SYN) then fails as a transient
+    ``APITimeoutError`` the graph retries, instead of holding the call for ``timeout``."""
 
     _client: Any = PrivateAttr(default=None)
     _served: tuple[Literal["chat", "raw"], RawPrompt] | None = PrivateAttr(default=None)
@@ -91,7 +97,7 @@ class ChatVLLMServer(VLLMChatSettings):
         return {
             "base_url": self.base_url,
             "api_key": self.api_key.get_secret_value(),
-            "timeout": self.timeout,
+            "timeout": _openai().Timeout(self.timeout, connect=self.connect_timeout),
             "max_retries": self.max_retries,
         }
 

@@ -101,7 +101,11 @@ def stub_handler(state: Stub) -> type[BaseHTTPRequestHandler]:
             self._send({"object": "list", "data": [{"id": m} for m in state.models]})
 
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path == "/reset_prefix_cache":  # vLLM's dev-mode endpoint (serving runs)
+                self._send({})
+                return
+            body = json.loads(raw)
             state.requests.append((self.path, body))
             self._send(_reply(state, self.path, body))
 
@@ -347,3 +351,98 @@ def test_bench_runs_its_graphs_on_a_server_under_a_retry_deadline(
     assert [(r["answer"], r["stop_reason"]) for r in rows] == [("yes", "answered")]
     assert {path for path, _ in state.requests} == {"/v1/completions"}  # not in process
     assert f"--server {url} --retry-deadline 30" in (tmp_path / "out" / "report.md").read_text()
+
+
+class _Crashing(BaseHTTPRequestHandler):
+    """Reads a request and closes the connection without an answer, as a killed server does."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.close_connection = True
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_refused_or_dropped_connection_is_a_transient_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langgraph_parallel.errors import is_transient
+    from tests.servers import free_port
+
+    # The client's own retries off: the error must come out of one call, for the graph to retry.
+    down = ChatVLLMServer(base_url=f"http://127.0.0.1:{free_port()}/v1", max_retries=0)
+    with pytest.raises(Exception) as refused:
+        down.invoke("Question: who?\n")
+    assert is_transient(refused.value), repr(refused.value)
+    with local_server(_Crashing, monkeypatch) as root:
+        crashing = ChatVLLMServer(base_url=root + "/v1", model="smollm2-parallel", max_retries=0)
+        with pytest.raises(Exception) as dropped:
+            crashing.invoke("Question: who?\n")
+    assert is_transient(dropped.value), repr(dropped.value)
+
+
+def test_the_client_bounds_the_connect_apart_from_the_request() -> None:
+    model = ChatVLLMServer(base_url="http://127.0.0.1:1/v1", timeout=900.0)
+    timeout = model._sync_client().timeout
+    assert (timeout.connect, timeout.read) == (10.0, 900.0)
+
+
+def test_the_serving_fault_run_graph_waits_for_a_restarting_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langgraph_parallel.apps.experiments.serving_fault import fault_graph
+
+    state, searcher = Stub(), CountingSearcher()
+    question = {"question": "Were Ed Wood and Scott Derrickson both American?"}
+    with local_server(stub_handler(state), monkeypatch, start_after=1.0) as root:
+        model = ChatVLLMServer(base_url=root + "/v1", model="smollm2-parallel", max_retries=0)
+        final = fault_graph(model, searcher, 90.0).invoke(question)
+    assert final["answer"] == "yes" and final["stop_reason"] == "answered"
+    assert len(state.requests) == 2  # the refused attempts never reached it
+
+
+def test_the_serving_experiment_runs_its_levels_probe_and_fault_run_on_a_stub_server(
+    stub: tuple[Stub, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The experiment's glue, end to end: no vLLM, the stub stands in for the served engine."""
+    import subprocess
+    import sys
+
+    from langgraph_parallel.apps.experiments import serving
+    from langgraph_parallel.apps.experiments.base import Run, resolve_settings
+    from langgraph_parallel.apps.experiments.serving_render import render_serving
+    from langgraph_parallel.models import server as servers
+    from langgraph_parallel.retrieval import indexes
+
+    _, url = stub
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start_server(*_: Any, **__: Any) -> subprocess.Popen[bytes]:
+        # A stand-in server process in its own process group, for the fault run to kill.
+        code = "import time; time.sleep(120)"
+        started.append(subprocess.Popen([sys.executable, "-c", code], start_new_session=True))
+        return started[-1]
+
+    monkeypatch.setattr(servers, "start_server", start_server)
+    monkeypatch.setattr(serving, "free_port", lambda: int(url.split(":")[-1].split("/")[0]))
+    monkeypatch.setattr(indexes, "corpus_index", lambda *_, **__: CountingSearcher())
+    pairs = ["levels=1,4", "kill_after=2", "decode_tokens=4"]
+    settings = resolve_settings(serving.EXPERIMENT, pairs)
+    run = Run("serving", tmp_path / "out", 4, settings, "langgraph-parallel bench run serving")
+    try:
+        serving.EXPERIMENT.run(run)
+    finally:
+        for proc in started:
+            servers.stop_server(proc)
+    assert len(started) == 2 and started[0].returncode == -9  # killed, then started again
+    result = json.loads((tmp_path / "out" / "serving.json").read_text())
+    assert [lv["concurrency"] for lv in result["levels"]] == [1, 4]
+    assert [p["concurrency"] for p in result["engine_throughput"]] == [1, 4]
+    assert all("of_ceiling" in lv and lv["prompt_tokens_per_call"] > 0 for lv in result["levels"])
+    fault = result["fault"]
+    assert fault["every_question_once"] is True and fault["missing"] == []
+    assert fault["retry"]["deadline_s"] == 90.0 and fault["retry"]["max_attempts"] == 18
+    assert {"in_flight", "others", "server_down_s", "lost"} <= fault.keys()
+    assert all({"start_s", "end_s", "prompt_tokens"} <= row.keys() for row in fault["rows"])
+    assert "90 s deadline (18 attempts)" in render_serving(tmp_path)

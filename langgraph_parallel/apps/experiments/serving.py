@@ -7,18 +7,27 @@
 and, in this process, the ``parallel-search`` graph on ``smollm2-parallel`` through
 ``ChatVLLMServer`` with the hybrid index over the bundled corpus. The first ``--limit``
 questions of the bundled HotpotQA sample run with 1, 4 and 16 concurrent runs (each its own
-graph invocation, as a server's threads are), each question once per level, the server's prefix
-cache emptied before each level (vLLM's dev-mode ``/reset_prefix_cache``), so a level does not
-read the prompts of the one before from the cache. Reported per level:
-throughput (questions per second of wall time), p50/p95 latency of a question, errors and
-non-answers, the engine's running-request count reached (the server's ``/metrics``, sampled
+graph invocation, as a server's threads are; :mod:`.serving_level`), each question once per
+level, the server's prefix cache emptied before each level (vLLM's dev-mode
+``/reset_prefix_cache``), so a level does not read the prompts of the one before from the
+cache. Reported per level: throughput (questions per second of wall time), p50/p95 latency of
+a question, errors and non-answers, tokens per question (prompt, cached, uncached,
+completion), the engine's running-request count reached (the server's ``/metrics``, sampled
 every 0.1 s) and its prefix-cache hit rate over the level.
 
-Then the fault run: the same questions at the highest level, and after setting ``kill_after``
-questions have finished the server is killed (SIGKILL to its whole process group, a crash) and
-started again on the same port; runs that meet the dead server retry (the client's and the
-graph's retry policies) and then end with a ``model_error`` stop reason. Every question must
-end with an answer or a stated stop reason, none twice.
+Against the limit (setting ``ceiling``, on by default): the same server's prefill and decode
+tok/s alone at each level's concurrency (:mod:`.serving_probe`, ``decode_tokens`` per stream),
+recorded raw under ``engine_throughput``; each level gets the question ceiling those rates
+allow for its tokens per question and its throughput's share of it (:mod:`.serving_ceiling`).
+
+Then the fault run (:mod:`.serving_fault`): the same questions at the highest level, and after
+setting ``kill_after`` questions have finished the server is killed (SIGKILL to its whole
+process group, a crash) and started again on the same port. Its graph retries transient errors
+until setting ``retry_deadline`` (seconds of waiting, default 90: the questions in flight wait
+for the restart); ``--set retry_deadline=0`` gives it the graphs' default policy instead (the
+behaviour before: those questions end with ``model_error``), for comparison. Reported: the
+endings split by stop reason, the questions lost, ids missing or repeated (every question must
+end exactly once), and the latency of the questions in flight during the restart vs the others.
 
 Run it on an idle machine: the figures are wall times on the 2-core CPU.
 """
@@ -27,82 +36,37 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import statistics
-import threading
 import time
-from collections import Counter
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.apps.experiments.base import Experiment, Run
-from langgraph_parallel.apps.experiments.provenance import at_commit
-from langgraph_parallel.apps.experiments.serving_metrics import (
-    MetricsSampler,
-    cache_counters,
-    free_port,
-    reset_prefix_cache,
+from langgraph_parallel.apps.experiments.serving_ceiling import level_ceiling
+from langgraph_parallel.apps.experiments.serving_fault import (
+    Restart,
+    fault_graph,
+    retry_record,
+    run_fault,
 )
-from langgraph_parallel.paths import checkout_dir, repo_data_dir, source_commit
+from langgraph_parallel.apps.experiments.serving_level import run_level
+from langgraph_parallel.apps.experiments.serving_metrics import free_port
+from langgraph_parallel.apps.experiments.serving_probe import measure_levels
+from langgraph_parallel.apps.experiments.serving_render import render_serving
+from langgraph_parallel.errors import UserError, describe_error
+from langgraph_parallel.paths import repo_data_dir, source_commit
 
 __all__ = ["EXPERIMENT", "render_serving", "run_level"]
 
 MODEL = "smollm2-parallel"
 
 
-def run_level(
-    graph: Any, questions: list[Any], workers: int, base: str, on_done: Any = None
-) -> dict[str, Any]:
-    """Run every question once with ``workers`` concurrent runs; return the level's figures."""
-    from langgraph_parallel.eval.harness import evaluate
-
-    reset_prefix_cache(base)
-    with MetricsSampler(base) as sampler:
-        hits0, queries0 = cache_counters(sampler)
-        begin = time.perf_counter()
-        rows = []
-        with ThreadPoolExecutor(workers) as pool:
-            futures = [pool.submit(evaluate, graph, "parallel-search", q) for q in questions]
-            for future in as_completed(futures):
-                rows.append(future.result())
-                if on_done is not None:
-                    on_done(len(rows))
-        wall = time.perf_counter() - begin
-        hits1, queries1 = cache_counters(sampler)
-    latencies = sorted(r["wall_s"] for r in rows)
-    ids = [r["id"] for r in rows]
-    return {
-        "concurrency": workers,
-        "questions": len(rows),
-        "distinct_questions": len(set(ids)),
-        "wall_s": round(wall, 1),
-        "throughput_q_per_s": round(len(rows) / wall, 3),
-        "p50_s": round(statistics.median(latencies), 2),
-        "p95_s": round(latencies[int(0.95 * (len(latencies) - 1))], 2),
-        "answered": sum(r["answer"] is not None for r in rows),
-        "stop_reasons": dict(
-            sorted(Counter((r["stop_reason"] or "").split(":")[0] for r in rows).items())
-        ),
-        "errors": sum(r["error"] is not None for r in rows),
-        "em": round(statistics.mean(r["em"] for r in rows), 3),
-        "f1": round(statistics.mean(r["f1"] for r in rows), 3),
-        "completion_tokens": round(statistics.mean(r["completion_tokens"] for r in rows), 1),
-        "max_running_requests": sampler.max_running,
-        # A restarted server starts its counters again: no rate for a level that spans one.
-        "prefix_cache_hit_rate": round((hits1 - hits0) / (queries1 - queries0), 3)
-        if queries1 > queries0 and hits1 >= hits0
-        else None,
-        "rows": [
-            {k: r[k] for k in ("id", "answer", "stop_reason", "wall_s", "llm_calls", "error")}
-            for r in rows
-        ],
-    }
-
-
 def _run(run: Run) -> None:
     s = run.settings
     engine = json.loads(s["engine"])
+    try:  # a deadline the policy refuses fails now, not after the levels' minutes
+        retry = retry_record(s["retry_deadline"])
+    except ValueError as exc:
+        raise UserError(f"--set retry_deadline={s['retry_deadline']:g}: {exc}") from exc
     os.environ["VLLM_SERVER_DEV_MODE"] = "1"  # for /reset_prefix_cache between levels
 
     from langgraph_parallel.apps.registry import build_graph, load_model
@@ -116,14 +80,18 @@ def _run(run: Run) -> None:
     log = out / "server.log"
     port = free_port()
     base = f"http://127.0.0.1:{port}"
+
+    def start() -> Any:
+        return start_server(MODEL, port=port, log_path=str(log), warm=True, engine_kwargs=engine)
+
     begin = time.perf_counter()
-    server = start_server(MODEL, port=port, log_path=str(log), warm=True, engine_kwargs=engine)
+    restart = Restart(start(), start)  # restart.proc: the running server, stopped at the end
     server_start_s = time.perf_counter() - begin
     questions = load_questions(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz")
     questions = questions[: run.limit]
     model = load_model(MODEL, base_url=base + "/v1")
-
-    graph = build_graph("parallel-search", model, corpus_index(None, kind="hybrid"))
+    search = corpus_index(None, kind="hybrid")
+    graph = build_graph("parallel-search", model, search)
     levels = [int(x) for x in s["levels"].split(",")]
     result: dict[str, Any] = {
         "commit": source_commit(),
@@ -137,40 +105,29 @@ def _run(run: Run) -> None:
             level = run_level(graph, questions, workers, base)
             result["levels"].append(level)
             print(json.dumps({k: v for k, v in level.items() if k != "rows"}), flush=True)
-        if not s["fault"]:
-            finish(result, levels, out)
-            return
-
-        restarted: dict[str, float] = {}
-
-        def kill_and_restart() -> None:
-            nonlocal server
-            restarted["killed_at_s"] = time.perf_counter()
-            os.killpg(server.pid, signal.SIGKILL)  # a crash, not a shutdown
-            stop_server(server)  # reaps it (and anything of its group still alive)
-            server = start_server(
-                MODEL, port=port, log_path=str(log), warm=True, engine_kwargs=engine
+        if s["ceiling"]:
+            try:
+                probes = measure_levels(base, MODEL, result["levels"], s["decode_tokens"])
+            except Exception as exc:  # the levels' minutes are kept; the block shows "–"
+                result["engine_throughput_error"] = describe_error(exc)
+                print("engine probe failed:", result["engine_throughput_error"], flush=True)
+            else:
+                result["engine_throughput"] = probes
+                for level, probe in zip(result["levels"], probes, strict=True):
+                    level.update(level_ceiling(level, probe))
+        finish(result, levels, out)  # written now too, in case the fault run fails
+        if s["fault"]:
+            # The restart runs on its own thread: the runs in flight meanwhile meet a dead server.
+            fault_run = fault_graph(model, search, s["retry_deadline"])
+            fault = run_fault(
+                fault_run, questions, levels[-1], base, kill_after=s["kill_after"], restart=restart
             )
-            restarted["down_s"] = time.perf_counter() - restarted["killed_at_s"]
-
-        # The restart runs on its own thread: the runs in flight meanwhile meet a dead server.
-        def on_done(done: int) -> None:
-            if done == s["kill_after"]:
-                threading.Thread(target=kill_and_restart).start()
-
-        fault = run_level(graph, questions, levels[-1], base, on_done=on_done)
-        while "down_s" not in restarted:  # the restart may outlast the level's questions
-            time.sleep(0.5)
-        fault["server_down_s"] = round(restarted["down_s"], 1)
-        fault["kill_after"] = s["kill_after"]
-        fault["accounted"] = sum(
-            r["answer"] is not None or bool(r["stop_reason"]) for r in fault["rows"]
-        )
-        result["fault"] = fault
-        print("fault", json.dumps({k: v for k, v in fault.items() if k != "rows"}), flush=True)
+            fault["retry"] = retry
+            result["fault"] = fault
+            print("fault", json.dumps({k: v for k, v in fault.items() if k != "rows"}), flush=True)
+            finish(result, levels, out)
     finally:
-        stop_server(server)
-    finish(result, levels, out)
+        stop_server(restart.proc)
 
 
 def finish(result: dict[str, Any], levels: list[int], out: Path) -> None:
@@ -188,48 +145,13 @@ EXPERIMENT = Experiment(
     out="benchmarks/serving/ngram",
     run=_run,
     limit=64,
-    settings={"levels": "1,4,16", "kill_after": 16, "fault": True, "engine": "{}"},
+    settings={
+        "levels": "1,4,16",
+        "ceiling": True,
+        "decode_tokens": 128,
+        "kill_after": 16,
+        "fault": True,
+        "retry_deadline": 90.0,
+        "engine": "{}",
+    },
 )
-
-
-def render_serving(root: Path | None = None) -> str:
-    """Render concurrent runs on one shared server per engine (block ``serving-results``)."""
-    root = root or checkout_dir() / "benchmarks" / "serving"
-    runs = [json.loads(p.read_text()) for p in sorted(root.glob("*/serving.json"))]
-    first = runs[0]
-    made_by = first["command"].split(" --")[0]  # the command without its flags
-    lines = [
-        f"Made by `{made_by}` (`benchmarks/serving/*/`, commands there){at_commit(first)}:"
-        f" one `langgraph-parallel serve` on the 2-core CPU, the first "
-        f"{first['levels'][0]['questions']} questions of the bundled HotpotQA sample through "
-        "`parallel-search` (`smollm2-parallel`, hybrid index, `ChatVLLMServer`) with 1, 4 and 16 "
-        "runs at once, the server's prefix cache emptied before each level.",
-        "",
-        "| engine | runs at once | questions/s | vs 1 run | p50 s | p95 s | engine batch reached "
-        "| prefix-cache hits | answered | errors |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for run in runs:
-        spec = run["engine"].get("speculative_config", "default")
-        engine = "no speculation" if spec is None else "n-gram speculation (default)"
-        one = run["levels"][0]["throughput_q_per_s"]
-        for lv in run["levels"]:
-            lines.append(
-                f"| {engine} | {lv['concurrency']} | {lv['throughput_q_per_s']:.3f} "
-                f"| {lv['throughput_q_per_s'] / one:.2f}x | {lv['p50_s']:.1f} | {lv['p95_s']:.1f} "
-                f"| {lv['max_running_requests']:.0f} | {lv['prefix_cache_hit_rate']:.0%} "
-                f"| {lv['answered']}/{lv['questions']} | {lv['errors']} |"
-            )
-    for run in runs:
-        fault = run.get("fault")
-        if fault:
-            reasons = ", ".join(f"{n} {r}" for r, n in fault["stop_reasons"].items())
-            lines += [
-                "",
-                f"Fault run ({fault['concurrency']} runs at once; the server killed with SIGKILL "
-                f"after {fault.get('kill_after', 16)} questions and started again, down "
-                f"{fault['server_down_s']:.0f} s): **{fault['accounted']} of {fault['questions']}"
-                f"** questions ended with an answer or a stated stop reason ({reasons}), "
-                f"{fault['distinct_questions']} distinct, none lost or repeated.",
-            ]
-    return "\n".join(lines)
