@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO))
 
 from langgraph_parallel.eval.paired import paired_by_class  # noqa: E402
+from langgraph_parallel.eval.results import results_in  # noqa: E402
 
 SFT = REPO / "benchmarks" / "sft"
 RUNS = {
@@ -25,9 +26,8 @@ RUNS = {
 
 
 def rows(folder: Path) -> list[dict]:
-    """Return a bench run's result rows."""
-    with (folder / "results.jsonl").open() as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """Return a bench run's result rows (``results.jsonl`` or ``.jsonl.gz``)."""
+    return results_in(folder)
 
 
 def table(run: list[dict]) -> dict:
