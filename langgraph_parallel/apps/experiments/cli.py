@@ -107,9 +107,13 @@ def add_results_parser(subparsers: Any) -> None:
     """Add the ``results`` sub-command to the CLI's sub-parsers."""
     results = subparsers.add_parser(
         "results",
-        help="regenerate the result blocks of README.md and docs/ from benchmarks/",
-        description="Rewrite every generated result block of README.md and docs/ from the "
-        "committed benchmark files; --check only says which are stale (exit 1).",
+        help="regenerate the result blocks of README.md, benchmarks/ and docs/ from benchmarks/",
+        description="Rewrite every generated result block of README.md, benchmarks/README.md "
+        "and docs/ from the committed benchmark files; --check only says which are stale "
+        "(exit 1). Both exit 1 on orphan benchmark folders and on result figures typed into "
+        "README.md's prose that no block holds.",
     )
-    results.add_argument("--check", action="store_true", help="exit 1 if a block is stale")
+    results.add_argument(
+        "--check", action="store_true", help="exit 1 if a block is stale (no rewriting)"
+    )
     results.set_defaults(func=_cmd_results)

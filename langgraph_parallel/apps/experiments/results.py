@@ -2,12 +2,15 @@
 
 ``langgraph-parallel results`` rewrites the blocks where they are; ``--check`` exits 1 if a
 block is stale or missing (``python -m langgraph_parallel.apps.experiments.results`` does the
-same). Each block sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in one of the
-pages (README.md or a page under ``docs/``: most in ``docs/results.md``, ``summary-results`` in
-README.md) and is rendered only from its benchmark file by its experiment's renderer, so a
-figure in the docs is always the file's figure; ``tests/unit/test_readme_results.py`` fails
-when a block and its file disagree. Every block must be in exactly one page; a block may move
-between pages without a change here.
+same), and both exit 1 on orphan benchmark data or a figure typed into README.md's prose
+(:mod:`~.results_checks`). Each block sits between ``<!-- NAME:start -->`` and
+``<!-- NAME:end -->`` in one of the pages (README.md, ``benchmarks/README.md`` or a page under
+``docs/``: most in ``docs/results.md``, ``summary-results`` in README.md, the index of every
+experiment in ``benchmarks/README.md`` and atop ``docs/results.md``, :mod:`~.results_index`) and
+is rendered only from its benchmark file by its experiment's renderer, so a figure in the docs
+is always the file's figure; ``tests/unit/test_readme_results.py`` fails when a block and its
+file disagree. Every block must be in exactly one page; a block may move between pages without
+a change here.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from langgraph_parallel.apps.experiments.catalog import EXPERIMENTS
 from langgraph_parallel.apps.experiments.engine import render_engine
 from langgraph_parallel.apps.experiments.first_contact import render_first_contact
 from langgraph_parallel.apps.experiments.hotpotqa import render_hotpotqa200
@@ -25,6 +29,11 @@ from langgraph_parallel.apps.experiments.latency_served import render_latency
 from langgraph_parallel.apps.experiments.models import render_models
 from langgraph_parallel.apps.experiments.muse_tables import render_parallel_muse
 from langgraph_parallel.apps.experiments.reliability_table import render_reliability
+from langgraph_parallel.apps.experiments.results_checks import problems
+from langgraph_parallel.apps.experiments.results_index import (
+    render_benchmarks_index,
+    render_results_index,
+)
 from langgraph_parallel.apps.experiments.retrieval import render_retrieval
 from langgraph_parallel.apps.experiments.rl_blocks import render_rl, render_rl_sft
 from langgraph_parallel.apps.experiments.serving import render_serving
@@ -35,6 +44,8 @@ from langgraph_parallel.paths import checkout_dir
 __all__ = ["BLOCKS", "block", "cmd_results", "homes", "main", "pages", "rewrite_all"]
 
 BLOCKS: dict[str, Callable[[], str]] = {
+    "results-index": render_results_index,
+    "benchmarks-index": render_benchmarks_index,
     "hotpotqa200-results": render_hotpotqa200,
     "engine-results": render_engine,
     "models-results": render_models,
@@ -53,9 +64,10 @@ BLOCKS: dict[str, Callable[[], str]] = {
 
 
 def pages(root: Path | None = None) -> list[Path]:
-    """Return the files that may hold blocks: README.md and every Markdown page under ``docs/``."""
+    """Return the files that may hold blocks: the two READMEs and every page under ``docs/``."""
     root = root or checkout_dir()
-    return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    readmes = [root / "README.md", root / "benchmarks" / "README.md"]
+    return [p for p in readmes if p.is_file()] + sorted((root / "docs").rglob("*.md"))
 
 
 def block(text: str, name: str) -> str | None:
@@ -102,10 +114,16 @@ def rewrite_all(files: list[Path]) -> dict[Path, tuple[str, str]]:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    """Rewrite the stale blocks (or, with ``--check``, only name them); 1 if ``--check`` fails."""
+    """Rewrite the stale blocks (or, with ``--check``, only name them), then run the checks.
+
+    Returns:
+        1 if ``--check`` found a stale block, or if there is orphan data or a stray README
+        figure (which rewriting cannot fix); else 0.
+    """
     root = checkout_dir()
     stale = []
-    for path, (current, new) in rewrite_all(pages(root)).items():
+    texts = rewrite_all(pages(root))
+    for path, (current, new) in texts.items():
         if new == current:
             continue
         stale.append(path)
@@ -114,13 +132,24 @@ def cmd_results(args: argparse.Namespace) -> int:
     for path in stale:
         verb = "stale" if args.check else "rewritten"
         print(f"{path.relative_to(root)}: result blocks {verb}", file=sys.stderr)
-    return 1 if args.check and stale else 0
+    rendered = {
+        name: body
+        for _, new in texts.values()
+        for name in BLOCKS
+        if (body := block(new, name)) is not None
+    }
+    found = problems(root, EXPERIMENTS, rendered)
+    for message in found:
+        print(message, file=sys.stderr)
+    return 1 if (args.check and stale) or found else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m langgraph_parallel.apps.experiments.results``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if a block is stale")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 if a block is stale (no rewriting)"
+    )
     return cmd_results(parser.parse_args(argv))
 
 
