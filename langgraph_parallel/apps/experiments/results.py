@@ -38,10 +38,14 @@ from langgraph_parallel.apps.experiments.retrieval import render_retrieval
 from langgraph_parallel.apps.experiments.rl_blocks import render_rl, render_rl_sft
 from langgraph_parallel.apps.experiments.serving import render_serving
 from langgraph_parallel.apps.experiments.sft_tables import render_sft
+from langgraph_parallel.apps.experiments.staleness import full_history
 from langgraph_parallel.apps.experiments.summary_block import render_summary
 from langgraph_parallel.paths import checkout_dir
 
 __all__ = ["BLOCKS", "block", "cmd_results", "homes", "main", "pages", "rewrite_all"]
+
+INDEX_BLOCKS = ("results-index", "benchmarks-index")
+"""The blocks rendered from git history (:mod:`~.staleness`), besides the committed files."""
 
 BLOCKS: dict[str, Callable[[], str]] = {
     "results-index": render_results_index,
@@ -113,6 +117,15 @@ def rewrite_all(files: list[Path]) -> dict[Path, tuple[str, str]]:
     return texts
 
 
+def _keep_blocks(current: str, new: str, names: Sequence[str]) -> str:
+    """Return ``new`` with the blocks ``names`` as they are in ``current``."""
+    for name in names:
+        old_body, new_body = block(current, name), block(new, name)
+        if old_body is not None and new_body is not None:
+            new = _replace(new, name, old_body)
+    return new
+
+
 def cmd_results(args: argparse.Namespace) -> int:
     """Rewrite the stale blocks (or, with ``--check``, only name them), then run the checks.
 
@@ -123,6 +136,12 @@ def cmd_results(args: argparse.Namespace) -> int:
     root = checkout_dir()
     stale = []
     texts = rewrite_all(pages(root))
+    if not full_history(root):
+        # The index's stale labels need the commits the runs were made at: keep it as it is.
+        print(f"{', '.join(INDEX_BLOCKS)}: not checked (no full git history here)", file=sys.stderr)
+        texts = {
+            path: (cur, _keep_blocks(cur, new, INDEX_BLOCKS)) for path, (cur, new) in texts.items()
+        }
     for path, (current, new) in texts.items():
         if new == current:
             continue

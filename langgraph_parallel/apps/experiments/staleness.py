@@ -92,6 +92,15 @@ def _git(root: Path, *args: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def full_history(root: Path) -> bool:
+    """Whether ``root`` is a git checkout with its whole history (not shallow, not a copy).
+
+    The index's verdicts read the adapter files at old commits; without the history they would
+    all read "unknown", so the index blocks are neither checked nor rewritten there.
+    """
+    return _git(root, "rev-parse", "--is-shallow-repository") == "false\n"
+
+
 @lru_cache(maxsize=512)
 def _blobs_at(root: Path, commit: str, folder: str) -> tuple[str | None, ...] | None:
     """Return the adapter files' blob ids at ``commit`` (``None`` for a file it lacks).
