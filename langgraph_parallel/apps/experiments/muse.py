@@ -48,7 +48,7 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.results import results_in
 from langgraph_parallel.paths import repo_data_dir, shared_data_dir
 
-__all__ = ["EXPERIMENT", "KV_CACHE", "SWEEP_EXPERIMENT", "datasets"]
+__all__ = ["EXPERIMENT", "KV_CACHE", "SWEEP_EXPERIMENT", "bench_chains", "datasets"]
 
 COMMON = ["--index", "bm25", "--max-turns", "6", "--budget", "8", "--report-style", "extract",
           "--fresh-cache", "--seed", "0"]  # fmt: skip
@@ -80,7 +80,8 @@ def _names(text: str) -> list[str]:
     return names
 
 
-def _bench(run: Run, words: list[str]) -> None:
+def bench_chains(run: Run, words: list[str]) -> None:
+    """Run ``bench WORDS`` in a child: this experiment's KV cache, ``--limit``, concurrency."""
     os.environ["LANGGRAPH_PARALLEL_ENGINE"] = json.dumps(KV_CACHE)  # the bench children read it
     limit = [] if run.limit is None else ["--limit", str(run.limit)]
     run.bench([*words, *limit, "--concurrency", str(run.settings["concurrency"])], child=True)
@@ -110,8 +111,9 @@ def _run_main(run: Run) -> None:
     for name, words in datasets().items():
         folder = run.out / name
         # A setting's flags are ParallelMuse's own; the independent rollouts ignore them.
-        _bench(run, [*words, *COMMON, "--model", model, "--graphs", f"{PARTIAL},{INDEPENDENT}",
-                     "--join", "select", *flags, "--out", str(folder)])  # fmt: skip
+        graphs = f"{PARTIAL},{INDEPENDENT}"
+        bench_chains(run, [*words, *COMMON, "--model", model, "--graphs", graphs,
+                           "--join", "select", *flags, "--out", str(folder)])  # fmt: skip
         rows = [{**r, "dataset": name} for r in results_in(folder)]
         result["datasets"][name] = analyse(rows)
         everything += rows
@@ -132,9 +134,9 @@ def _run_sweep(run: Run) -> None:
     def one(graph: str, name: str, words: list[str]) -> list[dict[str, Any]]:
         folder = run.out / "sweep" / name
         # argparse keeps the last of repeated flags: a setting's own --join/--reports win.
-        _bench(run, [*datasets()["musique"], *COMMON, "--model", model, "--graphs", graph,
-                     "--join", "majority", "--reports", "contested", *words,
-                     "--out", str(folder)])  # fmt: skip
+        bench_chains(run, [*datasets()["musique"], *COMMON, "--model", model, "--graphs", graph,
+                           "--join", "majority", "--reports", "contested", *words,
+                           "--out", str(folder)])  # fmt: skip
         return results_in(folder)
 
     # The independent rollouts are re-run here, by the same code and engine as the settings,

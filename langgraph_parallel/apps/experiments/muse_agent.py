@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph_parallel.apps.experiments.base import Experiment, Run
-from langgraph_parallel.apps.experiments.muse import COMMON, KV_CACHE, datasets
+from langgraph_parallel.apps.experiments.muse import COMMON, bench_chains, datasets
 from langgraph_parallel.eval.paired import paired_by_id
 from langgraph_parallel.eval.results import results_in
 from langgraph_parallel.eval.summary import mean_of
@@ -91,17 +91,13 @@ def markdown(result: Mapping[str, Any]) -> str:
 
 
 def _run(run: Run) -> None:
-    import os
-
-    os.environ["LANGGRAPH_PARALLEL_ENGINE"] = json.dumps(KV_CACHE)  # the bench children read it
-    limit = [] if run.limit is None else ["--limit", str(run.limit)]
     result: dict[str, Any] = {"command": run.command, "settings": COMMON, "samples": {}}
     everything: list[dict[str, Any]] = []
     for name, words in datasets().items():
         folder = run.out / name
-        run.bench([*words, *COMMON, "--model", run.settings["model"], "--graphs",
-                   f"{WRAPPER},{GRAPH}", "--join", "select", *limit, "--concurrency",
-                   str(run.settings["concurrency"]), "--out", str(folder)], child=True)  # fmt: skip
+        graphs = f"{WRAPPER},{GRAPH}"
+        bench_chains(run, [*words, *COMMON, "--model", run.settings["model"], "--graphs", graphs,
+                           "--join", "select", "--out", str(folder)])  # fmt: skip
         rows = results_in(folder)
         result["samples"][name] = compare(rows)
         everything += [{**r, "id": f"{name}/{r['id']}"} for r in rows]
