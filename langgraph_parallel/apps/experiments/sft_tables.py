@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.apps.experiments.provenance import pct
+from langgraph_parallel.eval.paired import paired_by_class
 from langgraph_parallel.eval.summary import mean_of, share_of
 from langgraph_parallel.paths import checkout_dir
 
-__all__ = ["GRAPH_MODELS", "analyse", "markdown", "models_of", "render_sft"]
+__all__ = ["GRAPH_MODELS", "analyse", "markdown", "models_of", "paired_lines", "render_sft"]
 
 KEYS = ("llm_calls", "turns", "sub_queries", "em", "f1", "prompt_tokens", "completion_tokens",
         "wall_s")  # fmt: skip
@@ -26,6 +28,8 @@ GRAPH_MODELS = {
 }
 """Each graph's model in the ``sft`` experiment (the registry's defaults when it was declared;
 results written before the run recorded its models ran these)."""
+PAIRS = (("parallel-search", "direct"), ("sequential", "direct"), ("parallel-search", "sequential"))
+"""The EM comparisons the experiment reports, each with its paired interval."""
 
 
 def analyse(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -47,7 +51,33 @@ def analyse(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if {"parallel-search", "sequential"} <= set(graphs):
             par, seq = graphs["parallel-search"], graphs["sequential"]
             ratios[cls] = {k: par[k] / seq[k] if seq[k] else None for k in ("llm_calls", "turns")}
-    return {"by_class": dict(table), "parallel_over_sequential": ratios}
+    by_graph = {g: [r for r in rows if r["graph"] == g] for g in table["all"]}
+    paired = {
+        f"{a} - {b}": {
+            cls: asdict(d) for cls, d in paired_by_class(by_graph[a], by_graph[b]).items()
+        }
+        for a, b in PAIRS
+        if a in by_graph and b in by_graph
+    }
+    return {"by_class": dict(table), "parallel_over_sequential": ratios, "paired_em": paired}
+
+
+def paired_lines(dataset: str, part: dict[str, Any]) -> list[str]:
+    """One line per paired EM comparison and class: difference, interval, n, wins/losses."""
+    lines = []
+    for pair, by_class in part.get("paired_em", {}).items():
+        for cls in ("parallelizable", "sequential", "all"):
+            d = by_class.get(cls)
+            if d is None:
+                continue
+            zero = d["low"] <= 0 <= d["high"]
+            lines.append(
+                f"- {dataset}, {cls}: EM `{pair.replace(' - ', '` - `')}` {d['a']:.3f} - "
+                f"{d['b']:.3f} = {d['diff']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] (95% "
+                f"paired bootstrap, n={d['n']}, +{d['wins']}/-{d['losses']})"
+                + (": the interval includes zero" if zero else "")
+            )
+    return lines
 
 
 def models_of(result: dict[str, Any]) -> dict[str, str]:
@@ -75,7 +105,7 @@ def markdown(result: dict[str, Any]) -> str:
         for cls, ratio in part["parallel_over_sequential"].items():
             text = ", ".join(f"{k} {v:.2f}x" for k, v in ratio.items() if v is not None)
             lines.append(f"- parallel-search / sequential, {cls}: {text}")
-        lines.append("")
+        lines += [*paired_lines(dataset, part), ""]
     saving = result["prompt_tokens"]
     lines.append(
         f"First prompt: {saving['few_shot']:.0f} tokens few-shot vs {saving['rules']:.0f} "
@@ -120,6 +150,8 @@ def render_sft(path: Path | None = None) -> str:
                 f"**{ratio['llm_calls']:.2f}x** the LLM calls and **{ratio['turns']:.2f}x** the "
                 "search turns of `sequential`."
             )
+    for dataset, part in result["datasets"].items():
+        lines += paired_lines(dataset, part)
     saving = result["prompt_tokens"]
     lines.append(
         f"- The trained policies' rules-only prompt is {saving['rules']:.0f} tokens instead of "
