@@ -19,9 +19,9 @@ from langgraph_parallel.eval.results import results_in  # noqa: E402
 SFT = REPO / "benchmarks" / "sft"
 RUNS = {
     "candidate parallel-search (runs/cpu/sft/parallel)": SFT / "cpu/hotpotqa/parallel-search",
-    "shipped parallel-search (smollm2-parallel)": SFT / "hotpotqa/parallel-search",
-    "shipped sequential (smollm2-sequential)": SFT / "hotpotqa/sequential",
-    "direct (smollm2, closed-book)": SFT / "hotpotqa/direct",
+    "shipped parallel-search (smollm2-parallel)": SFT / "cpu-adapters/hotpotqa/parallel-search",
+    "shipped sequential (smollm2-sequential)": SFT / "cpu-adapters/hotpotqa/sequential",
+    "direct (smollm2, closed-book)": SFT / "cpu-adapters/hotpotqa/direct",
 }
 
 

@@ -39,6 +39,8 @@ FOLDERS: dict[str, tuple[str, ...]] = {
     # folder's own files record which.
     "sft": (
         "benchmarks/sft",
+        "benchmarks/sft/cpu-adapters",  # the first CPU-trained adapters, shipped until 2026-11-26
+        "benchmarks/sft/gpu",  # how the shipped adapters were trained (H200), the passage lever
         "benchmarks/retrieval/titles_e2e/before",  # before the title lookup (f51a477)
         "benchmarks/sft/cpu",
         "benchmarks/sft/cpu2",

@@ -35,12 +35,27 @@ def render_summary(root: Path | None = None) -> str:
         ems = " / ".join(
             f"{by_graph[g]['em']:.3f}" for g in ("parallel-search", "sequential", "direct")
         )
+        paired = part.get("paired_em", {})
         lines.append(
             f"| Trained ParallelSearch policy vs the equally trained sequential one, {dataset} "
             f"parallelizable questions | **{ratio['llm_calls']:.2f}x** LLM calls, "
             f"**{ratio['turns']:.2f}x** search turns; EM {ems} (parallel / sequential / closed "
-            f"book) | `benchmarks/sft/`, {by_graph['parallel-search']['n']} questions |"
+            f"book){_interval(paired, 'parallel-search - sequential', 'parallelizable')} | "
+            f"`benchmarks/sft/`, {by_graph['parallel-search']['n']} questions |"
         )
+        vs_direct = paired.get("parallel-search - direct", {})
+        cells = [
+            f"{what} EM **{vs_direct[cls]['a']:.3f}** vs {vs_direct[cls]['b']:.3f}"
+            f"{_interval(paired, 'parallel-search - direct', cls)}"
+            for cls, what in (("parallelizable", "comparison"), ("sequential", "bridge (chain)"))
+            if cls in vs_direct
+        ]
+        if cells:
+            n = sum(d["n"] for c, d in vs_direct.items() if c != "all")
+            lines.append(
+                f"| Trained ParallelSearch policy vs closed book, {dataset} | {'; '.join(cells)} "
+                f"| `benchmarks/sft/`, {n:.0f} questions |"
+            )
     everything = muse["all"]
     lines.append(
         "| ParallelMuse: agent cost (uncached prefill + generated tokens) of partial rollout vs "
@@ -81,3 +96,15 @@ def render_summary(root: Path | None = None) -> str:
         f"| `benchmarks/reliability.md`{at_commit(reliability)} |"
     )
     return "\n".join(lines)
+
+
+def _interval(paired: dict[str, dict[str, dict[str, float]]], pair: str, cls: str) -> str:
+    """``; difference +d [low, high]`` of a paired EM comparison, or nothing if not recorded."""
+    d = paired.get(pair, {}).get(cls)
+    if d is None:
+        return ""
+    zero = ", includes zero" if d["low"] <= 0 <= d["high"] else ""
+    return (
+        f"; difference {d['diff']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] (95% paired "
+        f"bootstrap, n={d['n']:.0f}{zero})"
+    )
