@@ -86,10 +86,14 @@ def bench_command(args: argparse.Namespace) -> str:
 def _check_settings(out: Path, settings: dict[str, Any]) -> None:
     """Refuse to resume into a folder whose rows were made with other settings.
 
-    ``run.json`` also lists the commits whose code wrote rows into the folder (``commits``).
+    ``run.json`` also lists the commits whose code wrote rows into the folder (``commits``) and
+    the adapter hashes of the models that wrote them (``adapters``).
     """
+    from langgraph_parallel.models.identity import model_identity
+
     path = out / RUN_FILE
     commits: list[str] = []
+    adapters: dict[str, list[str]] = {}
     if path.exists():
         try:
             previous = json.loads(path.read_text(encoding="utf-8"))
@@ -108,9 +112,16 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
                 f"{out} holds results made with {was}; use another --out to change them."
             )
         commits = list(previous.get("commits") or [])
+        adapters = {m: list(h) for m, h in (previous.get("adapters") or {}).items()}
     commits = list(dict.fromkeys([*commits, source_commit()]))
+    # The weights each model named when rows were written: a folder resumed after an adapter
+    # changed lists both hashes, and the results index calls such a run stale.
+    for model in dict.fromkeys((settings.get("models") or {}).values()):
+        if digest := model_identity(model).get("adapter"):
+            adapters[model] = list(dict.fromkeys([*adapters.get(model, []), digest]))
     out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({**settings, "commits": commits}, indent=2) + "\n", encoding="utf-8")
+    record = {**settings, "commits": commits, **({"adapters": adapters} if adapters else {})}
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -125,6 +125,12 @@ def test_a_folder_says_its_commits_models_hashes_and_questions(tmp_path: Path) -
     empty.mkdir()
     (empty / "plot.json").write_text("[1, 2]")
     assert read_run(empty) is None
+    # The folder's own record of its weights outranks the experiment's; two hashes: neither.
+    (tmp_path / "run.json").write_text(json.dumps({**run, "adapters": {POLICY: ["h2"]}}))
+    assert read_run(tmp_path).hashes == {POLICY: "h2"}  # type: ignore[union-attr]
+    (tmp_path / "run.json").write_text(json.dumps({**run, "adapters": {POLICY: ["h1", "h2"]}}))
+    mixed = read_run(tmp_path).hashes[POLICY]  # type: ignore[union-attr]
+    assert mixed == "mixed:h1,h2"
 
 
 def test_every_experiment_and_its_verdicts_are_in_the_index() -> None:

@@ -10,8 +10,6 @@ its rows stay, and the harness folders' ``run.json`` list the commits that wrote
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import json
 import os
 import time
@@ -20,57 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.eval.results import SUMMARY_FILE
-from langgraph_parallel.models.adapters import adapter_hash, is_adapter_dir, read_card
 from langgraph_parallel.models.cpu import machine
-from langgraph_parallel.models.embedded import ADAPTERS_DIR, EMBEDDED_MODELS
+from langgraph_parallel.models.identity import model_identity
 from langgraph_parallel.paths import source_commit
 
 __all__ = ["earlier_records", "model_identity", "write_record"]
-
-_WEIGHTS = ("config.json", "*.safetensors", "*.gguf")
-
-
-def _distribution(module: str) -> str:
-    """``name==version`` of the installed distribution providing ``module``."""
-    names = importlib.metadata.packages_distributions().get(module) or [module]
-    try:
-        return f"{names[0]}=={importlib.metadata.version(names[0])}"
-    except importlib.metadata.PackageNotFoundError:
-        return f"{module} (not installed)"
-
-
-def _folder_hash(folder: Path) -> str:
-    """SHA-256 of a model folder's config and weights (first 12 hex digits)."""
-    digest = hashlib.sha256()
-    for pattern in _WEIGHTS:
-        for path in sorted(folder.glob(pattern)):
-            digest.update(path.name.encode())
-            with path.open("rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
-    return digest.hexdigest()[:12]
-
-
-def model_identity(model: str) -> dict[str, Any]:
-    """Say exactly which weights ``model`` (a ``--model`` value) names, without loading them.
-
-    An embedded name gives the distribution carrying its GGUF and, for a trained policy, its
-    shipped adapter's hash; an adapter folder its hash and its base's identity; a model folder
-    the hash of its config and weights; anything else (a hub name, a server) only its name.
-    """
-    if model in EMBEDDED_MODELS:
-        spec = EMBEDDED_MODELS[model]
-        out: dict[str, Any] = {"base": _distribution(spec.package)}
-        if spec.adapter:
-            out["adapter"] = adapter_hash(ADAPTERS_DIR / spec.adapter)
-        return out
-    folder = Path(model).expanduser()
-    if folder.is_dir() and is_adapter_dir(folder):
-        base = str(read_card(folder).get("base_model") or "")
-        return {"adapter": adapter_hash(folder), "base": model_identity(base) if base else None}
-    if folder.is_dir():
-        return {"folder": _folder_hash(folder)}
-    return {"name": model}
 
 
 def _read(path: Path) -> dict[str, Any]:

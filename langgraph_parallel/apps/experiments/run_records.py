@@ -33,7 +33,8 @@ class RunRecord:
         folder: The folder.
         commits: Commits its figures were made at, in the order recorded.
         models: Models it ran, as ``--model`` names them, in the order recorded.
-        hashes: Model -> adapter hash, where a ``bench run`` record gave one.
+        hashes: Model -> adapter hash, where the folder's ``run.json`` or a ``bench run`` record
+            gave one (``mixed:...`` when rows came from two adapters).
         n: Questions it ran (``None``: it has no rows and its summary no ``n``).
         command: The command one of its files recorded, if any.
     """
@@ -100,6 +101,8 @@ def read_run(folder: Path) -> RunRecord | None:
         models += found[1] or _models((run.get("config") or {}).get("model"))
         command = run.get("command")
     summary = _object(folder / SUMMARY_FILE)
+    # The folder's own record of its weights (``bench`` writes it) outranks an experiment's.
+    own = {m: h for m, h in (run.get("adapters") or {}).items() if isinstance(h, list) and h}
     for record in (summary.get("experiments") or {}).values():
         commits += [c for c in [_commit(record.get("commit"))] if c]
         for model, identity in (record.get("models") or {}).items():
@@ -115,6 +118,9 @@ def read_run(folder: Path) -> RunRecord | None:
         commits += found[0]
         models += found[1]
         command = command or (data.get("command") if found[0] or found[1] else None)
+    for model, seen in own.items():
+        # Rows from two adapters: no one hash is theirs, and none is today's.
+        hashes[model] = str(seen[0]) if len(set(seen)) == 1 else "mixed:" + ",".join(seen)
     n = _summary_n(summary)
     if n is None and any(folder.glob(f"{RESULTS_FILE}*")):
         n = len({str(r["id"]) for r in results_in(folder)}) or None
