@@ -89,7 +89,7 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
     ``run.json`` also lists the commits whose code wrote rows into the folder (``commits``) and
     the adapter hashes of the models that wrote them (``adapters``).
     """
-    from langgraph_parallel.models.identity import model_identity
+    from langgraph_parallel.models.identity import adapter_of
 
     path = out / RUN_FILE
     commits: list[str] = []
@@ -117,7 +117,7 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
     # The weights each model named when rows were written: a folder resumed after an adapter
     # changed lists both hashes, and the results index calls such a run stale.
     for model in dict.fromkeys((settings.get("models") or {}).values()):
-        if digest := model_identity(model).get("adapter"):
+        if digest := adapter_of(model):
             adapters[model] = list(dict.fromkeys([*adapters.get(model, []), digest]))
     out.mkdir(parents=True, exist_ok=True)
     record = {**settings, "commits": commits, **({"adapters": adapters} if adapters else {})}

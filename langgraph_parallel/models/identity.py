@@ -15,7 +15,7 @@ from typing import Any
 from langgraph_parallel.models.adapters import adapter_hash, is_adapter_dir, read_card
 from langgraph_parallel.models.embedded import ADAPTERS_DIR, EMBEDDED_MODELS
 
-__all__ = ["model_identity"]
+__all__ = ["adapter_of", "model_identity"]
 
 _WEIGHTS = ("config.json", "*.safetensors", "*.gguf")
 
@@ -41,6 +41,20 @@ def _folder_hash(folder: Path) -> str:
     return digest.hexdigest()[:12]
 
 
+def adapter_of(model: str) -> str | None:
+    """Return the hash of the adapter ``model`` names (a trained policy, an adapter folder).
+
+    ``None`` for a model without one (a base model, a full model folder, a hub name).
+
+    Never hashes a full model's weights, so a benchmark can call it on every start.
+    """
+    if model in EMBEDDED_MODELS:
+        spec = EMBEDDED_MODELS[model]
+        return adapter_hash(ADAPTERS_DIR / spec.adapter) if spec.adapter else None
+    folder = Path(model).expanduser()
+    return adapter_hash(folder) if folder.is_dir() and is_adapter_dir(folder) else None
+
+
 def model_identity(model: str) -> dict[str, Any]:
     """Say exactly which weights ``model`` (a ``--model`` value) names, without loading them.
 
@@ -52,12 +66,12 @@ def model_identity(model: str) -> dict[str, Any]:
         spec = EMBEDDED_MODELS[model]
         out: dict[str, Any] = {"base": _distribution(spec.package)}
         if spec.adapter:
-            out["adapter"] = adapter_hash(ADAPTERS_DIR / spec.adapter)
+            out["adapter"] = adapter_of(model)
         return out
     folder = Path(model).expanduser()
     if folder.is_dir() and is_adapter_dir(folder):
         base = str(read_card(folder).get("base_model") or "")
-        return {"adapter": adapter_hash(folder), "base": model_identity(base) if base else None}
+        return {"adapter": adapter_of(model), "base": model_identity(base) if base else None}
     if folder.is_dir():
         return {"folder": _folder_hash(folder)}
     return {"name": model}

@@ -183,6 +183,12 @@ def test_model_identity_names_the_weights(tmp_path: Path) -> None:
         "base": model_identity("smollm2"),
     }
     assert model_identity("Qwen/Qwen3-0.6B") == {"name": "Qwen/Qwen3-0.6B"}
+    # What a benchmark folder records on every start: adapters only, no full weights hashed.
+    from langgraph_parallel.models.identity import adapter_of
+
+    assert adapter_of(str(adapter)) == adapter_hash(adapter)
+    assert adapter_of("smollm2-parallel") == shipped["adapter"]
+    assert [adapter_of(m) for m in ("smollm2", str(folder), "Qwen/Qwen3-0.6B")] == [None] * 3
 
 
 def test_compressed_and_plain_rows_read_as_one_file(tmp_path: Path) -> None:

@@ -396,15 +396,15 @@ def test_a_folder_records_the_adapter_hash_of_every_model_that_wrote_rows(
     import langgraph_parallel.models.identity as identity
     from langgraph_parallel.apps.experiments.run_records import read_run
 
-    weights = {"smollm2-parallel": {"adapter": "h1"}, "smollm2": {"base": "wheel"}}
-    monkeypatch.setattr(identity, "model_identity", lambda m: weights[m])
+    weights: dict[str, str | None] = {"smollm2-parallel": "h1", "smollm2": None}
+    monkeypatch.setattr(identity, "adapter_of", lambda m: weights[m])
     settings = {"model": "auto", "models": {"a": "smollm2-parallel", "b": "smollm2"}}
     bench_cli._check_settings(tmp_path, settings)
     bench_cli._check_settings(tmp_path, settings)  # resumed on the same adapter
     assert json.loads((tmp_path / "run.json").read_text())["adapters"] == {
         "smollm2-parallel": ["h1"]  # a base model from its wheel has no adapter hash
     }
-    weights["smollm2-parallel"] = {"adapter": "h2"}  # the adapter was retrained meanwhile
+    weights["smollm2-parallel"] = "h2"  # the adapter was retrained meanwhile
     bench_cli._check_settings(tmp_path, settings)
     record = read_run(tmp_path)
     assert record is not None and record.hashes == {"smollm2-parallel": "mixed:h1,h2"}
