@@ -169,6 +169,8 @@ def prepare(datas: list[Path], out: Path, python: str) -> list[Path]:
             sys.exit(f"--data {data}: no such file; make it with train sft --synthesize-only.")
     if len(set(names)) < len(names):
         sys.exit(f"--data folders {names}: each file must sit in a folder of its own name.")
+    if 2 * len(datas) + 2 > 8:  # two adapters a file, meta.tar, train.log
+        sys.exit(f"{len(datas)} --data files: a device call returns 8 files, so 3 at most.")
     if out.exists():
         # Only an earlier bundle folder is replaced: anything else there is not ours to delete.
         foreign = [
