@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from langgraph_parallel.errors import UserError
+
 __all__ = ["add_chains_parser", "cmd_chains"]
 
 
@@ -34,6 +36,10 @@ def add_chains_parser(kinds: Any) -> None:
     both = verbs.add_parser("combine", help="one first-stage file of both policies' trajectories")
     both.add_argument("--data", type=Path, action="append", required=True, help="repeatable")
     both.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
+    both.add_argument(
+        "--repeat", action="append", default=[], metavar="CLASS=N",
+        help="write a question class's trajectories N times (e.g. parallelizable=2)",
+    )  # fmt: skip
     cpu = verbs.add_parser("first", help="the CPU first stage: FIRST's questions, both policies")
     cpu.add_argument("--data", type=Path, action="append", required=True, help="repeatable")
     cpu.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
@@ -52,8 +58,17 @@ def cmd_chains(args: argparse.Namespace) -> int:
     elif args.verb == "select":
         print(f"{select(args.data, args.out, args.policy)} trajectories -> {args.out}")
     elif args.verb == "combine":
-        print(f"{combine(args.data, args.out)} trajectories -> {args.out}")
+        repeat = dict(_count(spec) for spec in args.repeat)
+        print(f"{combine(args.data, args.out, repeat=repeat)} trajectories -> {args.out}")
     else:
         n = mix(args.data, args.replay, args.out, args.policy)
         print(f"{n} trajectories -> {args.out}")
     return 0
+
+
+def _count(spec: str) -> tuple[str, int]:
+    """``CLASS=N`` -> (CLASS, N); a clear error names the form otherwise."""
+    name, _, times = spec.partition("=")
+    if not name or not times.isdigit():
+        raise UserError(f"--repeat {spec!r}: write CLASS=N, e.g. --repeat parallelizable=2.")
+    return name, int(times)

@@ -22,13 +22,20 @@ COMMAND = "langgraph-parallel train chains"
 
 
 def combine(
-    datas: list[Path], out: Path, rows: list[dict[str, Any]] | None = None, verb: str = "combine"
+    datas: list[Path],
+    out: Path,
+    rows: list[dict[str, Any]] | None = None,
+    verb: str = "combine",
+    repeat: dict[str, int] | None = None,
 ) -> int:
     """Write every trajectory of ``datas`` (or ``rows`` of them) as one file; returns how many.
 
     For a stage that trains both policies from zero (``train sft --data``, on a GPU: the chains
     in the first stage's mix rather than a stage of their own). Each question must come with
     both policies' trajectories, once each, so the two policies still see the same questions.
+    ``repeat`` (question class -> times) then writes that class's trajectories that many times,
+    both policies alike: comparisons are a quarter of the questions with paragraphs but half
+    of the benchmark, and the data holds no more of them.
 
     Raises:
         UserError: Naming the question that breaks that, or files synthesised with different
@@ -61,6 +68,15 @@ def combine(
     # the others (max_turns: 4 for HotpotQA, 6 for chains) are each part's, under "parts".
     shared = {k: v for k, v in configs[0].items() if all(c.get(k, v) == v for c in configs)}
     command = f"{COMMAND} {verb} " + " ".join(f"--data {p}" for p in datas)
+    if repeat:
+        unknown = set(repeat) - {str(r.get("question_class")) for r in rows}
+        if unknown or min(repeat.values()) < 1:
+            raise UserError(
+                f"--repeat {repeat}: name a question class of the data ({sorted(unknown)} has no "
+                "trajectory) and a count of at least 1, e.g. --repeat parallelizable=2."
+            )
+        rows = [r for r in rows for _ in range(repeat.get(str(r.get("question_class")), 1))]
+        command += "".join(f" --repeat {k}={v}" for k, v in sorted(repeat.items()))
     meta = {
         # Each part's own steps, then this one: the card copies command and datasets.
         "command": " && ".join(dict.fromkeys([*(m["command"] for m in metas), command])),
@@ -71,6 +87,7 @@ def combine(
             {k: m[k] for k in ("command", "config", "trajectories") if k in m} for m in metas
         ],
         "selection": command,
+        **({"repeat": repeat} if repeat else {}),
     }
     write_trajectories(out, rows, meta)  # adds the counts: trajectories, by_policy
     return len(rows)

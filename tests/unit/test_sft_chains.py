@@ -133,6 +133,28 @@ def test_combine_joins_both_policies_and_refuses_a_lone_or_repeated_one(tmp_path
     assert not (tmp_path / "lone").exists() and not (tmp_path / "twice").exists()
 
 
+def test_combine_repeats_a_question_class_for_both_policies_and_refuses_an_unknown_one(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        {"id": i, "dataset": "d", "type": "t", "question_class": c, "policy": p}
+        for p in ("parallel", "sequential")
+        for i, c in (("a", "parallelizable"), ("b", "sequential"), ("c", "sequential"))
+    ]
+    data = synthesis(tmp_path / "s", rows, {"command": "make s", "datasets": ["s.gz"]})
+    assert combine([data], tmp_path / "o", repeat={"parallelizable": 3}) == 2 * (3 + 2)
+    kept = [json.loads(line) for line in (tmp_path / "o" / "data.jsonl").open()]
+    for policy in ("parallel", "sequential"):
+        ids = sorted(r["id"] for r in kept if r["policy"] == policy)
+        assert ids == ["a", "a", "a", "b", "c"]
+    meta = json.loads((tmp_path / "o" / "data.json").read_text())
+    assert meta["repeat"] == {"parallelizable": 3}
+    assert meta["command"].endswith("--repeat parallelizable=3")
+    with pytest.raises(UserError, match="name a question class"):
+        combine([data], tmp_path / "typo", repeat={"comparison": 2})
+    assert not (tmp_path / "typo").exists()
+
+
 def test_first_draws_the_same_questions_for_both_policies_within_the_caps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
