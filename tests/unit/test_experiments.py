@@ -321,3 +321,21 @@ def test_each_harness_experiment_runs_its_benches_and_writes_its_tables(
     assert expected in tables and "summary.json" in tables
     command = f"Command: `langgraph-parallel bench run {name} --limit 2 --out {tmp_path}`"
     assert command in (tmp_path / expected).read_text()
+
+
+def test_parallel_muse_takes_a_samples_own_limit_where_it_is_smaller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph_parallel.apps.experiments import muse
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(base, "bench_here", _fake_bench(calls))
+    monkeypatch.setattr(base, "bench_in_child", _fake_bench(calls))
+    monkeypatch.setattr(muse, "_plot", lambda rows, path: None)
+    monkeypatch.delenv("LANGGRAPH_PARALLEL_ENGINE", raising=False)
+    pairs = ["sample_limits=musique:1,2wiki:5"]
+    run_experiment(EXPERIMENTS["parallel-muse"], limit=3, out=tmp_path, pairs=pairs)
+    limits = {c[c.index("--out") + 1].rsplit("/", 1)[1]: c[c.index("--limit") + 1] for c in calls}
+    assert limits == {"musique": "1", "2wiki": "3", "hotpotqa": "3"}
+    with pytest.raises(UserError, match="SAMPLE:N"):
+        muse.sample_limits("musique=40")

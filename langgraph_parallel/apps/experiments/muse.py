@@ -48,7 +48,14 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.results import results_in
 from langgraph_parallel.paths import repo_data_dir, shared_data_dir
 
-__all__ = ["EXPERIMENT", "KV_CACHE", "SWEEP_EXPERIMENT", "bench_chains", "datasets"]
+__all__ = [
+    "EXPERIMENT",
+    "KV_CACHE",
+    "SWEEP_EXPERIMENT",
+    "bench_chains",
+    "datasets",
+    "sample_limits",
+]
 
 COMMON = ["--index", "bm25", "--max-turns", "6", "--budget", "8", "--report-style", "extract",
           "--fresh-cache", "--seed", "0"]  # fmt: skip
@@ -80,11 +87,36 @@ def _names(text: str) -> list[str]:
     return names
 
 
-def bench_chains(run: Run, words: list[str]) -> None:
-    """Run ``bench WORDS`` in a child: this experiment's KV cache, ``--limit``, concurrency."""
+def sample_limits(text: str) -> dict[str, int]:
+    """``musique:40,2wiki:40`` -> {sample: limit}: samples whose held-out room is smaller.
+
+    The training data holds out only the first 40 MuSiQue and 40 2Wiki chains of the seeded
+    order (``train chains heldout``), so a run past 40 a sample takes these two at 40 and more
+    HotpotQA bridge questions (all 150 of the sample are held out).
+    """
+    limits: dict[str, int] = {}
+    for part in filter(None, text.split(",")):
+        name, _, count = part.partition(":")
+        if name not in datasets() or not count.isdigit():
+            raise UserError(
+                f"--set sample_limits={text}: write SAMPLE:N,... with SAMPLE one of "
+                f"{', '.join(datasets())}, e.g. musique:40,2wiki:40."
+            )
+        limits[name] = int(count)
+    return limits
+
+
+def bench_chains(run: Run, words: list[str], limit: int | None = None) -> None:
+    """Run ``bench WORDS`` in a child: this experiment's KV cache, the limit, concurrency.
+
+    ``limit`` (a sample's own, :func:`sample_limits`) replaces ``--limit`` where it is smaller.
+    """
     os.environ["LANGGRAPH_PARALLEL_ENGINE"] = json.dumps(KV_CACHE)  # the bench children read it
-    limit = [] if run.limit is None else ["--limit", str(run.limit)]
-    run.bench([*words, *limit, "--concurrency", str(run.settings["concurrency"])], child=True)
+    if limit is not None and run.limit is not None:
+        limit = min(limit, run.limit)
+    limit = run.limit if limit is None else limit
+    limit_words = [] if limit is None else ["--limit", str(limit)]
+    run.bench([*words, *limit_words, "--concurrency", str(run.settings["concurrency"])], child=True)
 
 
 def _plot(rows: list[dict[str, Any]], path: Path) -> None:
@@ -102,10 +134,12 @@ def _run_main(run: Run) -> None:
         )
     flags = SWEEP[names[0]] if names else []
     model = run.settings["model"]
+    limits = sample_limits(run.settings["sample_limits"])
     everything: list[dict[str, Any]] = []
     result: dict[str, Any] = {"command": run.command,
                               "settings": {"common": COMMON, "datasets": datasets(),
-                                           "limit": run.limit, "parallel_muse": flags,
+                                           "limit": run.limit, "sample_limits": limits,
+                                           "parallel_muse": flags,
                                            "model": model},
                               "datasets": {}}  # fmt: skip
     for name, words in datasets().items():
@@ -113,7 +147,8 @@ def _run_main(run: Run) -> None:
         # A setting's flags are ParallelMuse's own; the independent rollouts ignore them.
         graphs = f"{PARTIAL},{INDEPENDENT}"
         bench_chains(run, [*words, *COMMON, "--model", model, "--graphs", graphs,
-                           "--join", "select", *flags, "--out", str(folder)])  # fmt: skip
+                           "--join", "select", *flags, "--out", str(folder)],
+                     limits.get(name))  # fmt: skip
         rows = [{**r, "dataset": name} for r in results_in(folder)]
         result["datasets"][name] = analyse(rows)
         everything += rows
@@ -158,7 +193,7 @@ EXPERIMENT = Experiment(
     run=_run_main,
     limit=17,
     limit_means="questions per sample",
-    settings={"setting": "ppl-top1", "model": "auto", "concurrency": 4},
+    settings={"setting": "ppl-top1", "model": "auto", "concurrency": 4, "sample_limits": ""},
 )
 SWEEP_EXPERIMENT = Experiment(
     name="parallel-muse-sweep",
