@@ -49,13 +49,26 @@ class PairedDifference:
         """Whether the interval lies wholly on one side of zero."""
         return self.low > 0 or self.high < 0
 
-    def __str__(self) -> str:
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PairedDifference:
+        """Read one back from its ``asdict`` form (a results file; older ones lack ``level``)."""
+        return cls(**{"level": 0.95, **d})
+
+    def interval(self, *, counts: bool = True, note: str = "") -> str:
+        """``+d [low, high] (95% paired bootstrap, n=N, +W / -L, NOTE)``.
+
+        Args:
+            counts: Whether to give the wins and losses.
+            note: Words to add inside the parentheses (none if empty).
+        """
         pct = round(100 * self.level)
-        return (
-            f"{self.a:.3f} vs {self.b:.3f}: {self.diff:+.3f} "
-            f"[{self.low:+.3f}, {self.high:+.3f}] ({pct}% paired bootstrap, n={self.n}, "
-            f"+{self.wins} / -{self.losses})"
-        )
+        parts = [f"{pct}% paired bootstrap", f"n={self.n}"]
+        parts += [f"+{self.wins} / -{self.losses}"] if counts else []
+        parts += [note] if note else []
+        return f"{self.diff:+.3f} [{self.low:+.3f}, {self.high:+.3f}] ({', '.join(parts)})"
+
+    def __str__(self) -> str:
+        return f"{self.a:.3f} vs {self.b:.3f}: {self.interval()}"
 
 
 def paired_bootstrap(

@@ -55,5 +55,5 @@ def test_every_em_comparison_is_paired_per_class_with_its_interval() -> None:
     assert (comp["n"], comp["diff"], comp["wins"], comp["losses"]) == (20, 1.0, 20, 0)
     lines = paired_lines("hotpotqa", part)
     assert len(lines) == 3  # comparison, bridge and all
-    assert "n=20, +20/-0" in lines[0] and "includes zero" not in lines[0]
+    assert "n=20, +20 / -0" in lines[0] and "includes zero" not in lines[0]
     assert lines[1].endswith("the interval includes zero")  # bridge: equal on every question

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from langgraph_parallel.eval.paired import paired_bootstrap, paired_by_class, paired_by_id
+from langgraph_parallel.eval.paired import (
+    PairedDifference,
+    paired_bootstrap,
+    paired_by_class,
+    paired_by_id,
+)
 
 
 def test_a_clear_difference_has_an_interval_that_excludes_zero() -> None:
@@ -48,3 +53,15 @@ def test_two_runs_compare_per_class_on_the_questions_both_ran() -> None:
     assert (table["parallelizable"].n, table["parallelizable"].diff) == (3, 1.0)
     assert (table["sequential"].n, table["sequential"].wins) == (4, 1)
     assert table["all"].n == 7
+
+
+def test_a_stored_difference_reads_back_and_writes_its_interval() -> None:
+    stored = {"n": 4, "a": 0.5, "b": 0.25, "diff": 0.25, "low": -0.25, "high": 0.75,
+              "wins": 2, "losses": 1}  # fmt: skip
+    d = PairedDifference.from_dict(stored)  # files from before "level" was stored
+    assert d.level == 0.95 and not d.excludes_zero
+    assert d.interval() == "+0.250 [-0.250, +0.750] (95% paired bootstrap, n=4, +2 / -1)"
+    assert d.interval(counts=False, note="includes zero") == (
+        "+0.250 [-0.250, +0.750] (95% paired bootstrap, n=4, includes zero)"
+    )
+    assert str(d) == f"0.500 vs 0.250: {d.interval()}"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.apps.experiments.provenance import pct
-from langgraph_parallel.eval.paired import paired_by_class
+from langgraph_parallel.eval.paired import PairedDifference, paired_by_class
 from langgraph_parallel.eval.summary import mean_of, share_of
 from langgraph_parallel.paths import checkout_dir
 
@@ -67,15 +67,13 @@ def paired_lines(dataset: str, part: dict[str, Any]) -> list[str]:
     lines = []
     for pair, by_class in part.get("paired_em", {}).items():
         for cls in ("parallelizable", "sequential", "all"):
-            d = by_class.get(cls)
-            if d is None:
+            if cls not in by_class:
                 continue
-            zero = d["low"] <= 0 <= d["high"]
+            d = PairedDifference.from_dict(by_class[cls])
             lines.append(
-                f"- {dataset}, {cls}: EM `{pair.replace(' - ', '` - `')}` {d['a']:.3f} - "
-                f"{d['b']:.3f} = {d['diff']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] (95% "
-                f"paired bootstrap, n={d['n']}, +{d['wins']}/-{d['losses']})"
-                + (": the interval includes zero" if zero else "")
+                f"- {dataset}, {cls}: EM `{pair.replace(' - ', '` - `')}` {d.a:.3f} - "
+                f"{d.b:.3f} = {d.interval()}"
+                + ("" if d.excludes_zero else ": the interval includes zero")
             )
     return lines
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from langgraph_parallel.apps.experiments.provenance import at_commit
+from langgraph_parallel.eval.paired import PairedDifference
 from langgraph_parallel.paths import checkout_dir
 
 __all__ = ["render_summary"]
@@ -98,13 +100,10 @@ def render_summary(root: Path | None = None) -> str:
     return "\n".join(lines)
 
 
-def _interval(paired: dict[str, dict[str, dict[str, float]]], pair: str, cls: str) -> str:
-    """``; difference +d [low, high]`` of a paired EM comparison, or nothing if not recorded."""
-    d = paired.get(pair, {}).get(cls)
-    if d is None:
+def _interval(paired: dict[str, dict[str, dict[str, Any]]], pair: str, cls: str) -> str:
+    """``; difference +d [low, high] (...)`` of a paired EM comparison; nothing if not recorded."""
+    if cls not in paired.get(pair, {}):
         return ""
-    zero = ", includes zero" if d["low"] <= 0 <= d["high"] else ""
-    return (
-        f"; difference {d['diff']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] (95% paired "
-        f"bootstrap, n={d['n']:.0f}{zero})"
-    )
+    d = PairedDifference.from_dict(paired[pair][cls])
+    note = "" if d.excludes_zero else "includes zero"
+    return f"; difference {d.interval(counts=False, note=note)}"
