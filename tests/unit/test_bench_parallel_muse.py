@@ -50,3 +50,22 @@ def test_agent_cost_is_split_by_the_first_forks_step() -> None:
         "step 0": {"n": 1, "agent_cost": 1.25},
         "a later step": {"n": 2, "agent_cost": 0.45},
     }
+
+
+def test_each_join_is_paired_with_the_single_rollout_and_the_other_systems_join() -> None:
+    partial, independent = tool.PARTIAL, tool.INDEPENDENT
+    rows = []
+    for i in range(10):  # partial's select join right on 6, its first rollout on 2
+        rows.append({"graph": partial, "id": str(i), "em_join_graph": float(i < 6),
+                     "em_single": float(i < 2), "em_any": float(i < 7)})  # fmt: skip
+        rows.append({"graph": independent, "id": str(i), "em_join_graph": float(i < 3),
+                     "em_single": float(i < 2)})  # fmt: skip
+    rows.append({"graph": partial, "id": "lone", "em_join_graph": 1.0, "em_single": 0.0})
+    pairs = tool.analyse(rows)["paired"]  # on the questions both systems ran
+    vs_single = pairs[f"{partial} em_join_graph - single"]
+    assert (vs_single["n"], vs_single["wins"], vs_single["losses"]) == (10, 4, 0)
+    assert vs_single["diff"] == 0.4 and vs_single["low"] > 0
+    vs_independent = pairs["partial em_join_graph - independent"]
+    assert (vs_independent["a"], vs_independent["b"], vs_independent["wins"]) == (0.6, 0.3, 3)
+    assert pairs[f"{partial} em_any - single"]["wins"] == 5
+    assert "partial em_any - independent" not in pairs  # independent rows have no em_any

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 from typing import Any
 
+from langgraph_parallel.eval.paired import paired_by_id
 from langgraph_parallel.eval.summary import mean_present
 
-__all__ = ["AGENT", "INDEPENDENT", "JOINS", "PARTIAL", "REDUCTION", "analyse", "by_first_branch"]
+__all__ = [
+    "AGENT", "INDEPENDENT", "JOINS", "PARTIAL", "REDUCTION", "analyse", "by_first_branch", "paired",
+]  # fmt: skip
 
 PARTIAL, INDEPENDENT = "parallel-muse", "rollouts-majority"
 AGENT = ("agent_uncached_prefill", "agent_generated", "agent_cost", "agent_cached_prefill",
@@ -89,6 +93,7 @@ def analyse(rows: list[dict[str, Any]]) -> dict[str, Any]:
     single = partial["em_single"] or 0.0
     return {
         "graphs": graphs,
+        "paired": paired([r for r in rows if r["id"] in ids]),
         "partial_over_independent": ratios,
         "by_first_branch": by_first_branch(rows),
         "best_join": {
@@ -99,3 +104,27 @@ def analyse(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "independent_same_join": independent[best],
         },
     }
+
+
+def paired(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each join's EM against the single rollout and against the other system's same join.
+
+    Keys ``"<graph> <join> - single"`` (the graph's own first rollout, on the same question)
+    and ``"partial <join> - independent"``; values :class:`~.paired.PairedDifference` as dicts
+    (95% paired bootstrap over the question ids both have a score for).
+    """
+    by: dict[tuple[str, str], dict[str, float]] = {}
+    for r in rows:
+        for key in JOINS:
+            if r.get(key) is not None:
+                by.setdefault((r["graph"], key), {})[r["id"]] = float(r[key])
+    out: dict[str, dict[str, Any]] = {}
+    for join in ("em_join_graph", "em_join_majority", "em_join_weighted", "em_any"):
+        for graph in (PARTIAL, INDEPENDENT):
+            scores, single = by.get((graph, join), {}), by.get((graph, "em_single"), {})
+            if set(scores) & set(single):
+                out[f"{graph} {join} - single"] = asdict(paired_by_id(scores, single))
+        partial, independent = by.get((PARTIAL, join), {}), by.get((INDEPENDENT, join), {})
+        if set(partial) & set(independent):
+            out[f"partial {join} - independent"] = asdict(paired_by_id(partial, independent))
+    return out

@@ -14,6 +14,7 @@ from langgraph_parallel.apps.experiments.muse_analysis import (
     REDUCTION,
 )
 from langgraph_parallel.apps.experiments.provenance import commits_of
+from langgraph_parallel.eval.paired import PairedDifference
 from langgraph_parallel.paths import checkout_dir
 
 __all__ = ["SWEEP", "markdown", "muse_setting", "render_parallel_muse", "sweep_markdown"]
@@ -78,8 +79,21 @@ def markdown(result: dict[str, Any]) -> str:
     for name, part in parts.items():
         lines += [f"## {name}", "", "Agent phase:", "", *_table(AGENT, part["graphs"]), "",
                   "Reduction and joins:", "", *_table(REDUCTION + JOINS, part["graphs"]), "",
-                  _ratios(part), ""]  # fmt: skip
+                  _ratios(part), "", *_paired(part)]  # fmt: skip
     return "\n".join(lines)
+
+
+def _paired(part: dict[str, Any]) -> list[str]:
+    """Return the joins' EM differences with their intervals (none for results before them)."""
+    pairs = part.get("paired", {})
+    if not pairs:
+        return []
+    lines = ["EM differences, 95% paired bootstrap (single = the graph's own first rollout):", ""]
+    for name, d in pairs.items():
+        diff = PairedDifference.from_dict(d)
+        note = "" if diff.excludes_zero else "includes zero"
+        lines.append(f"- {name}: {diff.a:.3f} - {diff.b:.3f} = {diff.interval(note=note)}")
+    return [*lines, ""]
 
 
 def sweep_markdown(result: dict[str, Any]) -> str:
