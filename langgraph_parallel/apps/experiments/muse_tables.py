@@ -17,7 +17,14 @@ from langgraph_parallel.apps.experiments.provenance import commits_of
 from langgraph_parallel.eval.paired import PairedDifference
 from langgraph_parallel.paths import checkout_dir
 
-__all__ = ["SWEEP", "markdown", "muse_setting", "render_parallel_muse", "sweep_markdown"]
+__all__ = [
+    "MAIN_RUN", "SWEEP", "markdown", "muse_setting", "render_parallel_muse", "sweep_markdown",
+]  # fmt: skip
+
+MAIN_RUN = "parallel_muse/gpu-policy"
+"""The run the docs and the README quote, under ``benchmarks/``: the one on the shipped policy
+(trained on a GPU, 2026-11-26); the experiment's default ``--out`` keeps the run on the policy
+before it, labelled stale by the index."""
 
 _TOP1 = ["--top-k-steps", "1", "--samples-per-step", "7"]
 SWEEP: dict[str, list[str]] = {
@@ -157,17 +164,30 @@ def _report_style(result: dict[str, Any]) -> str:
     return styles[-1] if styles else "auto"
 
 
+def _per_sample(result: dict[str, Any]) -> str:
+    """``17``, or ``the first 70 (musique 40, 2wiki 40)`` where samples had their own limit."""
+    limit, own = result["settings"]["limit"], result["settings"].get("sample_limits") or {}
+    if not own:
+        return str(limit)
+    return f"{limit} ({', '.join(f'{k} {v}' for k, v in own.items())})"
+
+
+def _difference(d: dict[str, Any]) -> str:
+    diff = PairedDifference.from_dict(d)
+    return diff.interval(note="" if diff.excludes_zero else "includes zero")
+
+
 def render_parallel_muse(path: Path | None = None) -> str:
     """Render ParallelMuse vs independent rollouts on multi-hop chains (block ``muse-results``)."""
-    path = path or checkout_dir() / "benchmarks" / "parallel_muse" / "parallel_muse.json"
+    path = path or checkout_dir() / "benchmarks" / MAIN_RUN / "parallel_muse.json"
     result: dict[str, Any] = json.loads(path.read_text())
     commits = "; ".join(
         f"{name}: {commits_of(path.parent / name / 'run.json')}" for name in result["datasets"]
     )
     lines = [
-        f"Made by `{result['command']}` ({commits}): per sample, {result['settings']['limit']} "
-        "seeded questions, `max_turns` 6, budget 8 trajectories, the shipped `smollm2-parallel`, "
-        "BM25, prefix cache emptied before each system. Partial rollout = "
+        f"Made by `{result['command']}` ({commits}): per sample, {_per_sample(result)} "
+        "seeded questions (n below), `max_turns` 6, budget 8 trajectories, the shipped "
+        "`smollm2-parallel`, BM25, prefix cache emptied before each system. Partial rollout = "
         f"{muse_setting(result['settings'].get('parallel_muse', []))}, the rest of the budget "
         "fresh; independent = 8 rollouts. Cost = uncached prefill + generated tokens per question "
         f"(the engine's counts); reduction = reports (style `{_report_style(result)}`) + analyst.",
@@ -199,6 +219,20 @@ def render_parallel_muse(path: Path | None = None) -> str:
         f"{best['em']:.3f} against {best['em_single']:.3f} for its first rollout alone{gain} and "
         f"{best['independent_same_join']:.3f} for independent rollouts joined the same way.",
     ]
+    pairs = result["all"].get("paired", {})
+    join = best["join"]
+    said = {
+        f"{PARTIAL} {join} - single": "best join vs its first rollout",
+        f"partial {join} - independent": "vs independent rollouts' same join",
+        f"{PARTIAL} em_any - single": "any trajectory right (every join's ceiling) vs the first "
+        "rollout",
+    }
+    if all(key in pairs for key in said):
+        lines[-1] += (
+            " Paired EM differences (95% bootstrap): "
+            + "; ".join(f"{what} {_difference(pairs[key])}" for key, what in said.items())
+            + "."
+        )
     split = result["all"].get("by_first_branch") or {}
     if all(group.get("agent_cost") is not None for group in split.values()) and split:
         lines[-1] += (

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from langgraph_parallel.apps.experiments.muse_tables import MAIN_RUN
 from langgraph_parallel.apps.experiments.provenance import at_commit
 from langgraph_parallel.eval.paired import PairedDifference
 from langgraph_parallel.paths import checkout_dir
@@ -20,7 +21,7 @@ def render_summary(root: Path | None = None) -> str:
     """Render README.md's one small table: a headline figure of several blocks, as they say it."""
     bench = (root or checkout_dir()) / "benchmarks"
     sft = json.loads((bench / "sft" / "sft.json").read_text())["datasets"]
-    muse = json.loads((bench / "parallel_muse" / "parallel_muse.json").read_text())
+    muse = json.loads((bench / MAIN_RUN / "parallel_muse.json").read_text())
     serving = [
         json.loads(p.read_text()) for p in sorted((bench / "serving").glob("*/serving.json"))
     ]
@@ -63,7 +64,7 @@ def render_summary(root: Path | None = None) -> str:
         "| ParallelMuse: agent cost (uncached prefill + generated tokens) of partial rollout vs "
         "8 independent rollouts | "
         f"**{everything['partial_over_independent']['agent_cost']:.2f}x** | "
-        f"`benchmarks/parallel_muse/`, {everything['graphs']['parallel-muse']['n']} multi-hop "
+        f"`benchmarks/{MAIN_RUN}/`, {everything['graphs']['parallel-muse']['n']} multi-hop "
         "questions |"
     )
     # First contact replaces the latency row: measured on today's default engine and policy.
