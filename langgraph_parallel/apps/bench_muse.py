@@ -39,7 +39,7 @@ MUSE_OPTIONS: dict[str, dict[str, Any]] = {
     "rounds": {"type": int, "help": "branching rounds"},
     "min_branch_step": {
         "type": int,
-        "help": "earliest step a branch may start at (1: no step-0 forks)",
+        "help": "earliest step a branch may start at (default 1; 0: the paper's any step)",
     },
     "region": {"choices": REGIONS, "help": "region whose uncertainty picks branch points"},
     "mode": {"choices": MODES, "help": "uncertainty score: mean token entropy or perplexity"},

@@ -12,8 +12,8 @@ no) samples. Whatever budget is left after the last round (or when no step is le
 to fresh full rollouts, sent together with the last round's branches so the engine decodes them
 in one batch.
 
-Branch points start at step ``min_branch_step`` or later (default 0: any step; a fork at step 0
-keeps only the prompt, so it is a fresh rollout, see :class:`~.context.MuseContext`). A
+Branch points start at step ``min_branch_step`` or later (default 1; 0 allows any step, but a fork
+at step 0 keeps only the prompt, so it is a fresh rollout, see :class:`~.context.MuseContext`). A
 trajectory with nothing to fork from there leaves its budget to fresh rollouts, as above.
 
 Multiple rounds: round ``r`` ranks the own steps of *all* trajectories so far (best-first search

@@ -46,7 +46,10 @@ def test_forks_start_from_the_parents_prompt_and_read_it_from_the_cache(hotpot_i
         middleware=[ParallelSearchMiddleware(max_searches=2)],
         checkpointer=InMemorySaver(),
     )
-    muse = parallel_muse_agent(agent, budget=3, top_k_steps=1, samples_per_step=2, region="all")
+    # min_branch_step=0: any step may be the fork point, as select_branch_points ranks them.
+    muse = parallel_muse_agent(
+        agent, budget=3, top_k_steps=1, samples_per_step=2, region="all", min_branch_step=0
+    )
     out = muse.invoke({"messages": [{"role": "user", "content": QUESTION}]})
     assert model.style == "raw"  # the engine's prompt is the text recorded, tokenized
 

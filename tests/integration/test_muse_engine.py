@@ -46,6 +46,7 @@ def test_every_branch_call_reads_the_prefix_cache(chat_model, small_index, quest
         budget=4,
         top_k_steps=1,
         region="all",  # every step has tokens in "all", so the first rollout always forks
+        min_branch_step=0,  # ... from any step, its first one included
         max_turns=3,
         max_tokens=48,
         report_max_tokens=32,

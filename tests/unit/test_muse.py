@@ -128,7 +128,9 @@ def branch_origins(state):
     ],
 )
 def test_router_forks_exactly_the_most_uncertain_steps(region, expected):
-    state, _ = run_muse(three_step_agent(SPREADS), region=region, budget=3, samples_per_step=1)
+    state, _ = run_muse(
+        three_step_agent(SPREADS), region=region, budget=3, samples_per_step=1, min_branch_step=0
+    )
     assert sorted((p["trajectory"], p["step"]) for p in state["branch_points"]) == expected
     assert branch_origins(state) == expected
     if region == "mixed":
@@ -143,7 +145,7 @@ def test_ppl_mode_follows_the_sampled_token_logprobs():
 
 
 def test_branch_prompts_equal_the_parent_prefix_byte_for_byte():
-    state, model = run_muse(three_step_agent(SPREADS), budget=7)
+    state, model = run_muse(three_step_agent(SPREADS), budget=7, min_branch_step=0)
     by_id = {t["id"]: t for t in state["trajectories"]}
     prompts = {
         (call_kwargs["seed"], sum(isinstance(m, AIMessage) for m in messages)): messages
@@ -190,11 +192,11 @@ def test_counters_sum_own_steps_and_keep_reduction_apart():
 
 def test_min_branch_step_moves_a_step_0_fork_to_the_next_most_uncertain_step():
     # Step 0 is the most uncertain reasoning step of SPREADS' rollout: its fork would keep only
-    # the prompt. From step 1 on, the samples go to the next most uncertain one, step 2.
+    # the prompt. From step 1 on (the default), the samples go to the next most uncertain one.
     options = {"region": "reasoning", "budget": 3, "top_k_steps": 1, "samples_per_step": 2}
-    state, _ = run_muse(three_step_agent(SPREADS), **options)
+    state, _ = run_muse(three_step_agent(SPREADS), **options, min_branch_step=0)
     assert branch_origins(state) == [("t0", 0), ("t0", 0)]
-    state, _ = run_muse(three_step_agent(SPREADS), **options, min_branch_step=1)
+    state, _ = run_muse(three_step_agent(SPREADS), **options)
     assert branch_origins(state) == [("t0", 2), ("t0", 2)]
     assert all(len(t["steps"]) == 3 for t in state["trajectories"])
 

@@ -32,7 +32,8 @@ SWEEP: dict[str, list[str]] = {
     "entropy": ["--mode", "entropy"],
     "region-reasoning": ["--region", "reasoning"],
     "region-all": ["--region", "all"],
-    "ppl-top1": ["--mode", "ppl", *_TOP1],
+    # Pinned to 0, the graph's default until 2026-11-26 that its committed runs measured.
+    "ppl-top1": ["--mode", "ppl", *_TOP1, "--min-branch-step", "0"],
     "entropy-top1": ["--mode", "entropy", *_TOP1],
     "all-top1": ["--region", "all", *_TOP1],
     "ppl-top1-later": ["--mode", "ppl", *_TOP1, "--min-branch-step", "1"],
@@ -152,6 +153,7 @@ def muse_setting(flags: list[str]) -> str:
         f"{kind}{score}"
     )
     text += f", {rounds} rounds" if rounds > 1 else ""
+    # Runs before 2026-11-26 recorded no flag for the default of the time, 0.
     earliest = int(given.get("--min-branch-step", 0))
     text += f", no fork before step {earliest}" if earliest else ""
     return text + (f" (`{' '.join(flags)}`)" if flags else "")
