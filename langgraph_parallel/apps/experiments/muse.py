@@ -112,10 +112,8 @@ def bench_chains(run: Run, words: list[str], limit: int | None = None) -> None:
     ``limit`` (a sample's own, :func:`sample_limits`) replaces ``--limit`` where it is smaller.
     """
     os.environ["LANGGRAPH_PARALLEL_ENGINE"] = json.dumps(KV_CACHE)  # the bench children read it
-    if limit is not None and run.limit is not None:
-        limit = min(limit, run.limit)
-    limit = run.limit if limit is None else limit
-    limit_words = [] if limit is None else ["--limit", str(limit)]
+    given = [n for n in (limit, run.limit) if n is not None]
+    limit_words = ["--limit", str(min(given))] if given else []
     run.bench([*words, *limit_words, "--concurrency", str(run.settings["concurrency"])], child=True)
 
 
