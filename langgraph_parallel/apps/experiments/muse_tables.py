@@ -18,13 +18,17 @@ from langgraph_parallel.eval.paired import PairedDifference
 from langgraph_parallel.paths import checkout_dir
 
 __all__ = [
-    "MAIN_RUN", "SWEEP", "markdown", "muse_setting", "render_parallel_muse", "sweep_markdown",
+    "LATER_RUN", "MAIN_RUN", "SWEEP", "markdown", "muse_setting", "render_parallel_muse",
+    "sweep_markdown",
 ]  # fmt: skip
 
 MAIN_RUN = "parallel_muse/gpu-policy"
 """The run the docs and the README quote, under ``benchmarks/``: the one on the shipped policy
 (trained on a GPU, 2026-11-26); the experiment's default ``--out`` keeps the run on the policy
 before it, labelled stale by the index."""
+LATER_RUN = "parallel_muse/gpu-policy-later"
+"""Its partial rollouts again with ``min_branch_step=1`` (the graph's default since), paired with
+``MAIN_RUN``'s independent rollouts by that folder's ``analyse.py`` into ``later.json``."""
 
 _TOP1 = ["--top-k-steps", "1", "--samples-per-step", "7"]
 SWEEP: dict[str, list[str]] = {

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.apps.experiments.muse_tables import MAIN_RUN
+from langgraph_parallel.apps.experiments.muse_tables import LATER_RUN, MAIN_RUN
 from langgraph_parallel.apps.experiments.provenance import at_commit
 from langgraph_parallel.eval.paired import PairedDifference
 from langgraph_parallel.paths import checkout_dir
@@ -60,10 +60,20 @@ def render_summary(root: Path | None = None) -> str:
                 f"| `benchmarks/sft/`, {n:.0f} questions |"
             )
     everything = muse["all"]
+    join = everything["best_join"]["join"]
+    best = PairedDifference.from_dict(everything["paired"][f"parallel-muse {join} - single"])
+    note = "" if best.excludes_zero else "includes zero"
+    later = bench / LATER_RUN / "later.json"
+    default = ""
+    if later.is_file():
+        ratio = json.loads(later.read_text())["samples"]["all"]["partial_over_independent"]
+        where = f"`benchmarks/{LATER_RUN}/`"
+        default = f"**{ratio['agent_cost']:.2f}x** from step 1 (the default; {where}), "
     lines.append(
         "| ParallelMuse: agent cost (uncached prefill + generated tokens) of partial rollout vs "
-        "8 independent rollouts | "
-        f"**{everything['partial_over_independent']['agent_cost']:.2f}x** | "
+        f"8 independent rollouts; its best join ({join[8:]}) vs its first rollout, EM | "
+        f"{default}{everything['partial_over_independent']['agent_cost']:.2f}x from step 0; "
+        f"EM {best.a:.3f} vs {best.b:.3f}, difference {best.interval(counts=False, note=note)} | "
         f"`benchmarks/{MAIN_RUN}/`, {everything['graphs']['parallel-muse']['n']} multi-hop "
         "questions |"
     )
