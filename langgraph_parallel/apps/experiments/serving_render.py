@@ -86,11 +86,14 @@ def _fault_line(run: Mapping[str, Any]) -> str:
 def render_serving(root: Path | None = None) -> str:
     """Render concurrent runs on one shared server per engine (block ``serving-results``)."""
     root = root or checkout_dir() / "benchmarks" / "serving"
-    runs = [json.loads(p.read_text()) for p in sorted(root.glob("*/serving.json"))]
+    paths = sorted(root.glob("*/serving.json"))
+    runs = [json.loads(p.read_text()) for p in paths]
     first = runs[0]
     made_by = first["command"].split(" --")[0]  # the command without its flags
+    # Each engine's run names its own commit: the runs need not be made together.
+    where = "; ".join(f"`{p.parent.name}/`{at_commit(r)}" for p, r in zip(paths, runs, strict=True))
     lines = [
-        f"Made by `{made_by}` (`benchmarks/serving/*/`, commands there){at_commit(first)}:"
+        f"Made by `{made_by}` (`benchmarks/serving/*/`, commands there; {where}):"
         f" one `langgraph-parallel serve` on the 2-core CPU, the first "
         f"{first['levels'][0]['questions']} questions of the bundled HotpotQA sample through "
         "`parallel-search` (`smollm2-parallel`, hybrid index, `ChatVLLMServer`) with 1, 4 and 16 "
