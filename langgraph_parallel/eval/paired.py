@@ -54,17 +54,17 @@ class PairedDifference:
         """Read one back from its ``asdict`` form (a results file; older ones lack ``level``)."""
         return cls(**{"level": 0.95, **d})
 
-    def interval(self, *, counts: bool = True, note: str = "") -> str:
-        """``+d [low, high] (95% paired bootstrap, n=N, +W / -L, NOTE)``.
+    def interval(self, *, counts: bool = True, mark_zero: bool = False) -> str:
+        """``+d [low, high] (95% paired bootstrap, n=N, +W / -L, includes zero)``.
 
         Args:
             counts: Whether to give the wins and losses.
-            note: Words to add inside the parentheses (none if empty).
+            mark_zero: Whether to say "includes zero" when the interval does.
         """
         pct = round(100 * self.level)
         parts = [f"{pct}% paired bootstrap", f"n={self.n}"]
         parts += [f"+{self.wins} / -{self.losses}"] if counts else []
-        parts += [note] if note else []
+        parts += ["includes zero"] if mark_zero and not self.excludes_zero else []
         return f"{self.diff:+.3f} [{self.low:+.3f}, {self.high:+.3f}] ({', '.join(parts)})"
 
     def __str__(self) -> str:

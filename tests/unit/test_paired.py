@@ -61,7 +61,7 @@ def test_a_stored_difference_reads_back_and_writes_its_interval() -> None:
     d = PairedDifference.from_dict(stored)  # files from before "level" was stored
     assert d.level == 0.95 and not d.excludes_zero
     assert d.interval() == "+0.250 [-0.250, +0.750] (95% paired bootstrap, n=4, +2 / -1)"
-    assert d.interval(counts=False, note="includes zero") == (
+    assert d.interval(counts=False, mark_zero=True) == (
         "+0.250 [-0.250, +0.750] (95% paired bootstrap, n=4, includes zero)"
     )
     assert str(d) == f"0.500 vs 0.250: {d.interval()}"

@@ -103,8 +103,7 @@ def _paired(part: dict[str, Any]) -> list[str]:
     lines = ["EM differences, 95% paired bootstrap (single = the graph's own first rollout):", ""]
     for name, d in pairs.items():
         diff = PairedDifference.from_dict(d)
-        note = "" if diff.excludes_zero else "includes zero"
-        lines.append(f"- {name}: {diff.a:.3f} - {diff.b:.3f} = {diff.interval(note=note)}")
+        lines.append(f"- {name}: {diff.a:.3f} - {diff.b:.3f} = {diff.interval(mark_zero=True)}")
     return [*lines, ""]
 
 
@@ -171,7 +170,7 @@ def _report_style(result: dict[str, Any]) -> str:
 
 
 def _per_sample(result: dict[str, Any]) -> str:
-    """``17``, or ``the first 70 (musique 40, 2wiki 40)`` where samples had their own limit."""
+    """``17``, or ``70 (musique 40, 2wiki 40)`` where samples had their own limit."""
     limit, own = result["settings"]["limit"], result["settings"].get("sample_limits") or {}
     if not own:
         return str(limit)
@@ -179,8 +178,7 @@ def _per_sample(result: dict[str, Any]) -> str:
 
 
 def _difference(d: dict[str, Any]) -> str:
-    diff = PairedDifference.from_dict(d)
-    return diff.interval(note="" if diff.excludes_zero else "includes zero")
+    return PairedDifference.from_dict(d).interval(mark_zero=True)
 
 
 def render_parallel_muse(path: Path | None = None) -> str:

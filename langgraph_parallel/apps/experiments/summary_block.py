@@ -62,7 +62,6 @@ def render_summary(root: Path | None = None) -> str:
     everything = muse["all"]
     join = everything["best_join"]["join"]
     best = PairedDifference.from_dict(everything["paired"][f"parallel-muse {join} - single"])
-    note = "" if best.excludes_zero else "includes zero"
     later = bench / LATER_RUN / "later.json"
     default = ""
     if later.is_file():
@@ -73,7 +72,8 @@ def render_summary(root: Path | None = None) -> str:
         "| ParallelMuse: agent cost (uncached prefill + generated tokens) of partial rollout vs "
         f"8 independent rollouts; its best join ({join[8:]}) vs its first rollout, EM | "
         f"{default}{everything['partial_over_independent']['agent_cost']:.2f}x from step 0; "
-        f"EM {best.a:.3f} vs {best.b:.3f}, difference {best.interval(counts=False, note=note)} | "
+        f"EM {best.a:.3f} vs {best.b:.3f}, difference "
+        f"{best.interval(counts=False, mark_zero=True)} | "
         f"`benchmarks/{MAIN_RUN}/`, {everything['graphs']['parallel-muse']['n']} multi-hop "
         "questions |"
     )
@@ -116,5 +116,4 @@ def _interval(paired: dict[str, dict[str, dict[str, Any]]], pair: str, cls: str)
     if cls not in paired.get(pair, {}):
         return ""
     d = PairedDifference.from_dict(paired[pair][cls])
-    note = "" if d.excludes_zero else "includes zero"
-    return f"; difference {d.interval(counts=False, note=note)}"
+    return f"; difference {d.interval(counts=False, mark_zero=True)}"
