@@ -50,7 +50,11 @@ def main() -> None:
         middleware=[ParallelSearchMiddleware()],
         checkpointer=InMemorySaver(),
     )
-    muse = parallel_muse_agent(agent, budget=4, top_k_steps=1, samples_per_step=3)
+    # The agent searches once, at step 0: min_branch_step=0 (the paper's rule) forks there; the
+    # default, 1, would give a one-search run fresh rollouts instead of forks.
+    muse = parallel_muse_agent(
+        agent, budget=4, top_k_steps=1, samples_per_step=3, min_branch_step=0
+    )
     out = muse.invoke({"messages": [{"role": "user", "content": QUESTION}]})
 
     for point in out["branch_points"]:

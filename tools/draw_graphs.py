@@ -37,8 +37,9 @@ CAPTIONS = {
     "`decompose=False`.",
     "parallel_muse": "ParallelMuse: `create_parallel_muse_graph(model, search)`. `router` sends "
     "rollouts and forks from uncertain steps (ranked by the perplexity of a region's tokens, "
-    '`mode="ppl"`, or by their entropy; `min_branch_step=1` never forks at step 0, whose fork '
-    "would be a fresh rollout), then one `report` per distinct trajectory (one whose "
+    '`mode="ppl"`, or by their entropy; `min_branch_step=1`, the default, never forks at step '
+    "0, whose fork would be a fresh rollout; `0` is the paper's any step), then one `report` per "
+    "distinct trajectory (one whose "
     "steps and answer equal another's gets a copy of its report, `reused_from` naming the "
     'source; `reports="contested"` writes reports only when the analyst will read them and '
     'otherwise goes straight to `aggregate`; `reports="all"` reports every trajectory), written '

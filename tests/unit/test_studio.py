@@ -206,6 +206,8 @@ def test_the_muse_agent_graph_forks_the_create_agent_app() -> None:
     graph = studio_graph("parallel_muse_agent", model=model, search=CountingSearcher())
     assert graph.name == "parallel_muse_agent"
     assert {"start", "router", "rollout", "report", "aggregate"} <= set(graph.get_graph().nodes)
-    final = graph.invoke({"messages": [HumanMessage("a and b?")]}, context={"budget": 2})
+    # Its one search is step 0: min_branch_step=0 lets the fork start there.
+    context = {"budget": 2, "min_branch_step": 0}
+    final = graph.invoke({"messages": [HumanMessage("a and b?")]}, context=context)
     assert [t["parent"] for t in final["trajectories"]] == [None, "t0"]
     assert final["answer"] == "done" and final["messages"][-1].content == "done"

@@ -47,7 +47,7 @@ SWEEP: dict[str, list[str]] = {
     "extract-select": ["--join", "select", "--report-style", "extract", "--reports", "distinct"],
 }
 """Sweep settings over the default (1 initial rollout, 2 exploration branch points x 3 samples
-ranked by perplexity, 1 round; the budget's remainder as fresh rollouts)."""
+ranked by perplexity, 1 round, the remainder fresh; forks from step 1 since 2026-11-26)."""
 
 
 def _cell(value: float | None, key: str) -> str:
