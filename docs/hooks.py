@@ -5,6 +5,9 @@ paths relative to the page, `../benchmarks/...` from docs/results.md, so the lin
 when the Markdown is read on GitHub. MkDocs only publishes files under docs/, so `on_files` adds
 these files to the site under their repository path and `on_page_markdown` points the links at
 that copy. Any other link out of docs/ still fails `mkdocs build --strict`.
+
+The plots are not committed: `on_files` first draws them from the committed data of their
+folder, as `langgraph-parallel results --draw` does, so the site shows today's files' figures.
 """
 
 from __future__ import annotations
@@ -25,7 +28,11 @@ REPO_FILES = (
 
 
 def on_files(files: Files, *, config: Any) -> Files:
-    """Add the repository files the results page links to, so the built site has them."""
+    """Draw the plots, then add the repository files the results page links to the site."""
+    from langgraph_parallel.apps.experiments.drawings import draw_folder
+
+    for folder in sorted({(REPO / path).parent for path in REPO_FILES if path.endswith(".png")}):
+        draw_folder(folder)
     for path in REPO_FILES:
         files.append(File.generated(config, path, abs_src_path=str(REPO / path)))
     return files

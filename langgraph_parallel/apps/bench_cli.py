@@ -105,6 +105,8 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
         previous.setdefault("muse", {})
         previous.setdefault("passage_sentences", "auto")  # and than the passage budget
         previous.setdefault("final_answer_step", False)  # and than the final answer-only step
+        if f"{previous.get('corpus')}.gz" == settings.get("corpus"):
+            previous["corpus"] = settings["corpus"]  # the same file, compressed since (contexts)
         changed = sorted(k for k in settings if previous.get(k) != settings[k])
         if changed:
             was = ", ".join(f"{k}={previous.get(k)!r}" for k in changed)

@@ -8,6 +8,7 @@ contexts``, the SFT synthesis, the benchmarks over 2Wiki and MuSiQue).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -38,12 +39,19 @@ def row_paragraphs(row: Mapping[str, Any]) -> dict[str, str]:
 def context_corpus(contexts: Iterable[Mapping[str, str]], directory: Path | None = None) -> Path:
     """Write the paragraphs of ``contexts`` (title -> text; de-duplicated by title) as a corpus.
 
-    The file name carries a hash of its content, so the embedding cache of
-    :class:`~langgraph_parallel.retrieval.faiss_index.CorpusIndex` is reused for the same set.
+    The file, ``contexts-<hash>.jsonl.gz``, is gzip-compressed with no time stamp and its name
+    carries a hash of its content, so the same paragraphs make the same bytes and the embedding
+    cache of :class:`~langgraph_parallel.retrieval.faiss_index.CorpusIndex` is reused for the
+    same set. A plain ``contexts-<hash>.jsonl`` of the same paragraphs already there (written
+    before these files were compressed) is returned instead, so a run resumed in an old folder
+    names the file it started with.
 
     Args:
         contexts: Title -> text mappings, e.g. :func:`row_paragraphs` of each row.
         directory: Where to write it (default: ``corpora/`` in the cache directory).
+
+    Returns:
+        The corpus file (:func:`~langgraph_parallel.retrieval.corpus.load_corpus` reads both).
     """
     paragraphs: dict[str, str] = {}
     for context in contexts:
@@ -58,9 +66,13 @@ def context_corpus(contexts: Iterable[Mapping[str, str]], directory: Path | None
     digest = hashlib.sha256(body.encode()).hexdigest()[:12]
     folder = directory or cache_dir() / "corpora"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"contexts-{digest}.jsonl"
+    path, plain = folder / f"contexts-{digest}.jsonl.gz", folder / f"contexts-{digest}.jsonl"
+    if not path.is_file() and plain.is_file():
+        return plain
     if not path.is_file():
-        path.write_text(body)
+        part = path.with_name(path.name + ".part")  # renamed once whole: a kill leaves no half
+        part.write_bytes(gzip.compress(body.encode(), mtime=0))
+        part.replace(path)
     return path
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "markdown_report",
     "plot_em_vs_tokens",
     "plot_usage_by_class",
+    "write_drawings",
     "write_report",
 ]
 
@@ -164,6 +165,39 @@ def plot_usage_by_class(summary: Mapping[str, Any], path: Path) -> Path:
     return path
 
 
+def write_drawings(
+    summary: Mapping[str, Any],
+    out_dir: str | Path,
+    *,
+    rows: Iterable[Mapping[str, Any]] | None = None,
+) -> list[Path]:
+    """Write the files of a report drawn from its data: the plots, and ParallelMuse's trees.
+
+    :func:`write_report` writes them after each run, and ``langgraph-parallel results --draw``
+    again from the committed ``summary.json`` and rows (the drawings are not committed).
+
+    Args:
+        summary: The structure from :func:`~langgraph_parallel.eval.summary.summarize`.
+        out_dir: Output folder (must exist).
+        rows: The result rows, for the ParallelMuse saving plot and trees.
+
+    Returns:
+        The paths written: EM plot, usage plot, and for ParallelMuse rows the saving plot and
+        ``trees.md`` (:mod:`~langgraph_parallel.eval.muse_report`).
+    """
+    out = Path(out_dir)
+    rows = list(rows or [])
+    paths = [
+        plot_em_vs_tokens(summary, out / EM_PLOT),
+        plot_usage_by_class(summary, out / USAGE_PLOT),
+    ]
+    extra = [
+        plot_saving_vs_length(rows, out / SAVING_PLOT),
+        write_trees(rows, out / TREES_FILE),
+    ]
+    return paths + [p for p in extra if p is not None]
+
+
 def write_report(
     summary: Mapping[str, Any],
     out_dir: str | Path,
@@ -171,7 +205,7 @@ def write_report(
     command: str,
     rows: Iterable[Mapping[str, Any]] | None = None,
 ) -> list[Path]:
-    """Write ``report.md`` and the two PNG plots into ``out_dir``.
+    """Write ``report.md`` and its drawings (:func:`write_drawings`) into ``out_dir``.
 
     Args:
         summary: The structure from :func:`~langgraph_parallel.eval.summary.summarize`.
@@ -185,15 +219,7 @@ def write_report(
     """
     out = Path(out_dir)
     rows = list(rows) if rows is not None else None
-    paths = [
-        plot_em_vs_tokens(summary, out / EM_PLOT),
-        plot_usage_by_class(summary, out / USAGE_PLOT),
-    ]
-    extra = [
-        plot_saving_vs_length(rows or [], out / SAVING_PLOT),
-        write_trees(rows or [], out / TREES_FILE),
-    ]
-    paths += [p for p in extra if p is not None]
+    paths = write_drawings(summary, out, rows=rows)
     plots = [p.name for p in paths if p.suffix == ".png"]
     report = out / REPORT_FILE
     text = markdown_report(summary, command=command, rows=rows, plots=plots)

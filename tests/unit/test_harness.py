@@ -427,6 +427,7 @@ def test_bench_cli_muse_settings(
 ) -> None:
     from langgraph_parallel.apps.bench_muse import fresh_cache_hook, muse_settings
     from langgraph_parallel.eval.contexts import context_corpus_of
+    from langgraph_parallel.retrieval.corpus import load_corpus
 
     monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path / "cache"))
     dataset = write_dataset(tmp_path / "hotpotqa_tiny.jsonl")
@@ -455,8 +456,8 @@ def test_bench_cli_muse_settings(
     ]
     wiki = tmp_path / "2wiki.jsonl"
     wiki.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    corpus = [json.loads(line) for line in context_corpus_of(str(wiki)).read_text().splitlines()]
-    assert [(d["title"], d["text"]) for d in corpus] == [("T", "A b."), ("U", "C.")]
+    corpus = load_corpus(context_corpus_of(str(wiki)))
+    assert [(d.title, d.text) for d in corpus] == [("T", "A b."), ("U", "C.")]
 
 
 def test_muse_settings_are_part_of_what_a_resume_must_repeat(tmp_path: Path) -> None:

@@ -4,8 +4,9 @@
 as before; ``bench run NAME [--limit N] [--out DIR] [--set KEY=VALUE ...]`` runs one of the
 experiments of :mod:`.catalog` with the settings it declares, ``bench list`` lists them, ``bench
 compare OLD NEW`` compares two runs' rows (:mod:`.compare`) and ``results`` regenerates the
-docs' result blocks (:mod:`.results`). The experiments are imported when a command runs, not
-when the parser is built: ``ask`` does not pay for them.
+docs' result blocks (:mod:`.results`; ``results --draw``: the plots and trees, :mod:`.drawings`).
+The experiments are imported when a command runs, not when the parser is built: ``ask`` does
+not pay for them.
 """
 
 from __future__ import annotations
@@ -111,9 +112,17 @@ def add_results_parser(subparsers: Any) -> None:
         description="Rewrite every generated result block of README.md, benchmarks/README.md "
         "and docs/ from the committed benchmark files; --check only says which are stale "
         "(exit 1). Both exit 1 on orphan benchmark folders and on result figures typed into "
-        "README.md's prose that no block holds.",
+        "README.md's prose that no block holds. --draw instead draws the plots and "
+        "ParallelMuse trees of benchmarks/ again from the committed data (they are not "
+        "committed) and touches nothing else.",
     )
-    results.add_argument(
+    what = results.add_mutually_exclusive_group()
+    what.add_argument(
         "--check", action="store_true", help="exit 1 if a block is stale (no rewriting)"
+    )
+    what.add_argument(
+        "--draw",
+        action="store_true",
+        help="draw benchmarks/' plots and trees from the committed data (no block rewritten)",
     )
     results.set_defaults(func=_cmd_results)

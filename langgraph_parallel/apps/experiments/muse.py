@@ -54,6 +54,7 @@ __all__ = [
     "SWEEP_EXPERIMENT",
     "bench_chains",
     "datasets",
+    "draw_saving",
     "sample_limits",
 ]
 
@@ -117,10 +118,28 @@ def bench_chains(run: Run, words: list[str], limit: int | None = None) -> None:
     run.bench([*words, *limit_words, "--concurrency", str(run.settings["concurrency"])], child=True)
 
 
-def _plot(rows: list[dict[str, Any]], path: Path) -> None:
+TABLE = "parallel_muse.json"
+SAVING_PLOT = "muse_saving.png"
+
+
+def _plot(rows: list[dict[str, Any]], path: Path) -> Path | None:
     from langgraph_parallel.eval.muse_report import plot_saving_vs_length
 
-    plot_saving_vs_length(rows, path)
+    return plot_saving_vs_length(rows, path)
+
+
+def draw_saving(out: Path) -> Path | None:
+    """Draw ``OUT/muse_saving.png`` from the rows of the samples ``OUT/parallel_muse.json`` names.
+
+    The run draws it this way when it ends, and ``langgraph-parallel results --draw`` again
+    from the committed rows (the plot is not committed).
+
+    Returns:
+        The plot, or ``None`` where no question has both systems' rows.
+    """
+    names = json.loads((out / TABLE).read_text(encoding="utf-8"))["datasets"]
+    rows = [{**r, "dataset": name} for name in names for r in results_in(out / name)]
+    return _plot(rows, out / SAVING_PLOT)
 
 
 def _run_main(run: Run) -> None:
@@ -151,8 +170,8 @@ def _run_main(run: Run) -> None:
         result["datasets"][name] = analyse(rows)
         everything += rows
     result["all"] = analyse(everything)
-    _plot(everything, run.out / "muse_saving.png")
-    (run.out / "parallel_muse.json").write_text(json.dumps(result, indent=2) + "\n")
+    (run.out / TABLE).write_text(json.dumps(result, indent=2) + "\n")
+    draw_saving(run.out)
     (run.out / "parallel_muse.md").write_text(markdown(result))
     print(markdown(result))
 

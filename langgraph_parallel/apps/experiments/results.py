@@ -3,7 +3,8 @@
 ``langgraph-parallel results`` rewrites the blocks where they are; ``--check`` exits 1 if a
 block is stale or missing (``python -m langgraph_parallel.apps.experiments.results`` does the
 same), and both exit 1 on orphan benchmark data or a figure typed into README.md's prose
-(:mod:`~.results_checks`). Each block sits between ``<!-- NAME:start -->`` and
+(:mod:`~.results_checks`); ``--draw`` instead draws the plots and trees, which are not committed
+(:mod:`~.drawings`). Each block sits between ``<!-- NAME:start -->`` and
 ``<!-- NAME:end -->`` in one of the pages (README.md, ``benchmarks/README.md`` or a page under
 ``docs/``: most in ``docs/results.md``, ``summary-results`` in README.md, the index of every
 experiment in ``benchmarks/README.md`` and atop ``docs/results.md``, :mod:`~.results_index`) and
@@ -22,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from langgraph_parallel.apps.experiments.catalog import EXPERIMENTS
+from langgraph_parallel.apps.experiments.drawings import print_drawn
 from langgraph_parallel.apps.experiments.engine import render_engine
 from langgraph_parallel.apps.experiments.first_contact import render_first_contact
 from langgraph_parallel.apps.experiments.hotpotqa import render_hotpotqa200
@@ -129,11 +131,15 @@ def _keep_blocks(current: str, new: str, names: Sequence[str]) -> str:
 def cmd_results(args: argparse.Namespace) -> int:
     """Rewrite the stale blocks (or, with ``--check``, only name them), then run the checks.
 
+    With ``--draw``, only draw the plots and trees of ``benchmarks/`` (:mod:`~.drawings`).
+
     Returns:
         1 if ``--check`` found a stale block, or if there is orphan data or a stray README
         figure (which rewriting cannot fix); else 0.
     """
     root = checkout_dir()
+    if getattr(args, "draw", False):
+        return print_drawn(root)
     stale = []
     texts = rewrite_all(pages(root))
     if not full_history(root):
@@ -166,9 +172,11 @@ def cmd_results(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m langgraph_parallel.apps.experiments.results``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
+    what = parser.add_mutually_exclusive_group()  # as ``langgraph-parallel results`` (.cli)
+    what.add_argument(
         "--check", action="store_true", help="exit 1 if a block is stale (no rewriting)"
     )
+    what.add_argument("--draw", action="store_true", help="draw benchmarks/' plots and trees")
     return cmd_results(parser.parse_args(argv))
 
 
