@@ -151,7 +151,12 @@ def first_prompt(
 
 
 def step_options(
-    model: BaseChatModel, context: SearchContext, *, answer_only: bool = False, **sampling: Any
+    model: BaseChatModel,
+    context: SearchContext,
+    *,
+    answer_only: bool = False,
+    keep_logprobs: bool = True,
+    **sampling: Any,
 ) -> dict[str, Any]:
     """Return the call options of one step: stop sequences, ``max_tokens``, the action regex.
 
@@ -162,6 +167,11 @@ def step_options(
         answer_only: The step may only answer (the final answer-only step): the regex is
             :func:`~langgraph_parallel.protocol.answer_regex` instead of the full action
             grammar. A model without structured outputs gets the same options as any step.
+        keep_logprobs: The step's token alternatives are read (ParallelMuse's uncertainty).
+            When not, this package's models (those with structured outputs) are asked for
+            none (``top_logprobs=0``): replayed on the 2-core CPU, the top-16 alternatives cost
+            about 5% of a ``parallel-search`` question's engine time with identical answers
+            (``benchmarks/latency/``). Other models get their own settings.
         **sampling: More options (``temperature``, ``top_p``, ``seed``) passed as they are.
     """
     options: dict[str, Any] = {"stop": list(STOP_SEQUENCES), "max_tokens": context.max_tokens}
@@ -174,6 +184,8 @@ def step_options(
     regex = constrained_regex(model, style, context.constrain, grammar)
     if regex:
         options["regex"] = regex
+    if not keep_logprobs and hasattr(model, "regex"):
+        options["top_logprobs"] = 0
     return options
 
 

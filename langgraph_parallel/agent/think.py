@@ -115,7 +115,9 @@ class ThinkNode(DualNode):
             }
             return Command(update=ended, goto="__end__")
         sampling = state.get("sampling") or {}
-        options = step_options(self.model, context, answer_only=final, **sampling)
+        options = step_options(
+            self.model, context, answer_only=final, keep_logprobs=self.record_steps, **sampling
+        )
         try:
             step = read_step((yield Invoke(self.model, history + new, options)))
         except Exception as exc:  # reported per question; see class docstring

@@ -117,9 +117,15 @@ class VLLMChatSettings(ConfigurableSampling):
     def sampling(
         self, stop: list[str] | None, kwargs: dict[str, Any]
     ) -> tuple[str | None, dict[str, Any]]:
-        """Return a call's regex and sampling options; the options it names leave ``kwargs``."""
+        """Return a call's regex and sampling options; the options it names leave ``kwargs``.
+
+        ``top_logprobs`` (a call's, else the field's) is how many alternatives each token's
+        logprobs list; the model drops it where ``logprobs`` is off. A step that keeps no
+        logprobs asks for 0 (:func:`~langgraph_parallel.agent.step.step_options`).
+        """
         regex = kwargs.pop("regex", self.regex)
         return regex, {
+            "top_logprobs": kwargs.pop("top_logprobs", self.top_logprobs),
             "n": kwargs.pop("n", self.n),
             "temperature": kwargs.pop("temperature", self.temperature),
             "top_p": kwargs.pop("top_p", self.top_p),

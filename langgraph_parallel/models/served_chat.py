@@ -120,10 +120,11 @@ class ChatVLLMServer(VLLMChatSettings):
         """Return the endpoint kind and the request of one call (``ChatVLLM._params``' twin)."""
         regex, options = self.sampling(stop, kwargs)
         style = self.style
-        request: dict[str, Any] = {"model": self.model, **options}
         # Logprobs are always asked for (top 0 when off): their length is each sample's token
         # count, which the usage block gives only summed over the samples.
-        top = self.top_logprobs if self.logprobs else 0
+        top = options.pop("top_logprobs")
+        top = top if self.logprobs else 0
+        request: dict[str, Any] = {"model": self.model, **options}
         if style == "raw":
             request.update(prompt=raw_text(messages), logprobs=top)
         else:

@@ -116,7 +116,8 @@ class ChatVLLM(VLLMChatSettings):
 
         regex, options = self.sampling(stop, kwargs)
         options["include_stop_str_in_output"] = True
-        options["logprobs"] = self.top_logprobs if self.logprobs else None
+        top = options.pop("top_logprobs")
+        options["logprobs"] = top if self.logprobs else None
         if regex:
             from vllm.sampling_params import StructuredOutputsParams
 

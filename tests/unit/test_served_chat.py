@@ -214,6 +214,7 @@ def test_parallel_search_runs_on_the_server_model_with_the_action_grammar(
     bodies = [body for _, body in state.requests]
     # Constrained like the in-process engine: the trained policy's prompt, the action regex.
     assert all(b["structured_outputs"] == {"regex": action_regex(True)} for b in bodies)
+    assert all(b["logprobs"] == 0 for b in bodies)  # no alternatives: nothing reads them
     assert bodies[1]["prompt"].startswith(bodies[0]["prompt"] + STEP)
     assert final["counters"]["cached_prompt_tokens"] == 64
 

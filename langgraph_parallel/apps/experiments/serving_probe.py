@@ -6,8 +6,9 @@ time, of the level's mean prompt length per model call (bundled-corpus passages 
 none reads another's cache), twice, the prefix cache emptied before each: once for 1 token
 each (the prefill batch) and once for ``1 + decode_tokens`` tokens each (``ignore_eos``, so
 each request decodes exactly that many). Like the agent's steps the requests are greedy and
-ask for the top-16 logprobs; unlike them they have no action grammar, so the grammar's cost
-counts against the agent, not the engine. :func:`~.serving_ceiling.engine_rates` turns the two
+ask for each token's logprob with no alternatives; unlike them they have no action grammar, so
+the grammar's cost counts against the agent, not the engine (runs before 2026-11-26 asked both
+for the top 16). :func:`~.serving_ceiling.engine_rates` turns the two
 batches into rates; the raw figures go to ``serving.json`` with them.
 """
 
@@ -33,8 +34,9 @@ CHARS_PER_TOKEN = 4.0
 """About how many characters of English passage text make one token; the figures reported are
 the server's own token counts, so this only sizes the prompts."""
 
-TOP_LOGPROBS = 16
-"""What the agent's steps ask for (ParallelMuse's uncertainty reads them)."""
+TOP_LOGPROBS = 0
+"""What ``parallel-search``'s steps ask for (:func:`~langgraph_parallel.agent.step.step_options`;
+ParallelMuse's, whose uncertainty reads them, ask for 16)."""
 
 
 def probe_prompts(count: int, tokens: float, passages: Sequence[str] | None = None) -> list[str]:
