@@ -32,6 +32,13 @@ def test_logprobs_are_present_and_finite_for_every_generated_token(chat_model):
     assert "".join(e["token"] for e in content).startswith(message.content)
 
 
+def test_a_call_can_ask_for_no_alternatives(chat_model):
+    message = chat_model.invoke("Question: Who wrote Hamlet?\n", max_tokens=8, top_logprobs=0)
+    content = message.response_metadata["logprobs"]["content"]
+    assert len(content) == message.usage_metadata["output_tokens"] > 0
+    assert all(math.isfinite(e["logprob"]) and len(e["top_logprobs"]) <= 1 for e in content)
+
+
 def test_second_call_with_a_shared_long_prefix_reads_the_prefix_cache(chat_model):
     first = chat_model.invoke(LONG_PREFIX + "\nQuestion one?", max_tokens=4)
     second = chat_model.invoke(LONG_PREFIX + "\nQuestion two?", max_tokens=4)
@@ -292,3 +299,24 @@ def test_a_sampled_call_under_speculation_keeps_its_own_sampling_settings(chat_m
         sampled = chat_model.invoke(COPY_PROMPT, max_tokens=48, temperature=1.0, **narrow)
         assert sampled.content == greedy.content
     assert not chat_model.worker.dead
+
+
+def test_a_questions_engine_calls_replay_with_the_same_tokens_in_every_variant(chat_model):
+    from langgraph_parallel.apps.experiments.latency_calls import VARIANTS, replay_calls
+    from langgraph_parallel.eval.datasets import Question
+    from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
+    from tests.fakes import CountingSearcher
+
+    graph = create_parallel_search_graph(chat_model, CountingSearcher(), max_turns=2)
+    question = Question("q", "Who wrote Hamlet?", "Shakespeare", ["Shakespeare"], None, "test")
+    result = replay_calls(chat_model.worker, graph, [question])
+    assert result["questions"] == 1 and result["calls"] >= 1
+    for variant in (*VARIANTS, "probe_text"):
+        figures = result[variant]
+        assert figures["prefill_tok_per_s"] > 0 and figures["ttft_per_call_s"] > 0
+    # free_text decodes exactly as many tokens as the recorded calls gave.
+    assert (
+        result["free_text"]["completion_tokens_per_question"]
+        == (result["as_run"]["completion_tokens_per_question"])
+    )
+    assert result["probe_text"]["completion_tokens_per_question"] == 129  # 1 + 128, each

@@ -114,3 +114,36 @@ def test_every_figure_of_the_readme_summary_is_in_a_full_block() -> None:
 )
 def test_the_muse_block_says_which_branching_settings_ran(flags: list[str], words: str) -> None:
     assert words in muse_setting(flags)
+
+
+def test_the_latency_block_shows_replayed_calls_only_for_settings_that_replayed(
+    tmp_path: Path,
+) -> None:
+    from langgraph_parallel.apps.experiments.latency_served import render_latency
+
+    def figures(decode: float) -> dict[str, float]:
+        return {
+            "per_question_s": 1.5,
+            "ttft_per_call_s": 0.16,
+            "prefill_tok_per_s": 2200.0,
+            "decode_tok_per_s": decode,
+            "completion_tokens_per_question": 157.0,
+        }
+
+    summary = {"questions": 2, "first_question_s": 4.0, "median_wall_s": 1.5, "em": 0.5}
+    summary |= {"f1": 0.5, "outside_engine_share": 0.02}
+    setting = {"start_s": 12.0, "cold_ask_s": [25.0, 26.0], "summary": summary}
+    setting |= {"single_tok_s": 170.0, "batch4_tok_s": 370.0, "batch8_tok_s": 600.0}
+    calls = {"questions": 2, "calls": 5, "as_run": figures(151.0), "probe_text": figures(214.0)}
+    result = {"command": "bench run latency", "commit": "abc1234", "settings": {}}
+    result["settings"] = {"eager": setting, "eager+ngram": {**setting, "calls": calls}}
+    path = tmp_path / "latency.json"
+    path.write_text(json.dumps(result))
+    text = render_latency(path)
+    assert "The same 2 questions' 5 engine calls replayed on `eager+ngram`" in text
+    assert "| as_run | 1.50 | 0.160 | 2200 | **151** | 157 |" in text
+    assert "| probe_text | – | 0.160 | 2200 | **214** | 157 |" in text
+    assert "replayed on `eager`" not in text
+    del result["settings"]["eager+ngram"]["calls"]
+    path.write_text(json.dumps(result))
+    assert "replayed" not in render_latency(path)

@@ -18,8 +18,11 @@ outside (imports, index load, engine start and one question), twice, as a user a
 Settings (over the CPU engine defaults): ``eager`` (no compilation, no speculation: the engine
 before this benchmark), ``eager+ngram`` (the default: prompt-lookup speculative decoding) and
 ``compiled+ngram`` (vLLM's torch.compile of the model too; its cache under ``~/.cache/vllm``
-makes only the first start pay the compilation); setting ``settings`` picks some. Run it on an
-idle machine: the figures are wall times.
+makes only the first start pay the compilation); setting ``settings`` picks some. On the
+settings named by ``replay`` (the default one), the questions' engine calls are then replayed
+per variant (:mod:`.latency_calls`: prefill and decode of one call, with and without the
+grammar and the logprob alternatives, and the serving probe's text). Run it on an idle machine:
+the figures are wall times.
 
 ``bench run latency-served`` (:mod:`.latency_served`) measures the warm path for people: ``ask``
 on a running ``serve``.
@@ -84,8 +87,11 @@ def decode_rates(worker: Any) -> dict[str, float]:
     return rates
 
 
-def child(setting: str, questions: int) -> dict[str, Any]:
-    """Start the engine with ``setting``, measure decode and ``questions`` warm questions."""
+def child(setting: str, questions: int, replay: bool = False) -> dict[str, Any]:
+    """Start the engine with ``setting``, measure decode and ``questions`` warm questions.
+
+    With ``replay``, the same questions' engine calls are replayed too (:mod:`.latency_calls`).
+    """
     t0 = time.perf_counter()
     from vllm import SamplingParams
 
@@ -138,7 +144,7 @@ def child(setting: str, questions: int) -> dict[str, Any]:
         row["warm_up"] = i == 0
         rows.append(row)
         print(json.dumps({k: row[k] for k in ("wall_s", "engine_s", "search_s", "em")}))
-    return {
+    result = {
         "setting": setting,
         "engine_kwargs": SETTINGS[setting],
         "start_s": round(start_s, 1),
@@ -146,6 +152,11 @@ def child(setting: str, questions: int) -> dict[str, Any]:
         **rates,
         "rows": rows,
     }
+    if replay:
+        from langgraph_parallel.apps.experiments.latency_calls import replay_calls
+
+        result["calls"] = replay_calls(worker, graph, sample[1 : questions + 1])
+    return result
 
 
 def summarise(result: dict[str, Any]) -> dict[str, Any]:
@@ -187,6 +198,8 @@ def _run(run: Run) -> None:
     results: dict[str, Any] = {"commit": source_commit(), "command": run.command, "settings": {}}
     for name in run.settings["settings"].split(","):
         command = [sys.executable, "-m", MODULE, "--child", name, "--questions", str(questions)]
+        if name in run.settings["replay"].split(","):
+            command.append("--replay")
         done = subprocess.run(
             command, check=True, capture_output=True, text=True, cwd=checkout_dir()
         )
@@ -213,7 +226,7 @@ EXPERIMENT = Experiment(
     run=_run,
     limit=20,
     limit_means="warm questions per setting",
-    settings={"settings": ",".join(SETTINGS)},
+    settings={"settings": ",".join(SETTINGS), "replay": "eager+ngram"},
 )
 
 
@@ -222,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--child", choices=list(SETTINGS), required=True)
     parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--replay", action="store_true", help="replay the questions' calls too")
     args = parser.parse_args(argv)
-    print("RESULT " + json.dumps(child(args.child, args.questions)), flush=True)
+    print("RESULT " + json.dumps(child(args.child, args.questions, args.replay)), flush=True)
     return 0
 
 

@@ -138,6 +138,7 @@ def render_latency(path: Path | None = None) -> str:
             f"| {s['first_question_s']:.1f} | **{s['median_wall_s']:.2f}** | {s['em']:.3f} "
             f"| {s['f1']:.3f} | {s['outside_engine_share']:.1%} |"
         )
+    lines += _replay_lines(result)
     served = result.get("served")
     if served:
         v = served["summary"]
@@ -154,3 +155,35 @@ def render_latency(path: Path | None = None) -> str:
             f"{served['second_ask_s']:.1f} s.",
         ]
     return "\n".join(lines)
+
+
+def _replay_lines(result: dict[str, Any]) -> list[str]:
+    """Render the replayed engine calls of each setting that has them (:mod:`.latency_calls`)."""
+    lines = []
+    for name, r in result["settings"].items():
+        calls = r.get("calls")
+        if not calls:
+            continue
+        lines += [
+            "",
+            f"The same {calls['questions']} questions' {calls['calls']} engine calls replayed on "
+            f"`{name}` (prefix cache emptied before each question's calls; a request's first "
+            "token is its prefill, the rest its decode). `as_run`: as the graph sent them; "
+            "`top16`: with the top-16 logprob alternatives (ParallelMuse's steps); "
+            "`no_grammar`: without the action grammar; `free_text`: no grammar or stops, as "
+            "many tokens as `as_run`; `probe_text`: the serving probe's passage prompts "
+            "decoding 128 tokens each.",
+            "",
+            "| requests | s per question | first token s per call | prefill tok/s "
+            "| decode tok/s | completion tokens |",
+            "|---|---|---|---|---|---|",
+        ]
+        for variant, v in calls.items():
+            if not isinstance(v, dict):
+                continue
+            per = "–" if variant == "probe_text" else f"{v['per_question_s']:.2f}"
+            lines.append(
+                f"| {variant} | {per} | {v['ttft_per_call_s']:.3f} | {v['prefill_tok_per_s']:.0f}"
+                f" | **{v['decode_tok_per_s']:.0f}** | {v['completion_tokens_per_question']:.0f} |"
+            )
+    return lines
