@@ -441,6 +441,11 @@ def test_the_serving_experiment_runs_its_levels_probe_and_fault_run_on_a_stub_se
     assert [lv["concurrency"] for lv in result["levels"]] == [1, 4]
     assert [p["concurrency"] for p in result["engine_throughput"]] == [1, 4]
     assert all("of_ceiling" in lv and lv["prompt_tokens_per_call"] > 0 for lv in result["levels"])
+    # Each level's requests were recorded under their question and sent again, chain by chain.
+    for level in result["levels"]:
+        calls = sum(row["llm_calls"] for row in level["rows"])
+        assert level["replay"]["questions"] == 4 and level["replay"]["requests"] == calls
+        assert level["of_replay"] > 0
     fault = result["fault"]
     assert fault["every_question_once"] is True and fault["missing"] == []
     assert fault["retry"]["deadline_s"] == 90.0 and fault["retry"]["max_attempts"] == 18

@@ -162,7 +162,8 @@ def test_the_probe_sends_a_prefill_batch_and_a_decode_batch_of_the_same_prompts(
     assert sorted(b["prompt"] for b in first) == sorted(b["prompt"] for b in second)
     assert len({b["prompt"] for b in first}) == 8
     assert {b["max_tokens"] for b in first} == {1} and {b["max_tokens"] for b in second} == {33}
-    assert all(b["ignore_eos"] and b["logprobs"] == 16 and b["temperature"] == 0 for b in first)
+    # Greedy, and like a parallel-search step: each token's logprob, no alternatives.
+    assert all(b["ignore_eos"] and b["logprobs"] == 0 and b["temperature"] == 0 for b in first)
     assert probe["concurrency"] == 4 and probe["prompt_tokens_target"] == 100
     assert probe["prefill"]["requests"] == 8 and probe["prefill"]["prompt_tokens"] == 8 * 100
     assert probe["decode"]["completion_tokens"] == 8 * 33

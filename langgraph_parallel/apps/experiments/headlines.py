@@ -125,9 +125,11 @@ def _serving(root: Path) -> str | None:
     if data is None:
         return None
     top = data["levels"][-1]
+    shares = (("of_ceiling", "of the probe's ceiling"), ("of_replay", "of its requests' replay"))
+    extra = "".join(f", {top[k]:.0%} {what}" for k, what in shares if top.get(k) is not None)
     return (
         f"{top['concurrency']} runs at once: {top['throughput_q_per_s']:.3f} questions/s, "
-        f"{top['errors']} errors"
+        f"{top['errors']} errors{extra}"
     )
 
 

@@ -20,6 +20,10 @@ tok/s alone at each level's concurrency (:mod:`.serving_probe`, ``decode_tokens`
 recorded raw under ``engine_throughput``; each level gets the question ceiling those rates
 allow for its tokens per question and its throughput's share of it (:mod:`.serving_ceiling`).
 
+And against this workload's own ceiling (setting ``replay``, on by default): each level's
+recorded requests sent again without the agent, as many questions' chains at once as the level
+had runs (:mod:`.serving_replay`); ``of_replay`` is the level's throughput over that.
+
 Then the fault run (:mod:`.serving_fault`): the same questions at the highest level, and after
 setting ``kill_after`` questions have finished the server is killed (SIGKILL to its whole
 process group, a crash) and started again on the same port. Its graph retries transient errors
@@ -52,6 +56,7 @@ from langgraph_parallel.apps.experiments.serving_level import run_level
 from langgraph_parallel.apps.experiments.serving_metrics import free_port
 from langgraph_parallel.apps.experiments.serving_probe import measure_levels
 from langgraph_parallel.apps.experiments.serving_render import render_serving
+from langgraph_parallel.apps.experiments.serving_replay import record_requests, replay_level
 from langgraph_parallel.errors import UserError, describe_error
 from langgraph_parallel.paths import repo_data_dir, source_commit
 
@@ -101,10 +106,22 @@ def _run(run: Run) -> None:
         "levels": [],
     }
     try:
+        recordings = []
         for workers in levels:
-            level = run_level(graph, questions, workers, base)
+            with record_requests() as recorded:
+                level = run_level(graph, questions, workers, base)
+            recordings.append(recorded)
             result["levels"].append(level)
             print(json.dumps({k: v for k, v in level.items() if k != "rows"}), flush=True)
+        if s["replay"]:
+            order = [q.id for q in questions]
+            for level, recorded in zip(result["levels"], recordings, strict=True):
+                replay = replay_level(base, recorded, order, level["concurrency"])
+                level["replay"] = replay
+                if replay["ceiling_q_per_s"]:
+                    share = level["throughput_q_per_s"] / replay["ceiling_q_per_s"]
+                    level["of_replay"] = round(share, 3)
+                print("replay", level["concurrency"], json.dumps(replay), flush=True)
         if s["ceiling"]:
             try:
                 probes = measure_levels(base, MODEL, result["levels"], s["decode_tokens"])
@@ -148,6 +165,7 @@ EXPERIMENT = Experiment(
     settings={
         "levels": "1,4,16",
         "ceiling": True,
+        "replay": True,
         "decode_tokens": 128,
         "kill_after": 16,
         "fault": True,

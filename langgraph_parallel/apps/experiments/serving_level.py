@@ -15,6 +15,7 @@ from langgraph_parallel.apps.experiments.serving_metrics import (
     cache_counters,
     reset_prefix_cache,
 )
+from langgraph_parallel.apps.experiments.serving_replay import QUESTION
 
 __all__ = ["ROW_KEYS", "run_level", "stop_reasons"]
 
@@ -75,6 +76,7 @@ def run_level(
 
         def timed(question: Any) -> dict[str, Any]:
             start = time.perf_counter()
+            QUESTION.set(question.id)  # the pool runs each task in the thread's own context
             row = evaluate(graph, "parallel-search", question)
             kept = {k: row[k] for k in ROW_KEYS}
             kept.update(start_s=round(start - zero, 3), end_s=round(time.perf_counter() - zero, 3))

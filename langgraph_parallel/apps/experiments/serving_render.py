@@ -49,7 +49,9 @@ def _level_lines(run: Mapping[str, Any]) -> list[str]:
             f"| {lv['throughput_q_per_s'] / one:.2f}x | {lv['p50_s']:.1f} | {lv['p95_s']:.1f} "
             f"| {lv['max_running_requests']:.0f} | {_num(lv['prefix_cache_hit_rate'], '.0%')} "
             f"| {lv['answered']}/{lv['questions']} | {lv['errors']} | {rates} "
-            f"| {_num(lv.get('ceiling_q_per_s'), '.3f')} | {_num(lv.get('of_ceiling'), '.0%')} |"
+            f"| {_num(lv.get('ceiling_q_per_s'), '.3f')} | {_num(lv.get('of_ceiling'), '.0%')} "
+            f"| {_num((lv.get('replay') or {}).get('ceiling_q_per_s'), '.3f')} "
+            f"| {_num(lv.get('of_replay'), '.0%')} |"
         )
     return lines
 
@@ -100,12 +102,14 @@ def render_serving(root: Path | None = None) -> str:
         "runs at once, the server's prefix cache emptied before each level. Engine alone: the "
         "same server's prefill / decode tok/s with that many requests at once; ceiling: the "
         "questions/s those rates allow for the level's uncached prompt and completion tokens "
-        f"per question ({NONE}: not measured in that run).",
+        "per question; replay: the level's own requests sent again without the agent, each "
+        "question's one after another, as many questions at once as the level ran, in "
+        f"questions/s ({NONE}: not measured in that run).",
         "",
         "| engine | runs at once | questions/s | vs 1 run | p50 s | p95 s | engine batch reached "
         "| prefix-cache hits | answered | errors | engine alone tok/s | ceiling q/s "
-        "| of ceiling |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| of ceiling | replay q/s | of replay |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         lines += _level_lines(run)
