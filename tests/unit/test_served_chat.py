@@ -446,6 +446,9 @@ def test_the_serving_experiment_runs_its_levels_probe_and_fault_run_on_a_stub_se
         calls = sum(row["llm_calls"] for row in level["rows"])
         assert level["replay"]["questions"] == 4 and level["replay"]["requests"] == calls
         assert level["of_replay"] > 0
+        cpu = {k: v for k, v in level.items() if k.endswith("_cpu_s")}
+        assert cpu.keys() == {"client_cpu_s", "server_cpu_s"} and cpu["client_cpu_s"] > 0
+        assert level["replay"]["server_cpu_s"] >= 0
     fault = result["fault"]
     assert fault["every_question_once"] is True and fault["missing"] == []
     assert fault["retry"]["deadline_s"] == 90.0 and fault["retry"]["max_attempts"] == 18

@@ -22,7 +22,9 @@ allow for its tokens per question and its throughput's share of it (:mod:`.servi
 
 And against this workload's own ceiling (setting ``replay``, on by default): each level's
 recorded requests sent again without the agent, as many questions' chains at once as the level
-had runs (:mod:`.serving_replay`); ``of_replay`` is the level's throughput over that.
+had runs (:mod:`.serving_replay`); ``of_replay`` is the level's throughput over that. Each
+level and each replay also records the CPU seconds of this process (the client: graph,
+retrieval, HTTP) and of the server's process tree (``client_cpu_s``, ``server_cpu_s``).
 
 Then the fault run (:mod:`.serving_fault`): the same questions at the highest level, and after
 setting ``kill_after`` questions have finished the server is killed (SIGKILL to its whole
@@ -53,7 +55,7 @@ from langgraph_parallel.apps.experiments.serving_fault import (
     run_fault,
 )
 from langgraph_parallel.apps.experiments.serving_level import run_level
-from langgraph_parallel.apps.experiments.serving_metrics import free_port
+from langgraph_parallel.apps.experiments.serving_metrics import CpuMeter, free_port
 from langgraph_parallel.apps.experiments.serving_probe import measure_levels
 from langgraph_parallel.apps.experiments.serving_render import render_serving
 from langgraph_parallel.apps.experiments.serving_replay import record_requests, replay_level
@@ -108,16 +110,18 @@ def _run(run: Run) -> None:
     try:
         recordings = []
         for workers in levels:
-            with record_requests() as recorded:
+            with record_requests() as recorded, CpuMeter(restart.proc.pid) as cpu:
                 level = run_level(graph, questions, workers, base)
+            level.update(cpu.record())
             recordings.append(recorded)
             result["levels"].append(level)
             print(json.dumps({k: v for k, v in level.items() if k != "rows"}), flush=True)
         if s["replay"]:
             order = [q.id for q in questions]
             for level, recorded in zip(result["levels"], recordings, strict=True):
-                replay = replay_level(base, recorded, order, level["concurrency"])
-                level["replay"] = replay
+                with CpuMeter(restart.proc.pid) as cpu:
+                    replay = replay_level(base, recorded, order, level["concurrency"])
+                level["replay"] = replay | cpu.record()
                 if replay["ceiling_q_per_s"]:
                     share = level["throughput_q_per_s"] / replay["ceiling_q_per_s"]
                     level["of_replay"] = round(share, 3)

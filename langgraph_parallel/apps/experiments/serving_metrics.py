@@ -5,9 +5,18 @@ from __future__ import annotations
 import re
 import socket
 import threading
+import time
 import urllib.request
+from types import TracebackType
 
-__all__ = ["MetricsSampler", "cache_counters", "free_port", "metric", "reset_prefix_cache"]
+__all__ = [
+    "CpuMeter",
+    "MetricsSampler",
+    "cache_counters",
+    "free_port",
+    "metric",
+    "reset_prefix_cache",
+]
 
 
 def free_port() -> int:
@@ -67,3 +76,56 @@ def reset_prefix_cache(base: str) -> None:
     request = urllib.request.Request(base + "/reset_prefix_cache", data=b"", method="POST")
     with urllib.request.urlopen(request, timeout=30):
         pass
+
+
+def _tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of process ``pid`` and its live descendants so far."""
+    import psutil  # vLLM's own dependency: there wherever this experiment can run
+
+    try:
+        root = psutil.Process(pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    total = 0.0
+    for process in processes:
+        try:
+            times = process.cpu_times()
+        except psutil.Error:  # exited meanwhile
+            continue
+        total += times.user + times.system
+    return total
+
+
+class CpuMeter:
+    """CPU seconds this process and a server's process tree spend inside a ``with`` block.
+
+    On 2 cores, both sides' seconds over the block's wall time say how much of the machine the
+    client (graph, retrieval, HTTP client) took from the engine and its server.
+
+    Attributes:
+        client_s: This process's CPU seconds, all threads (``time.process_time``).
+        server_s: The server's and its children's (engine core) CPU seconds.
+    """
+
+    def __init__(self, server_pid: int) -> None:
+        """Meter the server whose process (group leader) is ``server_pid``."""
+        self.server_pid = server_pid
+        self.client_s = self.server_s = 0.0
+
+    def __enter__(self) -> CpuMeter:
+        self._client0, self._server0 = time.process_time(), _tree_cpu_s(self.server_pid)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.client_s = round(time.process_time() - self._client0, 3)
+        self.server_s = round(_tree_cpu_s(self.server_pid) - self._server0, 3)
+
+    def record(self) -> dict[str, float]:
+        """Return ``client_cpu_s`` and ``server_cpu_s``, the figures a level keeps."""
+        return {"client_cpu_s": self.client_s, "server_cpu_s": self.server_s}
