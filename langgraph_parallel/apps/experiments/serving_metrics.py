@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import socket
 import threading
 import time
 import urllib.request
+from collections.abc import Mapping
 from types import TracebackType
+from typing import Any
 
 __all__ = [
     "CpuMeter",
@@ -15,6 +19,7 @@ __all__ = [
     "cache_counters",
     "free_port",
     "metric",
+    "post_json",
     "reset_prefix_cache",
 ]
 
@@ -69,6 +74,24 @@ def cache_counters(sampler: MetricsSampler) -> tuple[float, float]:
     return metric(text, "vllm:prefix_cache_hits_total"), metric(
         text, "vllm:prefix_cache_queries_total"
     )
+
+
+def post_json(url: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    """POST ``body`` as JSON to an OpenAI-compatible server; return the JSON reply.
+
+    The key is ``OPENAI_API_KEY`` (``EMPTY`` without one), as the OpenAI client sends it.
+    """
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', 'EMPTY')}",
+        },
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=600) as reply:
+        return dict(json.loads(reply.read()))
 
 
 def reset_prefix_cache(base: str) -> None:

@@ -15,15 +15,13 @@ batches into rates; the raw figures go to ``serving.json`` with them.
 from __future__ import annotations
 
 import json
-import os
 import time
-import urllib.request
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langgraph_parallel.apps.experiments.serving_ceiling import engine_rates
-from langgraph_parallel.apps.experiments.serving_metrics import reset_prefix_cache
+from langgraph_parallel.apps.experiments.serving_metrics import post_json, reset_prefix_cache
 
 __all__ = ["PROBE_REQUESTS", "complete", "measure_engine", "measure_levels", "probe_prompts"]
 
@@ -76,17 +74,7 @@ def complete(base: str, model: str, prompt: str, max_tokens: int) -> dict[str, i
         "logprobs": TOP_LOGPROBS,
         "ignore_eos": True,  # vLLM's: decode exactly max_tokens
     }
-    request = urllib.request.Request(
-        base + "/v1/completions",
-        data=json.dumps(body).encode(),
-        headers={
-            "Content-Type": "application/json",
-            "Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', 'EMPTY')}",
-        },
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=600) as reply:
-        usage = json.loads(reply.read())["usage"]
+    usage = post_json(base + "/v1/completions", body)["usage"]
     details = usage.get("prompt_tokens_details") or {}
     return {
         "prompt_tokens": int(usage["prompt_tokens"]),

@@ -15,18 +15,15 @@ the agent loop leaves of what this server can do with these very requests.
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from langgraph_parallel.apps.experiments.serving_metrics import reset_prefix_cache
+from langgraph_parallel.apps.experiments.serving_metrics import post_json, reset_prefix_cache
 
 __all__ = ["QUESTION", "Recorded", "record_requests", "replay_level"]
 
@@ -70,17 +67,7 @@ def record_requests() -> Iterator[Recorded]:
 
 def _send(base: str, path: str, body: Mapping[str, Any]) -> int:
     """Send one request; return its completion tokens."""
-    request = urllib.request.Request(
-        base + path,
-        data=json.dumps(body).encode(),
-        headers={
-            "Content-Type": "application/json",
-            "Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', 'EMPTY')}",
-        },
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=600) as reply:
-        return int(json.loads(reply.read())["usage"]["completion_tokens"])
+    return int(post_json(base + path, body)["usage"]["completion_tokens"])
 
 
 def replay_level(
