@@ -169,9 +169,9 @@ def step_options(
             grammar. A model without structured outputs gets the same options as any step.
         keep_logprobs: The step's token alternatives are read (ParallelMuse's uncertainty).
             When not, this package's models (those with structured outputs) are asked for
-            none (``top_logprobs=0``): replayed on the 2-core CPU, the top-16 alternatives cost
-            about 5% of a ``parallel-search`` question's engine time with identical answers
-            (``benchmarks/latency/``). Other models get their own settings.
+            none (``top_logprobs=0``): the top-16 alternatives cost 1.4% of a
+            ``parallel-search`` question's engine time on the 2-core CPU for the same tokens
+            (``benchmarks/latency/``, the replayed calls). Other models get their own settings.
         **sampling: More options (``temperature``, ``top_p``, ``seed``) passed as they are.
     """
     options: dict[str, Any] = {"stop": list(STOP_SEQUENCES), "max_tokens": context.max_tokens}
