@@ -27,7 +27,7 @@ from langgraph_parallel.eval.report import write_drawings
 from langgraph_parallel.eval.results import SUMMARY_FILE, results_in
 from langgraph_parallel.train.reward_curve import plot_rewards, read_metrics
 
-__all__ = ["METRICS_FILE", "REWARD_PLOT", "draw_all", "draw_folder", "print_drawn"]
+__all__ = ["METRICS_FILE", "REWARD_PLOT", "draw_folder", "print_drawn"]
 
 METRICS_FILE = "metrics.jsonl"
 REWARD_PLOT = "reward_curve.png"
@@ -66,14 +66,8 @@ def _folders(root: Path) -> list[Path]:
     return sorted({p.parent for name in _INPUTS for p in root.rglob(name)})
 
 
-def draw_all(root: Path) -> dict[Path, list[Path]]:
-    """Draw every folder under ``root`` that has drawings; return folder -> files written."""
-    drawn = {folder: draw_folder(folder) for folder in _folders(root)}
-    return {folder: paths for folder, paths in drawn.items() if paths}
-
-
 def print_drawn(root: Path) -> int:
-    """Draw ``root/benchmarks`` as :func:`draw_all` does, printing a line per folder and a total.
+    """Draw every folder of ``root/benchmarks`` that has drawings, a line per folder and a total.
 
     Returns:
         0 (a folder without data to draw is skipped, not an error).
