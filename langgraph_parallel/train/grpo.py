@@ -22,117 +22,20 @@ The same command trains a larger model on a GPU: pass its folder as ``--model``.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.eval.datasets import Question, load_questions
+from langgraph_parallel.eval.datasets import load_questions
 from langgraph_parallel.models.folders import folder_raw_prompt, model_folder
 from langgraph_parallel.paths import portable_path
 from langgraph_parallel.prompts import raw_prompt
-from langgraph_parallel.rewards import RewardConfig
 from langgraph_parallel.train import log, reward_curve
+from langgraph_parallel.train.grpo_config import TrainConfig, held_out_ids, training_questions
 from langgraph_parallel.train.grpo_rewards import reward_functions
 from langgraph_parallel.train.policy import save_model
 from langgraph_parallel.train.start import adapter_card, load_policy, save_adapter
-
-
-@dataclass(frozen=True, kw_only=True)
-class TrainConfig:
-    """Settings of one GRPO run (CLI: ``langgraph-parallel train``).
-
-    Attributes:
-        dataset: Training questions (normalised ``.jsonl(.gz)``).
-        out: Output folder: ``model/``, ``metrics.jsonl``, ``reward_curve.png``, ``run.json``.
-        model: Starting policy: an embedded name (``smollm2-parallel`` by default), a model
-            folder or an adapter folder from ``train sft``.
-        steps: Optimizer steps.
-        questions_per_step: Distinct questions per step.
-        group_size: Rollouts per question (GRPO group; at least 2, 4+ recommended).
-        micro_batch: Rollouts per loss forward and backward (``None``: a step's all). The
-            rollouts still decode as one batch; fewer per forward bounds the memory of the
-            vocabulary-wide logits of long transcripts (a 4-rollout step of the SFT policy
-            peaked at ~20 GB on a CPU, enough to be killed beside a benchmark).
-        learning_rate: AdamW learning rate.
-        lora: Train a LoRA adapter: the start's own adapter when it has one (an SFT policy),
-            else a new rank-16 one. Written to ``adapter/`` and merged into ``model/``.
-        beta: KL coefficient to the starting model (0 = no reference model).
-        temperature: Sampling temperature of the rollouts.
-        max_turns: Model steps per rollout.
-        max_tokens: Token limit of one step.
-        top_k: Documents per sub-query.
-        limit: Use this many questions of ``dataset`` (after shuffling with ``seed``).
-        balanced: Keep as many sequential as parallelizable questions (the first run drew 43
-            bridge questions of 50 and learned to search more instead of to decompose).
-        exclude: A question file whose ids are held out (e.g. the evaluation sample).
-        corpus: Corpus for the closed-corpus search (default: the bundled HotpotQA index).
-        seed: Question shuffle and trainer seed.
-        reward: Reward coefficients.
-        gold_mix: Mix a parallelizable question's gold trajectory into its group when no
-            rollout decomposed (needs gold plans in ``dataset`` and a ``rules``-prompt policy).
-    """
-
-    dataset: str
-    out: str
-    model: str = "smollm2-parallel"
-    steps: int = 50
-    questions_per_step: int = 1
-    group_size: int = 4
-    micro_batch: int | None = None
-    learning_rate: float = 5e-6
-    lora: bool = False
-    beta: float = 0.0
-    # At 1.0 SmolLM2's steps were all malformed in a smoke run: every reward 0, no gradient.
-    temperature: float = 0.7
-    max_turns: int = 3
-    max_tokens: int = 96
-    top_k: int = 2
-    limit: int | None = None
-    balanced: bool = True
-    exclude: str | None = None
-    corpus: str | None = None
-    seed: int = 0
-    reward: RewardConfig = field(default_factory=RewardConfig)
-    gold_mix: bool = False
-
-    def __post_init__(self) -> None:
-        if self.group_size < 2:
-            raise UserError("--group-size must be at least 2: GRPO compares rollouts of a group.")
-        rollouts = self.questions_per_step * self.group_size
-        if self.micro_batch is not None and (self.micro_batch < 1 or rollouts % self.micro_batch):
-            raise UserError(
-                f"--micro-batch must divide the {rollouts} rollouts of a step "
-                "(--questions-per-step x --group-size)."
-            )
-        if self.steps < 1 or self.questions_per_step < 1:
-            raise UserError("--steps and --questions-per-step must be at least 1.")
-
-
-def training_questions(config: TrainConfig) -> list[Question]:
-    """Questions of ``config.dataset`` minus those in ``config.exclude``, shuffled and limited."""
-    held_out = held_out_ids(config)
-    questions = [
-        q for q in load_questions(config.dataset, seed=config.seed) if q.id not in held_out
-    ]
-    if config.balanced:
-        questions = _balanced(questions)
-    questions = questions[: config.limit] if config.limit else questions
-    if not questions:
-        raise UserError(f"no training questions left in {config.dataset} after --exclude.")
-    return questions
-
-
-def held_out_ids(config: TrainConfig) -> set[str]:
-    """Ids of the questions in ``config.exclude`` (none without it)."""
-    return {q.id for q in load_questions(config.exclude)} if config.exclude else set()
-
-
-def _balanced(questions: list[Question]) -> list[Question]:
-    """Alternate parallelizable and sequential questions, as many of each as the rarer has."""
-    parallel = [q for q in questions if q.question_class == "parallelizable"]
-    sequential = [q for q in questions if q.question_class == "sequential"]
-    return [q for pair in zip(parallel, sequential, strict=False) for q in pair]
 
 
 def train(config: TrainConfig, *, command: str = "") -> Path:
@@ -150,13 +53,24 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         raise UserError(
             f"training needs the train extra: pip install 'langgraph-parallel[train]' ({exc})"
         ) from exc
+    from langgraph_parallel.models.cpu import machine
     from langgraph_parallel.retrieval.indexes import corpus_index
     from langgraph_parallel.train.gold_mix import gold_transcripts
+    from langgraph_parallel.train.grpo_chain import (
+        ChainCheckpoints,
+        plan_piece,
+        questions_sha256,
+        run_settings,
+    )
+    from langgraph_parallel.train.grpo_dev import DevEval
+    from langgraph_parallel.train.resume import SAVE_TOTAL_LIMIT, RunRecord
     from langgraph_parallel.train.rollout import GraphRollout
 
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     questions = training_questions(config)
+    sha256 = questions_sha256(questions)
+    start = plan_piece(config, sha256)  # refuses a wrong --resume before any loading
     path = model_folder(config.model)
     kind = folder_raw_prompt(path)
     prompts = {raw_prompt(q.question, True, kind): q.question for q in questions}
@@ -197,10 +111,13 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         gradient_accumulation_steps=rollouts // (config.micro_batch or rollouts),
         num_generations=config.group_size,
         learning_rate=config.learning_rate,
+        lr_scheduler_type="constant_with_warmup",
+        warmup_steps=config.warmup_steps,
         beta=config.beta,
         temperature=config.temperature,
         logging_steps=1,
-        save_strategy="no",
+        save_strategy="no",  # ChainCheckpoints asks for each checkpoint
+        save_total_limit=SAVE_TOTAL_LIMIT,
         report_to=[],
         seed=config.seed,
         use_cpu=not gpu,
@@ -211,40 +128,65 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
     )
     run = {"command": command, "config": asdict(config), "questions": len(questions)}
     (out / "run.json").write_text(json.dumps(run, indent=2, default=str) + "\n")
+    search = corpus_index(config.corpus)
+    graph_settings: dict[str, Any] = {
+        "max_turns": config.max_turns,
+        "max_tokens": config.max_tokens,
+        "top_k": config.top_k,
+        "raw_prompt": kind,
+    }
+    record = RunRecord(sha256, run_settings(config), start.train_s, start.resumed)
+    chain = ChainCheckpoints(config.time_budget_s, config.save_steps)
+    callbacks: list[Any] = [log.MetricsLog(out / "metrics.jsonl"), record, chain]
+
+    def card(step: int) -> dict[str, Any]:
+        made = adapter_card(
+            config.model,
+            raw_prompt=kind,
+            command=command,
+            data={
+                "files": [portable_path(config.dataset)],
+                "pool": len(questions),  # drawn from, shuffled by TRL's sampler
+                "questions_seen": step * config.questions_per_step,
+            },
+            excluded={
+                "files": [portable_path(f) for f in (config.exclude, config.dev) if f],
+                "ids": sorted(held_out_ids(config)),
+            },
+        )
+        train: dict[str, Any] = {"device": "cuda" if gpu else "cpu", "machine": machine()}
+        train.update(step=step, commit=record.commit, train_s=round(record.elapsed(), 1))
+        return {**made, "train": {**train, "resumed": start.resumed}}
+
+    if config.dev:
+        dev = load_questions(config.dev)
+        callbacks.append(
+            DevEval(
+                dev,
+                search,
+                tokenizer=tokenizer,
+                out=out,
+                every=config.dev_every,
+                card=card,
+                graph_settings=graph_settings,
+            )
+        )
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=list[Any](reward_functions(config.reward)),
         args=args,
         train_dataset=dataset,
         processing_class=tokenizer,
-        rollout_func=GraphRollout(
-            prompts,
-            corpus_index(config.corpus),
-            max_turns=config.max_turns,
-            max_tokens=config.max_tokens,
-            top_k=config.top_k,
-            raw_prompt=kind,
-            gold=gold,
-        ),
+        rollout_func=GraphRollout(prompts, search, gold=gold, **graph_settings),
         peft_config=peft_config,
-        callbacks=[log.MetricsLog(out / "metrics.jsonl")],
+        callbacks=callbacks,
     )
-    trainer.train()
-    card = adapter_card(
-        config.model,
-        raw_prompt=kind,
-        command=command,
-        data={
-            "files": [portable_path(config.dataset)],
-            "pool": len(questions),  # drawn from, shuffled by TRL's sampler
-            "questions_seen": config.steps * config.questions_per_step,
-        },
-        excluded={
-            "files": [portable_path(config.exclude)] if config.exclude else [],
-            "ids": sorted(held_out_ids(config)),
-        },
-    )
-    save_adapter(trainer.model, out / "adapter", card)  # before the merge below folds it in
-    saved = save_model(trainer.model, tokenizer, out / "model", base=config.model, kind=kind)
+    checkpoint = str(start.checkpoint) if start.checkpoint else None
+    trainer.train(resume_from_checkpoint=checkpoint)
+    steps = trainer.state.global_step
+    # Before the merge below folds the adapter in.
+    save_adapter(trainer.model, out / "adapter", card(steps))
     reward_curve.plot_rewards(out / "metrics.jsonl", out / "reward_curve.png")
-    return saved
+    if not config.merge:
+        return out / "adapter"
+    return save_model(trainer.model, tokenizer, out / "model", base=config.model, kind=kind)

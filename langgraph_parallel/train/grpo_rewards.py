@@ -12,12 +12,19 @@ from collections.abc import Callable
 from typing import Any
 
 from langgraph_parallel.rewards import COMPONENTS, RewardConfig, score_steps
+from langgraph_parallel.train.think_stats import think_metrics
 
 __all__ = ["reward_functions", "rollout_metrics"]
 
 
 def reward_functions(config: RewardConfig) -> list[Callable[..., list[float]]]:
-    """One TRL reward function per component; ``outcome`` also logs what the rollouts did."""
+    """One TRL reward function per component; ``outcome`` also logs what the rollouts did.
+
+    What they did: :func:`rollout_metrics`, with the rollouts' ``observations`` the ``<think>``
+    statistics of :func:`~langgraph_parallel.train.think_stats.think_metrics`, and with their
+    ``timing`` where the step's rollout seconds went (``time/rollout_s``, ``time/generate_s``,
+    decoding batches and decode steps).
+    """
 
     def make(component: str) -> Callable[..., list[float]]:
         def reward(
@@ -27,6 +34,8 @@ def reward_functions(config: RewardConfig) -> list[Callable[..., list[float]]]:
             question_class: list[str],
             log_metric: Callable[[str, float], None] | None = None,
             gold: list[bool] | None = None,
+            observations: list[str] | None = None,
+            timing: list[dict[str, float]] | None = None,
             **_: Any,
         ) -> list[float]:
             scored = [
@@ -36,6 +45,13 @@ def reward_functions(config: RewardConfig) -> list[Callable[..., list[float]]]:
             if component == "outcome" and log_metric is not None:
                 for name, value in rollout_metrics(scored, question_class, gold).items():
                     log_metric(name, value)
+                if observations is not None:
+                    own = [i for i, g in enumerate(gold or [False] * len(steps)) if not g]
+                    thinks = think_metrics([steps[i] for i in own], [observations[i] for i in own])
+                    for name, value in thinks.items():
+                        log_metric(name, value)
+                for name, value in (timing[0] if timing else {}).items():
+                    log_metric(f"time/{name}", value)
             return [float(getattr(r, component)) for r in scored]
 
         reward.__name__ = component

@@ -2,16 +2,15 @@
 
 GRPO needs rollouts from the *current* weights, so the agent graph runs on the trainer's own
 ``transformers`` model. The graph calls the model from several threads at once (one per rollout
-of a group); :class:`_Batcher` gathers those calls into one left-padded ``generate`` so the group
+of a group); :class:`Batcher` gathers those calls into one left-padded ``generate`` so the group
 decodes together, the way the vLLM engine batches concurrent branches.
 """
 
 from __future__ import annotations
 
 import json
-import threading
+import time
 from collections.abc import Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from langgraph_parallel.models.adapters import MODEL_CARD
 from langgraph_parallel.models.replies import message_text
 from langgraph_parallel.prompts import RawPrompt
 from langgraph_parallel.protocol import STOP_SEQUENCES
+from langgraph_parallel.train.batcher import Batcher
 
 
 def cut_at_stop(text: str, stop: list[str]) -> str:
@@ -59,59 +59,6 @@ def generation_mode(
             model.train()
 
 
-class _Batcher:
-    """Collect concurrent generation requests and run them as one batch.
-
-    A request waits at most ``window`` seconds for company; a batch starts at once when
-    ``expected`` requests are waiting.
-    """
-
-    def __init__(self, run: Any, window: float = 0.05) -> None:
-        self._run = run
-        self._window = window
-        self._pending: list[tuple[str, dict[str, Any], Future[Any]]] = []
-        self._cond = threading.Condition()
-        self._busy = False
-        self.expected = 1
-
-    def submit(self, prompt: str, options: dict[str, Any]) -> Any:
-        future: Future[Any] = Future()
-        with self._cond:
-            self._pending.append((prompt, options, future))
-            self._cond.notify_all()
-        self._drive()
-        return future.result()
-
-    def _drive(self) -> None:
-        # Whichever caller finds the batcher idle becomes the leader and runs the batch;
-        # the others wait for their futures.
-        with self._cond:
-            if self._busy:
-                return
-            self._busy = True
-            self._cond.wait_for(lambda: len(self._pending) >= self.expected, self._window)
-            batch, self._pending = self._pending, []
-        try:
-            groups: dict[str, list[tuple[str, dict[str, Any], Future[Any]]]] = {}
-            for item in batch:
-                groups.setdefault(repr(sorted(item[1].items())), []).append(item)
-            for items in groups.values():
-                try:
-                    outputs = self._run([p for p, _, _ in items], items[0][1])
-                except Exception as exc:  # every caller of the batch sees the failure
-                    for _, _, future in items:
-                        future.set_exception(exc)
-                    continue
-                for (_, _, future), output in zip(items, outputs, strict=True):
-                    future.set_result(output)
-        finally:
-            with self._cond:
-                self._busy = False
-                again = bool(self._pending)
-            if again:
-                self._drive()
-
-
 class PolicyChatModel(BaseChatModel):
     """A ``transformers`` causal LM as a raw-completion chat model (``style == "raw"``).
 
@@ -139,19 +86,32 @@ class PolicyChatModel(BaseChatModel):
     style: str = "raw"
     raw_prompt: str = "few_shot"
     """The prompt the graph builds for this policy (``rules`` after ``train sft``)."""
-    _batcher: _Batcher = PrivateAttr()
+    _batcher: Batcher = PrivateAttr()
+    _timings: dict[str, float] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, context: Any, /) -> None:
         """Create the request batcher (pydantic hook)."""
-        self._batcher = _Batcher(self._generate_batch)
+        self._batcher = Batcher(self._generate_batch)
+
+    def timings(self) -> dict[str, float]:
+        """Seconds in ``generate``, decoding batches and their decode steps, so far."""
+        return dict(self._timings)
 
     @property
     def _llm_type(self) -> str:
         return "transformers-policy"
 
-    def expect(self, n: int) -> None:
-        """Tell the batcher how many concurrent calls to wait for (the rollouts in flight)."""
-        self._batcher.expected = max(1, n)
+    def expect(self, n: int, *, exact: bool = False) -> None:
+        """Tell the batcher how many concurrent calls to wait for (the rollouts in flight).
+
+        With ``exact``, every batch waits for all rollouts still running; each must call
+        :meth:`finished` when it ends.
+        """
+        self._batcher.expect(n, exact=exact)
+
+    def finished(self) -> None:
+        """Note that a rollout ended: exact batching stops waiting for it."""
+        self._batcher.finished()
 
     def _generate(
         self,
@@ -183,7 +143,9 @@ class PolicyChatModel(BaseChatModel):
         tok.padding_side = "left"
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         batch = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        batch = batch.to(self.policy.device)  # the trainer's model is on the GPU when there is one
         stop = list(options["stop"])
+        began = time.perf_counter()
         with torch.no_grad(), generation_mode(self.policy, self.checkpointing_kwargs):
             out = self.policy.generate(
                 **batch,
@@ -196,6 +158,10 @@ class PolicyChatModel(BaseChatModel):
                 pad_token_id=pad_id,
             )
         width = batch["input_ids"].shape[1]
+        spent = {"generate_s": time.perf_counter() - began, "batches": 1.0}
+        spent["decode_steps"] = float(out.shape[1] - width)
+        for key, value in spent.items():
+            self._timings[key] = self._timings.get(key, 0.0) + value
         results = []
         for row, mask in zip(out, batch["attention_mask"], strict=True):
             new = [int(t) for t in row[width:].tolist()]

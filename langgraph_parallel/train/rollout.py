@@ -10,7 +10,9 @@ With ``gold``, groups that did not decompose get a gold trajectory (:mod:`.gold_
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -105,8 +107,6 @@ class GraphRollout:
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         """Run one rollout per prompt and return TRL's fields plus reward inputs."""
         chat = self.policy_model(trainer)
-        if isinstance(chat, PolicyChatModel):
-            chat.expect(len(prompts))  # the whole group decodes as one batch
         graph = create_parallel_search_graph(
             chat,
             self.search,
@@ -117,16 +117,22 @@ class GraphRollout:
             constrain=False,
         )
         tokenizer = trainer.processing_class
-        inputs = [{"question": self.questions[str(p)]} for p in prompts]
-        states = graph.batch(inputs, config={"max_concurrency": len(inputs)})
+        began = time.perf_counter()
+        states = run_rollouts(graph, chat, [self.questions[str(p)] for p in prompts])
+        # Where a step's rollout time goes (one dict for the step; TRL hands it to every row).
+        timing = {"rollout_s": time.perf_counter() - began}
+        if isinstance(chat, PolicyChatModel):
+            timing.update(chat.timings())
         out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "env_mask")}
         encoded: list[Encoded] = []
-        for state in states:
+        observations: list[str] = []
+        for state in canonical_order([str(p) for p in prompts], states, tokenizer):
             messages = state["messages"]
             ids, mask, steps = completion_tokens(messages, tokenizer)
             if not ids:  # a failed first call: one EOS keeps the row trainable and visible
                 ids, mask = [tokenizer.eos_token_id], [0]
             encoded.append((ids, mask, steps))
+            observations.append("".join(str(m.content) for m in messages[1:] if m.type != "ai"))
             prompt_ids = tokenizer.encode(str(messages[0].content), add_special_tokens=False)
             out["prompt_ids"].append(prompt_ids)
         gold = {
@@ -138,6 +144,49 @@ class GraphRollout:
         out["completion_ids"] = [ids for ids, _, _ in encoded]
         out["env_mask"] = [mask for _, mask, _ in encoded]
         out["steps"] = [steps for _, _, steps in encoded]
+        out["observations"] = observations
+        out["timing"] = [timing] * len(encoded)
         # TRL needs the key; None = no importance-sampling correction, which is right because
         # these tokens were sampled from the very weights the loss is computed with.
         return {**out, "logprobs": None}
+
+
+def run_rollouts(graph: Any, chat: BaseChatModel, questions: list[str]) -> list[dict[str, Any]]:
+    """Run the graph once per question, each in its own thread; returns the final states.
+
+    A :class:`PolicyChatModel` batches in exact mode: each decoding batch holds one step of
+    every rollout still running, so which rollouts decode together does not depend on thread
+    timing (each rollout reports its end, whatever way it ends).
+    """
+    policy = chat if isinstance(chat, PolicyChatModel) else None
+    if policy is not None:
+        policy.expect(len(questions), exact=True)
+
+    def one(question: str) -> dict[str, Any]:
+        try:
+            return dict(graph.invoke({"question": question}))
+        finally:
+            if policy is not None:
+                policy.finished()
+
+    with ThreadPoolExecutor(max_workers=max(1, len(questions))) as pool:
+        return list(pool.map(one, questions))
+
+
+def canonical_order(
+    prompts: list[str], states: list[dict[str, Any]], tokenizer: Any
+) -> list[dict[str, Any]]:
+    """Reorder the rollouts of each group (equal prompts) by their completion tokens.
+
+    The rollouts of a group are interchangeable, but which thread ended up with which sample
+    is not fixed; sorting makes the rows TRL trains on a function of the samples alone.
+    """
+    keys = [completion_tokens(s["messages"], tokenizer)[0] for s in states]
+    slots: dict[str, list[int]] = {}
+    for index, prompt in enumerate(prompts):
+        slots.setdefault(prompt, []).append(index)
+    ordered = list(states)
+    for members in slots.values():
+        for slot, source in zip(members, sorted(members, key=lambda i: keys[i]), strict=True):
+            ordered[slot] = states[source]
+    return ordered

@@ -177,3 +177,58 @@ def test_lora_start_trains_exactly_the_sft_adapter(tmp_path: Path) -> None:
     assert written is not None
     trained = load_file(str(written / "adapter_model.safetensors"))
     assert any(not torch.equal(trained[k], shipped[k]) for k in shipped)
+
+
+def test_a_grpo_run_cut_by_its_time_budget_and_resumed_equals_an_uninterrupted_one(
+    tmp_path: Path,
+) -> None:
+    from safetensors.torch import load_file
+
+    from langgraph_parallel.models.embedded import ADAPTERS_DIR
+    from langgraph_parallel.rewards import RewardConfig
+    from langgraph_parallel.train.grpo import TrainConfig, train
+
+    def config(out: str, **extra: Any) -> TrainConfig:
+        return TrainConfig(
+            dataset=str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz"),
+            exclude=None,
+            out=str(tmp_path / out),
+            model="smollm2-parallel",
+            lora=True,
+            steps=2,
+            group_size=2,
+            micro_batch=1,
+            learning_rate=1e-3,  # large enough that a different second step shows
+            limit=2,
+            max_turns=2,
+            max_tokens=64,
+            top_k=1,
+            # Ungated terms: rollouts that search differently score differently, so the group
+            # has an advantage to learn from even where no rollout of a tiny run answers.
+            reward=RewardConfig(require_answer=False),
+            merge=False,
+            **extra,
+        )
+
+    train(config("whole"))
+    train(config("pieces", time_budget_s=1e-3))  # the budget ends the piece after step 1
+    first = json.loads((tmp_path / "pieces" / "adapter" / "langgraph_parallel.json").read_text())
+    assert first["train"]["step"] == 1
+    assert [p.name for p in (tmp_path / "pieces" / "trainer").glob("checkpoint-*")] == [
+        "checkpoint-1"
+    ]
+    train(config("pieces", resume=True))
+
+    whole = load_file(str(tmp_path / "whole" / "adapter" / "adapter_model.safetensors"))
+    pieces = load_file(str(tmp_path / "pieces" / "adapter" / "adapter_model.safetensors"))
+    shipped = load_file(str(ADAPTERS_DIR / "smollm2-parallel" / "adapter_model.safetensors"))
+    assert any(not whole[k].equal(shipped[k]) for k in whole)  # two steps moved the weights
+    assert all(whole[k].equal(pieces[k]) for k in whole)
+    card = json.loads((tmp_path / "pieces" / "adapter" / "langgraph_parallel.json").read_text())
+    assert card["train"]["step"] == 2 and card["train"]["resumed"] == 1
+
+    def rewards(run: str) -> list[Any]:
+        lines = (tmp_path / run / "metrics.jsonl").read_text().splitlines()
+        return [(r["step"], r["reward"]) for r in map(json.loads, lines) if "reward" in r]
+
+    assert rewards("pieces") == rewards("whole") and len(rewards("whole")) == 2

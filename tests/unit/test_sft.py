@@ -424,8 +424,11 @@ def test_train_grpo_starts_from_the_parallel_policy_with_gated_balanced_rewards(
 def test_grpo_questions_alternate_classes_and_skip_held_out(tmp_path: Path) -> None:
     from langgraph_parallel.train.grpo import TrainConfig, training_questions
 
-    rows = [{**COMPARISON, "id": f"c{i}"} for i in range(2)]
+    other = {"question": "Were Ang Lee and Jet Li of the same nationality?"}
+    other["supporting_titles"] = ["Ang Lee", "Jet Li"]
+    rows = [{**COMPARISON, **other, "id": f"c{i}"} for i in range(2)]
     rows += [{**BRIDGE, "id": f"b{i}"} for i in range(5)]
+    rows.append({**COMPARISON, "id": "readme"})  # about the README question's people: never
     data = tmp_path / "hotpotqa_train.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     held = tmp_path / "held.jsonl"
@@ -434,7 +437,13 @@ def test_grpo_questions_alternate_classes_and_skip_held_out(tmp_path: Path) -> N
     classes = [q.question_class for q in training_questions(config)]
     assert classes == ["parallelizable", "sequential"] * 2
     loose = TrainConfig(dataset=str(data), out=str(tmp_path), exclude=str(held), balanced=False)
-    assert len(training_questions(loose)) == 6
+    assert sorted(q.id for q in training_questions(loose)) == ["b0", "b1", "b2", "b3", "c0", "c1"]
+    dev = tmp_path / "dev.jsonl"  # the dev split is held out too
+    dev.write_text(json.dumps({**BRIDGE, "id": "b3"}) + "\n")
+    with_dev = TrainConfig(
+        dataset=str(data), out=str(tmp_path), exclude=str(held), dev=str(dev), balanced=False
+    )
+    assert "b3" not in {q.id for q in training_questions(with_dev)}
 
 
 def test_portable_path_names_checkout_files_relative_and_keeps_others(tmp_path: Path) -> None:

@@ -18,9 +18,10 @@ from langgraph_parallel.models.adapters import MODEL_CARD
 from langgraph_parallel.models.folders import folder_prompt_style
 from langgraph_parallel.prompts import few_shot_prompt
 from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION
+from langgraph_parallel.train.batcher import Batcher
 from langgraph_parallel.train.grpo import TrainConfig
 from langgraph_parallel.train.grpo_rewards import reward_functions
-from langgraph_parallel.train.policy import _Batcher, cut_at_stop
+from langgraph_parallel.train.policy import cut_at_stop
 from langgraph_parallel.train.rollout import GraphRollout, completion_tokens
 from tests.fakes import CountingSearcher
 
@@ -100,6 +101,8 @@ def test_graph_rollout_returns_what_trl_needs() -> None:
         completion = "".join(chr(i) for i in ids)
         assert "<information>" in completion and "[capital of Spain]" in completion
     assert len(searcher.queries) == 8  # 4 rollouts x 2 sub-queries, searched by the fan-out
+    assert all("<information>" in seen for seen in out["observations"])
+    assert out["timing"][0]["rollout_s"] > 0 and len(out["timing"]) == 4
 
 
 def test_reward_functions_score_and_log() -> None:
@@ -122,6 +125,13 @@ def test_reward_functions_score_and_log() -> None:
     assert logged["rollout/decomposition_rate/parallelizable"] == 1.0
     assert logged["rollout/decomposition_rate/sequential"] == 0.0
     assert logged["rollout/em"] == 0.5 and logged["rollout/search_rounds"] == 1.0
+    assert "think/words" not in logged and "time/rollout_s" not in logged  # not given: not logged
+
+    seen = ["<information>a</information>", "<information>b</information>"]
+    timing = [{"rollout_s": 3.0, "generate_s": 2.5}] * 2
+    functions[0](**kwargs, observations=seen, timing=timing, log_metric=logged.__setitem__)
+    assert logged["think/words"] == 1.0 and logged["think/missing"] == 0.0
+    assert logged["time/rollout_s"] == 3.0 and logged["time/generate_s"] == 2.5
 
 
 def test_batcher_runs_concurrent_calls_as_one_batch() -> None:
@@ -131,7 +141,7 @@ def test_batcher_runs_concurrent_calls_as_one_batch() -> None:
         sizes.append(len(prompts))
         return [p.upper() for p in prompts]
 
-    batcher = _Batcher(run, window=5.0)
+    batcher = Batcher(run, window=5.0)
     batcher.expected = 4
     results: dict[str, str] = {}
     threads = [
@@ -153,7 +163,7 @@ def test_batcher_reports_a_failure_to_every_caller() -> None:
         batches.append(prompts)
         raise RuntimeError("context too long")
 
-    batcher = _Batcher(run, window=5.0)
+    batcher = Batcher(run, window=5.0)
     batcher.expected = 3
     errors: dict[str, str] = {}
 
