@@ -18,8 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, StateGraph
 
-from langgraph_parallel import add_parallel_search
-from langgraph_parallel.agent.state import FanOutState
+from langgraph_parallel import FanOutState, add_parallel_search
 from langgraph_parallel.protocol import parse_action
 
 

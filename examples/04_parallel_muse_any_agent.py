@@ -20,8 +20,7 @@ from _demo import DemoMuseModel, TinySearcher
 from langchain.agents import create_agent
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langgraph_parallel import ParallelSearchMiddleware, parallel_search_tool
-from langgraph_parallel.parallel_muse.any_agent import parallel_muse_agent
+from langgraph_parallel import ParallelSearchMiddleware, parallel_muse_agent, parallel_search_tool
 from langgraph_parallel.parallel_muse.tree import draw_tree
 
 QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"

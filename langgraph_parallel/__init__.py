@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from langgraph_parallel.agent.context import SearchContext
     from langgraph_parallel.agent.run import run_question
-    from langgraph_parallel.agent.state import ParallelSearchState
+    from langgraph_parallel.agent.state import FanOutState, ParallelSearchState
     from langgraph_parallel.baselines.direct import create_direct_graph
     from langgraph_parallel.errors import UserError
     from langgraph_parallel.models.served_chat import ChatVLLMServer
     from langgraph_parallel.models.server import chat_openai_for_server
     from langgraph_parallel.models.vllm_chat import ChatVLLM
+    from langgraph_parallel.parallel_muse.any_agent import parallel_muse_agent
     from langgraph_parallel.parallel_muse.context import MuseContext
     from langgraph_parallel.parallel_muse.graph import (
         add_parallel_muse,
@@ -44,12 +45,14 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "SearchContext": "langgraph_parallel.agent.context",
     "run_question": "langgraph_parallel.agent.run",
+    "FanOutState": "langgraph_parallel.agent.state",
     "ParallelSearchState": "langgraph_parallel.agent.state",
     "create_direct_graph": "langgraph_parallel.baselines.direct",
     "UserError": "langgraph_parallel.errors",
     "ChatVLLMServer": "langgraph_parallel.models.served_chat",
     "chat_openai_for_server": "langgraph_parallel.models.server",
     "ChatVLLM": "langgraph_parallel.models.vllm_chat",
+    "parallel_muse_agent": "langgraph_parallel.parallel_muse.any_agent",
     "MuseContext": "langgraph_parallel.parallel_muse.context",
     "add_parallel_muse": "langgraph_parallel.parallel_muse.graph",
     "create_parallel_muse_graph": "langgraph_parallel.parallel_muse.graph",
@@ -68,6 +71,7 @@ __all__ = [
     "ChatVLLM",
     "ChatVLLMServer",
     "CorpusIndex",
+    "FanOutState",
     "MuseContext",
     "ParallelSearchMiddleware",
     "ParallelSearchState",
@@ -83,38 +87,10 @@ __all__ = [
     "create_parallel_search_graph",
     "create_rollouts_graph",
     "default_index",
+    "parallel_muse_agent",
     "parallel_search_tool",
     "run_question",
 ]
-
-_MOVED = {
-    "DEFAULT_RETRY_POLICY": "langgraph_parallel.errors",
-    "EMBEDDED_MODELS": "langgraph_parallel.models.embedded",
-    "embedded_model_dir": "langgraph_parallel.models.embedded",
-    "Action": "langgraph_parallel.protocol",
-    "format_observation": "langgraph_parallel.protocol",
-    "parse_action": "langgraph_parallel.protocol",
-    "FanOutNode": "langgraph_parallel.parallel_search.fan_out",
-    "ObserveNode": "langgraph_parallel.parallel_search.fan_out",
-    "dispatch": "langgraph_parallel.parallel_search.fan_out",
-    "SearchNode": "langgraph_parallel.parallel_search.search",
-    "ThinkNode": "langgraph_parallel.agent.think",
-    "FanOutState": "langgraph_parallel.agent.state",
-    "SearchResult": "langgraph_parallel.agent.state",
-    "SubQuery": "langgraph_parallel.agent.state",
-    "QuestionRun": "langgraph_parallel.agent.run",
-    "MiniLMEmbeddings": "langgraph_parallel.retrieval",
-    "Passage": "langgraph_parallel.retrieval",
-    "RetrieverSearcher": "langgraph_parallel.retrieval",
-    "Reward": "langgraph_parallel.rewards",
-    "RewardConfig": "langgraph_parallel.rewards",
-    "score_response": "langgraph_parallel.rewards",
-    "score_steps": "langgraph_parallel.rewards",
-    "server_command": "langgraph_parallel.models.server",
-    "start_server": "langgraph_parallel.models.server",
-    "stop_server": "langgraph_parallel.models.server",
-}
-"""Names 0.1 exported here, and the module that has them now."""
 
 
 def __getattr__(name: str) -> Any:
@@ -122,13 +98,6 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(_EXPORTS[name]), name)
         globals()[name] = value  # later lookups skip this function
         return value
-    # An import of a name that moved fails with the line that fixes it. ImportError, not
-    # AttributeError: `from langgraph_parallel import X` replaces an AttributeError's message
-    # with a bare "cannot import name".
-    if name in _MOVED:
-        raise ImportError(
-            f"langgraph_parallel.{name} moved: use `from {_MOVED[name]} import {name}`."
-        )
     raise AttributeError(f"module 'langgraph_parallel' has no attribute {name!r}")
 
 

@@ -26,8 +26,8 @@ from langgraph_parallel.retrieval.corpus import (  # noqa: E402
     corpus_sha256,
     load_corpus,
 )
+from langgraph_parallel.retrieval.dense import embed_passages, encoder_id  # noqa: E402
 from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings  # noqa: E402
-from langgraph_parallel.retrieval.faiss_index import embed_passages, encoder_id  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -41,7 +41,7 @@ def context_corpus(contexts: Iterable[Mapping[str, str]], directory: Path | None
 
     The file, ``contexts-<hash>.jsonl.gz``, is gzip-compressed with no time stamp and its name
     carries a hash of its content, so the same paragraphs make the same bytes and the embedding
-    cache of :class:`~langgraph_parallel.retrieval.faiss_index.CorpusIndex` is reused for the
+    cache of :class:`~langgraph_parallel.retrieval.dense.CorpusIndex` is reused for the
     same set. A plain ``contexts-<hash>.jsonl`` of the same paragraphs already there (written
     before these files were compressed) is returned instead, so a run resumed in an old folder
     names the file it started with.

@@ -1,12 +1,12 @@
-"""Closed-corpus retrieval: BM25, MiniLM + FAISS and their hybrid, any LangChain retriever.
+"""Closed-corpus retrieval: BM25, exact dense (MiniLM) search, their hybrid, LangChain retrievers.
 
 Heavy dependencies (torch, transformers, bm25s) are imported only when an encoder or index is
 actually built, so importing this package stays cheap.
 """
 
+from langgraph_parallel.retrieval.dense import CorpusIndex
 from langgraph_parallel.retrieval.documents import Passage, format_passages
 from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
-from langgraph_parallel.retrieval.faiss_index import CorpusIndex
 from langgraph_parallel.retrieval.hybrid import HybridIndex
 from langgraph_parallel.retrieval.indexes import corpus_index, default_index
 from langgraph_parallel.retrieval.lexical import BM25Index

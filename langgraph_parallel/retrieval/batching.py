@@ -4,7 +4,7 @@ LangGraph runs each ``Send("search", ...)`` branch on its own, so a fan-out of f
 makes four one-query calls; with a dense encoder behind them that is four forward passes (and
 the encoder's lock runs them one after another). :class:`SearchBatcher` gathers the branches of
 one fan-out, which share a group key and know the group's size, and searches them together:
-one encoder pass, one FAISS search, one BM25 pass.
+one encoder pass, one dense matrix product, one BM25 pass.
 
 Why written here: micro-batching libraries (uBatch, pybatcher) close a batch at a fixed size
 or after a time window, so a lone query, or a fan-out narrower than the fixed size, waits for

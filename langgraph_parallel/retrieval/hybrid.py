@@ -85,7 +85,7 @@ class HybridIndex:
 
     Args:
         lexical: A :class:`~.lexical.BM25Index`.
-        dense: A :class:`~.faiss_index.CorpusIndex` over the same passages, in the same order.
+        dense: A :class:`~.dense.CorpusIndex` over the same passages, in the same order.
         weights: ``(lexical, dense)`` weights.
         method: ``minmax`` or ``rrf``.
         depth: Passages taken from each ranking before fusing.

@@ -16,7 +16,7 @@ from langgraph_parallel.retrieval.corpus import bundled_corpus_path, corpus_vers
 from langgraph_parallel.retrieval.documents import Passage
 
 if TYPE_CHECKING:  # the indexes import the encoder or bm25s: only when one is built
-    from langgraph_parallel.retrieval.faiss_index import CorpusIndex
+    from langgraph_parallel.retrieval.dense import CorpusIndex
     from langgraph_parallel.retrieval.hybrid import HybridIndex
     from langgraph_parallel.retrieval.lexical import BM25Index
 
@@ -73,8 +73,8 @@ def _build(
 
         return BM25Index.build(path, limit=limit, passages=passages)
     if kind == "dense":
+        from langgraph_parallel.retrieval.dense import CorpusIndex
         from langgraph_parallel.retrieval.embeddings import MiniLMEmbeddings
-        from langgraph_parallel.retrieval.faiss_index import CorpusIndex
 
         return CorpusIndex.build(path, MiniLMEmbeddings(), limit=limit, passages=passages)
     from langgraph_parallel.retrieval.hybrid import HybridIndex

@@ -1,4 +1,4 @@
-"""GRPO against the real things: TRL's GRPOTrainer, the embedded SmolLM2, the FAISS index."""
+"""GRPO against the real things: TRL's GRPOTrainer, the embedded SmolLM2, the bundled index."""
 
 from __future__ import annotations
 

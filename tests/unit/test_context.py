@@ -38,17 +38,29 @@ def test_think_inside_a_user_graph_uses_its_build_time_settings() -> None:
     assert command.update["stop_reason"].startswith("max_turns: 1")
 
 
-def test_the_top_level_is_small_and_a_moved_name_says_where_it_went() -> None:
+def test_the_top_level_exports_what_the_docs_import_and_nothing_unknown() -> None:
     import importlib
+    import re
+    from pathlib import Path
 
     import pytest
 
     package = importlib.import_module("langgraph_parallel")
-    assert len(package.__all__) <= 20
+    assert len(package.__all__) <= 24
     assert all(hasattr(package, name) for name in package.__all__)
-    with pytest.raises(
-        ImportError, match=r"from langgraph_parallel\.agent\.think import ThinkNode"
-    ):
+    root = Path(package.__file__).resolve().parents[1]
+    texts = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    texts += sorted((root / "examples").glob("*.py"))
+    imported = set()
+    for path in texts:
+        for names in re.findall(
+            r"from langgraph_parallel import (\([^)]*\)|[^\n]+)", path.read_text(encoding="utf-8")
+        ):
+            names = re.sub(r"#[^\n]*", "", names).strip("() \n")
+            imported |= {n.strip().split(" as ")[0] for n in names.split(",") if n.strip()}
+    assert imported and imported <= set(package.__all__), imported - set(package.__all__)
+    assert {"FanOutState", "parallel_muse_agent"} <= set(package.__all__)
+    with pytest.raises(ImportError, match="cannot import name 'ThinkNode'"):
         exec("from langgraph_parallel import ThinkNode", {})
     with pytest.raises(AttributeError):
         package.no_such_name  # noqa: B018

@@ -85,3 +85,19 @@ def test_the_format_errors_name_a_docs_section_that_exists() -> None:
         page, section = "docs/guides/corpus.md", "Your own corpus and questions"
         assert page in message and f'"{section}"' in message
         assert f"## {section}\n" in (REPO / page).read_text()
+
+
+def test_the_architecture_table_names_every_module_of_the_package_and_no_other() -> None:
+    package = REPO / "langgraph_parallel"
+    text = (DOCS / "architecture.md").read_text()
+    rows = re.findall(r"^\| (`[^|]+`) \| (.+) \|$", text, flags=re.MULTILINE)
+    entries = {name for first, _ in rows for name in re.findall(r"`([\w./]+)`", first)}
+    top = {p.name for p in package.glob("*.py") if p.name != "__init__.py"}
+    top |= {f"{p.name}/" for p in package.iterdir() if (p / "__init__.py").is_file()}
+    assert entries - {"package"} == top
+    for first, description in rows:
+        for sub in re.findall(r"`(\w+)/`", first):
+            named = set(re.findall(r"`(\w+)(?:/|\.py)?`", description))
+            modules = {p.stem for p in (package / sub).glob("*.py") if p.stem != "__init__"}
+            modules |= {p.name for p in (package / sub).iterdir() if (p / "__init__.py").is_file()}
+            assert modules <= named, f"{sub}/ modules not in the table: {sorted(modules - named)}"

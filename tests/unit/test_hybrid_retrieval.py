@@ -158,7 +158,7 @@ def test_a_hybrid_index_reads_its_corpus_once_and_shares_its_halves(
     from langchain_core.embeddings import Embeddings
 
     from langgraph_parallel.retrieval import corpus as corpus_module
-    from langgraph_parallel.retrieval import embeddings, faiss_index, lexical
+    from langgraph_parallel.retrieval import dense, embeddings, lexical
 
     class Letters(Embeddings):  # letter counts: deterministic, no model
         identifier = "letters"
@@ -178,7 +178,7 @@ def test_a_hybrid_index_reads_its_corpus_once_and_shares_its_halves(
     monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(corpus.parent / "cache"))
     monkeypatch.setattr(corpus_indexes, "_CACHE", {})
     monkeypatch.setattr(embeddings, "MiniLMEmbeddings", Letters)
-    for module in (corpus_indexes, faiss_index, lexical):
+    for module in (corpus_indexes, dense, lexical):
         monkeypatch.setattr(module, "load_corpus", counted)
     hybrid = corpus_indexes.corpus_index(str(corpus), kind="hybrid")
     assert isinstance(hybrid, HybridIndex) and len(reads) == 1

@@ -225,7 +225,7 @@ def test_changed_corpus_or_encoder_is_not_reused(corpus: Path) -> None:
 
 def test_prebuilt_matrix_in_data_dir_is_used(corpus: Path, tmp_path: Path) -> None:
     from langgraph_parallel.retrieval.corpus import file_sha256
-    from langgraph_parallel.retrieval.faiss_index import embed_passages
+    from langgraph_parallel.retrieval.dense import embed_passages
 
     emb = HashedBagOfWords()
     key = matrix_store.MatrixKey(file_sha256(corpus), emb.identifier, rows=5)
