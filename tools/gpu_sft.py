@@ -22,18 +22,9 @@ which made it 3 calls::
 On an H200 one policy on 1,939 whole-passage trajectories (3 epochs, batch 16, 366 steps) trained
 in 223 s and 1,413 two-sentence ones in 166 s (``benchmarks/sft/gpu/``).
 
-The next recipe to try puts multi-hop chains (MuSiQue, 2Wiki) into this first stage: a CPU
-second stage of chains alone made the policy forget to decompose, and a replay mix kept both
-behaviours but answered worse (``benchmarks/sft/chain/``, ``benchmarks/sft/mix/``). The data
-file is ``langgraph-parallel train chains combine``'s (``train chains --help`` has the
-commands); pass the chains' held-out file too: ``--train-args "--epochs 3 --learning-rate 3e-4
---exclude data/hotpotqa_dev_sample300.jsonl.gz --exclude data/bench_heldout_chains.jsonl.gz"``.
-
-``--per-class 336`` takes every HotpotQA comparison question outside the evaluation sample (286)
-and 336 bridge ones; 618 trajectories per policy survive synthesis (285 + 333; 150 s here), the
-size of the team's measured GPU recipe (622 trajectories, LoRA r=16, lr 3e-4, 3 epochs: first
-searches decomposed on 48/50 unseen comparison questions), whose optimiser settings are the
-default ``--train-args``. On this CPU that is about 3.7 h per policy; on an H100 minutes.
+The shipped adapters' data and settings (HotpotQA with MuSiQue/2Wiki chains, ``train chains
+combine``; ``--train-args "--epochs 3 --learning-rate 3e-4 --batch-size 16"``) and the levers
+tried after them: ``benchmarks/sft/gpu/README.md``.
 
 Why a tool: the device machine has PyTorch (CUDA), transformers, PEFT and accelerate but no
 LangGraph, TRL, datasets or package index, and one call carries at most 64 MiB *including the
@@ -49,7 +40,7 @@ warm (30 s after a call), and the last call joins the parts, installs the wheels
 under ``$OUT``. Synthesis stays here: it needs the corpus and the retrievers.
 
 ``rehearse`` runs the device's part on this machine under an interpreter that sees only the
-packages the device image has (:data:`DEVICE_IMAGE`, linked from this environment) plus the
+packages the device image has (``gpu_bundles.DEVICE_IMAGE``, linked from this environment) plus the
 bundle's wheels (downloaded for this Python): a missing wheel fails here, not on the GPU's clock.
 It cannot check the device's own versions (torch 2.11 there); ``train`` prints them first.
 """
@@ -151,13 +142,18 @@ def run_calls(bundles: list[Path], train_args: str) -> list[dict[str, object]]:
 
 def write_runbook(out: Path, calls: list[dict[str, object]]) -> Path:
     """``out/RUN.md``: the calls to make, and what to do with what comes back."""
-    lines = ["# Device calls for tools/gpu_sft.py (make each right after the last returns)", "",
-             "The machine is given back 30 s after a call; if one was (`warm: false`), start over",
-             "from call 1 (the staged files are gone). Check `status` first: `can_start_another`.",
-             ""]  # fmt: skip
+    lines = [
+        "# Device calls for tools/gpu_sft.py (make each right after the last returns)",
+        "",
+        "The machine is given back 30 s after a call; if one was (`warm: false`), start over",
+        "from call 1 (the staged files are gone). Check `status` first: `can_start_another`.",
+        "",
+    ]
     for n, call in enumerate(calls, 1):
-        lines += [f"{n}. carry `{call['carry']}`, timeout_s {call['timeout_s']}:",
-                  f"   `{call['command']}`"]  # fmt: skip
+        lines += [
+            f"{n}. carry `{call['carry']}`, timeout_s {call['timeout_s']}:",
+            f"   `{call['command']}`",
+        ]
     lines += [
         "",
         "The last call's files: `train.log`, `NAME/<policy>/adapter_model.safetensors` and",
@@ -181,10 +177,16 @@ def rehearse(datas: list[Path], train_args: str) -> int:
     stage = work / "stage"
     for bundle in bundles:
         shutil.copytree(bundle, stage, dirs_exist_ok=True)
-    env = {**os.environ, "OUT": str(work / "out"), "GPU_SFT_STAGE": str(stage),
-           "GPU_SFT_SITE": str(work / "site"), "GPU_SFT_PYTHONPATH": str(image),
-           "PYTHON": f"{sys.executable} -S", "GPU_SFT_PIP": f"{sys.executable} -m pip",
-           "LANGGRAPH_PARALLEL_CACHE": str(work / "cache")}  # fmt: skip
+    env = {
+        **os.environ,
+        "OUT": str(work / "out"),
+        "GPU_SFT_STAGE": str(stage),
+        "GPU_SFT_SITE": str(work / "site"),
+        "GPU_SFT_PYTHONPATH": str(image),
+        "PYTHON": f"{sys.executable} -S",
+        "GPU_SFT_PIP": f"{sys.executable} -m pip",
+        "LANGGRAPH_PARALLEL_CACHE": str(work / "cache"),
+    }
     (work / "out").mkdir()
     script = str(ROOT / "tools" / "gpu_sft.sh")
     done = subprocess.run(["bash", script, "train", *shlex.split(train_args)], cwd=ROOT, env=env)

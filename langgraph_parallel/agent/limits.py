@@ -7,8 +7,14 @@ safety net, so the defaults here are generous and a run near the limit ends with
 
 from __future__ import annotations
 
-__all__ = ["MIN_RECURSION_LIMIT", "STEPS_PER_TURN", "STEPS_TO_ANSWER", "STEPS_TO_SEARCH",
-           "muse_recursion_limit", "recursion_limit_for"]  # fmt: skip
+__all__ = [
+    "MIN_RECURSION_LIMIT",
+    "STEPS_PER_TURN",
+    "STEPS_TO_ANSWER",
+    "STEPS_TO_SEARCH",
+    "muse_recursion_limit",
+    "recursion_limit_for",
+]
 
 STEPS_PER_TURN = 4
 """Super-steps of one search turn: ``think``, ``fan_out``, ``search``, ``observe``."""

@@ -40,8 +40,12 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     bench.add_argument("--max-turns", type=int, default=4, help="model steps per question")
     bench.add_argument("--top-k", type=int, default=3, help="documents per sub-query")
-    bench.add_argument("--no-final-answer-step", dest="final_answer_step", action="store_false",
-                       help="end at --max-turns as before the answer-only step")  # fmt: skip
+    bench.add_argument(
+        "--no-final-answer-step",
+        dest="final_answer_step",
+        action="store_false",
+        help="end at --max-turns as before the answer-only step",
+    )
     bench.add_argument(
         "--think-max-chars",
         type=int,

@@ -133,8 +133,12 @@ def dtype_speed(questions: int = 10) -> dict[str, Any]:
     default = cpu_dtype()
     best = min(DTYPES, key=lambda d: results[d]["warm_question_median_s"])
     ratio = results[default]["warm_question_median_s"] / results[best]["warm_question_median_s"]
-    return {"by_dtype": results, "default": default, "faster": best,
-            "default_vs_faster": round(ratio, 3)}  # fmt: skip
+    return {
+        "by_dtype": results,
+        "default": default,
+        "faster": best,
+        "default_vs_faster": round(ratio, 3),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,18 +23,40 @@ TREES_FILE = "trees.md"
 SAVING_PLOT = "muse_saving.png"
 PARTIAL, INDEPENDENT = "parallel-muse", "rollouts-majority"
 
-_COST = ("agent_uncached_prefill", "agent_generated", "agent_cost", "agent_cached_prefill",
-         "reasoning_tokens", "exploration_tokens", "reduction_calls", "reduction_cost",
-         "reduction_cached_prefill", "trajectories", "forks", "steps_per_trajectory",
-         "agent_cost_per_step")  # fmt: skip
-_RATIOS = ("agent_cost", "agent_cost_per_step", "exploration_tokens", "reasoning_tokens",
-           "reduction_cost")  # fmt: skip
+_COST = (
+    "agent_uncached_prefill",
+    "agent_generated",
+    "agent_cost",
+    "agent_cached_prefill",
+    "reasoning_tokens",
+    "exploration_tokens",
+    "reduction_calls",
+    "reduction_cost",
+    "reduction_cached_prefill",
+    "trajectories",
+    "forks",
+    "steps_per_trajectory",
+    "agent_cost_per_step",
+)
+_RATIOS = (
+    "agent_cost",
+    "agent_cost_per_step",
+    "exploration_tokens",
+    "reasoning_tokens",
+    "reduction_cost",
+)
 _EM = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_single", "em_any")
 
 
 def _row(name: str, metrics: Mapping[str, Any], keys: Iterable[str]) -> str:
-    cells = ["–" if metrics.get(k) is None else f"{metrics[k]:.3f}" if k.startswith("em") else
-             f"{metrics[k]:.1f}" for k in keys]  # fmt: skip
+    cells = [
+        "–"
+        if metrics.get(k) is None
+        else f"{metrics[k]:.3f}"
+        if k.startswith("em")
+        else f"{metrics[k]:.1f}"
+        for k in keys
+    ]
     return f"| {name} | " + " | ".join(cells) + " |"
 
 

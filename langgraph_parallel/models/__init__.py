@@ -1,0 +1,1 @@
+"""Models: the vLLM chat models, the engine and its settings, the embedded models and adapters."""

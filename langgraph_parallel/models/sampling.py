@@ -24,8 +24,13 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig, ensure_config
 
-__all__ = ["SAMPLING_FIELDS", "SAMPLING_PREFIX", "ConfigurableSampling", "configured_sampling",
-           "sampling_config"]  # fmt: skip
+__all__ = [
+    "SAMPLING_FIELDS",
+    "SAMPLING_PREFIX",
+    "ConfigurableSampling",
+    "configured_sampling",
+    "sampling_config",
+]
 
 SAMPLING_PREFIX = "sampling"
 """``init_chat_model``'s ``config_prefix`` for the keys of :func:`sampling_config`."""

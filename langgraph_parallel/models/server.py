@@ -40,12 +40,24 @@ def server_command(
     """
     path, _ = resolve_model(model)
     command = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", path, "--served-model-name", model,
-        "--host", host, "--port", str(port),
-        "--enable-prefix-caching", "--enable-prompt-tokens-details",
-        "--max-logprobs", "20", "--seed", "0",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        path,
+        "--served-model-name",
+        model,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--enable-prefix-caching",
+        "--enable-prompt-tokens-details",
+        "--max-logprobs",
+        "20",
+        "--seed",
+        "0",
+    ]
     for key, value in {**engine_defaults(), **dict(engine_kwargs or {})}.items():
         flag = key.replace("_", "-")
         if value is None:

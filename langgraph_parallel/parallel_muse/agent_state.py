@@ -14,8 +14,14 @@ from typing_extensions import NotRequired, TypedDict
 
 from langgraph_parallel.parallel_muse.state import Branch, MuseOutput, MuseState, Trajectory
 
-__all__ = ["AgentRolloutInput", "AgentTrajectory", "ForkSource", "MuseAgentInput",
-           "MuseAgentOutput", "MuseAgentState"]  # fmt: skip
+__all__ = [
+    "AgentRolloutInput",
+    "AgentTrajectory",
+    "ForkSource",
+    "MuseAgentInput",
+    "MuseAgentOutput",
+    "MuseAgentState",
+]
 
 
 class AgentTrajectory(Trajectory):

@@ -40,8 +40,7 @@ from langgraph_parallel.parallel_muse.agent_state import (
 )
 from langgraph_parallel.parallel_muse.agent_steps import agent_trajectory
 
-__all__ = ["check_agent", "fork_points", "lineage", "read_rollout", "run_rollout",
-           "thread_config"]  # fmt: skip
+__all__ = ["check_agent", "fork_points", "lineage", "read_rollout", "run_rollout", "thread_config"]
 
 
 def check_agent(agent: Any) -> None:

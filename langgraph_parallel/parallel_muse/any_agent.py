@@ -151,9 +151,19 @@ def parallel_muse_agent(
     join = join or ("select" if model is not None else "majority")
     if join == "select" and model is None:
         raise ValueError("join='select' needs an analyst: pass model=..., or join='majority'.")
-    settings.update(budget=budget, initial_rollouts=initial_rollouts, top_k_steps=top_k_steps,
-                    samples_per_step=samples_per_step, rounds=rounds, region=region, mode=mode,
-                    join=join, reports=reports, temperature=temperature, top_p=top_p)  # fmt: skip
+    settings.update(
+        budget=budget,
+        initial_rollouts=initial_rollouts,
+        top_k_steps=top_k_steps,
+        samples_per_step=samples_per_step,
+        rounds=rounds,
+        region=region,
+        mode=mode,
+        join=join,
+        reports=reports,
+        temperature=temperature,
+        top_p=top_p,
+    )
     defaults = MuseContext(**settings)
     builder = StateGraph(
         MuseAgentState,

@@ -9,8 +9,15 @@ from langgraph_parallel.agent.context import SearchContext
 from langgraph_parallel.parallel_muse.uncertainty import MODES, REGIONS, Mode, Region
 from langgraph_parallel.prompts import ANALYST_PROMPT, REPORT_FOLLOWUP_PROMPT, REPORT_PROMPT
 
-__all__ = ["JOINS", "REPORT_MODES", "REPORT_STYLES", "Join", "MuseContext", "ReportMode",
-           "ReportStyle"]  # fmt: skip
+__all__ = [
+    "JOINS",
+    "REPORT_MODES",
+    "REPORT_STYLES",
+    "Join",
+    "MuseContext",
+    "ReportMode",
+    "ReportStyle",
+]
 
 Join = Literal["select", "majority", "weighted"]
 JOINS: tuple[str, ...] = ("select", "majority", "weighted")

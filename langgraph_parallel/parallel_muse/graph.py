@@ -153,10 +153,21 @@ def create_parallel_muse_graph(
             f"rounds must be at least 1 (got {rounds}); for independent rollouts use "
             "create_rollouts_graph."
         )
-    settings.update(budget=budget, initial_rollouts=initial_rollouts, top_k_steps=top_k_steps,
-                    samples_per_step=samples_per_step, rounds=rounds, region=region, mode=mode,
-                    join=join, reports=reports, max_turns=max_turns, top_k=top_k,
-                    temperature=temperature, top_p=top_p)  # fmt: skip
+    settings.update(
+        budget=budget,
+        initial_rollouts=initial_rollouts,
+        top_k_steps=top_k_steps,
+        samples_per_step=samples_per_step,
+        rounds=rounds,
+        region=region,
+        mode=mode,
+        join=join,
+        reports=reports,
+        max_turns=max_turns,
+        top_k=top_k,
+        temperature=temperature,
+        top_p=top_p,
+    )
     name = name or "parallel_muse"
     return _build(
         model,

@@ -99,8 +99,14 @@ def plan_branches(
         rounds_done += 1
         exclude = {(p["trajectory"], p["step"]) for p in used}
         by_id = {t["id"]: t for t in trajectories}
-        picked = select_branch_points(trajectories, ctx.region, ctx.mode, ctx.top_k_steps,
-                                      exclude=exclude, min_step=ctx.min_branch_step)  # fmt: skip
+        picked = select_branch_points(
+            trajectories,
+            ctx.region,
+            ctx.mode,
+            ctx.top_k_steps,
+            exclude=exclude,
+            min_step=ctx.min_branch_step,
+        )
         for point in picked:
             samples = min(ctx.samples_per_step, remaining - len(branches))
             if samples <= 0:

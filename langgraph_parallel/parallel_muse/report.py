@@ -117,9 +117,14 @@ class ReportNode(DualNode):
         """Return ``{"reports": [report, *copies], "counters": report_* counters}``."""
         ctx = run_context(runtime, self.defaults)
         trajectory = task["trajectory"]
-        report = Report(trajectory=trajectory["id"], index=trajectory["index"],
-                        answer=trajectory["answer"], text="", error=None,
-                        reused_from=None)  # fmt: skip
+        report = Report(
+            trajectory=trajectory["id"],
+            index=trajectory["index"],
+            answer=trajectory["answer"],
+            text="",
+            error=None,
+            reused_from=None,
+        )
         counters: dict[str, int] = {}
         model = self.model
         raw = model is not None and (yield Blocking(prompt_style, (model, ctx))) == "raw"

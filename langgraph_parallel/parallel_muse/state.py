@@ -16,9 +16,23 @@ from typing_extensions import NotRequired, TypedDict
 from langgraph_parallel.agent.state import ParallelSearchState, SearchResult, add_counters
 from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, Step
 
-__all__ = ["Branch", "BranchIdentity", "MuseInput", "MuseOutput", "MuseState", "Report",
-           "ReportCopy", "ReportTask", "RolloutInput", "RolloutOutput", "RolloutState",
-           "Trajectory", "branch_identity", "merge_by_index", "rollout_start_event"]  # fmt: skip
+__all__ = [
+    "Branch",
+    "BranchIdentity",
+    "MuseInput",
+    "MuseOutput",
+    "MuseState",
+    "Report",
+    "ReportCopy",
+    "ReportTask",
+    "RolloutInput",
+    "RolloutOutput",
+    "RolloutState",
+    "Trajectory",
+    "branch_identity",
+    "merge_by_index",
+    "rollout_start_event",
+]
 
 _Item = TypeVar("_Item", bound=Mapping[str, Any])
 

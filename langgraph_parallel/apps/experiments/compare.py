@@ -16,8 +16,16 @@ from langgraph_parallel.eval.results import results_in
 
 __all__ = ["compare"]
 
-KEYS = ("answer", "stop_reason", "llm_calls", "turns", "sub_queries", "prompt_tokens",
-        "cached_prompt_tokens", "completion_tokens")  # fmt: skip
+KEYS = (
+    "answer",
+    "stop_reason",
+    "llm_calls",
+    "turns",
+    "sub_queries",
+    "prompt_tokens",
+    "cached_prompt_tokens",
+    "completion_tokens",
+)
 
 
 def _rows(folder: Path) -> dict[tuple[str, str], dict[str, Any]]:
@@ -28,8 +36,12 @@ def compare(old: Path, new: Path) -> tuple[str, bool]:
     """Return the markdown report and whether every shared row is equal (and none is alone)."""
     before, after = _rows(old), _rows(new)
     shared = sorted(set(before) & set(after))
-    lines = [f"Old: `{old}`, new: `{new}`; {len(shared)} (graph, question) rows in both.", "",
-             "| graph | questions | equal | differing keys |", "|---|---|---|---|"]  # fmt: skip
+    lines = [
+        f"Old: `{old}`, new: `{new}`; {len(shared)} (graph, question) rows in both.",
+        "",
+        "| graph | questions | equal | differing keys |",
+        "|---|---|---|---|",
+    ]
     same = bool(shared) and set(before) == set(after)
     for graph in sorted({g for g, _ in shared}):
         keys = [k for k in shared if k[0] == graph]
@@ -37,8 +49,9 @@ def compare(old: Path, new: Path) -> tuple[str, bool]:
         bad = {key: fields for key, fields in diffs.items() if fields}
         same = same and not bad
         fields = sorted({f for fs in bad.values() for f in fs})
-        lines.append(f"| {graph} | {len(keys)} | {len(keys) - len(bad)} | "
-                     f"{', '.join(fields) or '-'} |")  # fmt: skip
+        lines.append(
+            f"| {graph} | {len(keys)} | {len(keys) - len(bad)} | {', '.join(fields) or '-'} |"
+        )
     only = sorted(set(before) ^ set(after))
     if only:
         lines += ["", f"Rows in only one folder: {len(only)} (first: {only[0]})."]

@@ -43,13 +43,23 @@ def changes(rows: list[dict[str, Any]], first: str, other: str) -> dict[str, int
 def markdown(result: dict[str, Any]) -> str:
     """Return the tables of ``grpo.md``."""
     named = ", ".join(f"{k} = `{v}`" for k, v in result["models"].items())
-    lines = ["# Policies before and after GRPO, ParallelSearch graph, held-out questions", "",
-             f"Command: `{result['command']}`", "", f"Models: {named}", ""]  # fmt: skip
+    lines = [
+        "# Policies before and after GRPO, ParallelSearch graph, held-out questions",
+        "",
+        f"Command: `{result['command']}`",
+        "",
+        f"Models: {named}",
+        "",
+    ]
     for dataset, part in result["datasets"].items():
         lines += [f"## {dataset}", ""]
         for cls, models in part["by_class"].items():
-            lines += [f"### {cls}", "", "| model | " + " | ".join(COLUMNS) + " |",
-                      "|---" * (len(COLUMNS) + 1) + "|"]  # fmt: skip
+            lines += [
+                f"### {cls}",
+                "",
+                "| model | " + " | ".join(COLUMNS) + " |",
+                "|---" * (len(COLUMNS) + 1) + "|",
+            ]
             for name in result["models"]:
                 if name in models:
                     m = models[name]
@@ -72,9 +82,20 @@ def _run(run: Run) -> None:
         rows = []
         for name, model in models.items():
             folder = run.out / dataset_name / name
-            argv = ["--dataset", dataset, "--seed", str(s["seed"]), "--model", model,
-                    "--graphs", "parallel-search", "--concurrency", str(s["concurrency"]),
-                    "--out", str(folder)]  # fmt: skip
+            argv = [
+                "--dataset",
+                dataset,
+                "--seed",
+                str(s["seed"]),
+                "--model",
+                model,
+                "--graphs",
+                "parallel-search",
+                "--concurrency",
+                str(s["concurrency"]),
+                "--out",
+                str(folder),
+            ]
             argv += ["--limit", str(limit)] if limit is not None else []
             run.bench(argv + (["--corpus", corpus] if corpus else []), child=True)
             rows += [{**r, "graph": name} for r in results_in(folder)]
@@ -99,6 +120,6 @@ EXPERIMENT = Experiment(
         "wiki_limit": 50,
         "concurrency": 6,
         "seed": 0,
-    },  # fmt: skip
+    },
 )
 """The committed run's models: ``grpo`` is a local ``train grpo`` adapter folder."""

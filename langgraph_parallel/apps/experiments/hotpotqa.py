@@ -30,8 +30,20 @@ from langgraph_parallel.paths import checkout_dir, repo_data_dir
 __all__ = ["EXPERIMENT", "analyse", "markdown", "render_hotpotqa200"]
 
 AGENTS = ("sequential", "parallel-search")
-KEYS = ("n", "llm_calls", "turns", "sub_queries", "decomposition_rate", "invalid_steps",
-        "answered", "em", "f1", "tokens", "cached_prompt_tokens", "wall_s")  # fmt: skip
+KEYS = (
+    "n",
+    "llm_calls",
+    "turns",
+    "sub_queries",
+    "decomposition_rate",
+    "invalid_steps",
+    "answered",
+    "em",
+    "f1",
+    "tokens",
+    "cached_prompt_tokens",
+    "wall_s",
+)
 
 
 def dataset() -> str:
@@ -65,11 +77,19 @@ def analyse(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def markdown(result: dict[str, Any], command: str) -> str:
     """Return the tables of ``parallel_search.md``."""
-    lines = ["# ParallelSearch vs sequential (HotpotQA distractor, embedded engine)", "",
-             f"Command: `{command}`", ""]  # fmt: skip
+    lines = [
+        "# ParallelSearch vs sequential (HotpotQA distractor, embedded engine)",
+        "",
+        f"Command: `{command}`",
+        "",
+    ]
     for cls, graphs in result["by_class"].items():
-        lines += [f"## {cls}", "", "| graph | " + " | ".join(KEYS) + " |",
-                  "|---" * (len(KEYS) + 1) + "|"]  # fmt: skip
+        lines += [
+            f"## {cls}",
+            "",
+            "| graph | " + " | ".join(KEYS) + " |",
+            "|---" * (len(KEYS) + 1) + "|",
+        ]
         for graph, m in sorted(graphs.items()):
             cells = [f"{m[k]:.0f}" if k == "n" else f"{m[k]:.3f}" for k in KEYS]
             lines.append(f"| {graph} | " + " | ".join(cells) + " |")
@@ -82,14 +102,31 @@ def markdown(result: dict[str, Any], command: str) -> str:
 
 def _run(run: Run) -> None:
     s = run.settings
-    common = ["--dataset", dataset(), "--seed", "0", "--model", s["model"],
-              "--concurrency", str(s["concurrency"])]  # fmt: skip
+    common = [
+        "--dataset",
+        dataset(),
+        "--seed",
+        "0",
+        "--model",
+        s["model"],
+        "--concurrency",
+        str(s["concurrency"]),
+    ]
     limit = [] if run.limit is None else ["--limit", str(run.limit)]
     run.bench([*common, *limit, "--graphs", s["graphs"], "--out", str(run.out)])
     if s["constrained_ablation"]:
         ablation = run.out / "unconstrained"
-        run.bench([*common, "--limit", str(s["constrained_ablation"]), "--graphs",
-                   "parallel-search-unconstrained", "--out", str(ablation)])  # fmt: skip
+        run.bench(
+            [
+                *common,
+                "--limit",
+                str(s["constrained_ablation"]),
+                "--graphs",
+                "parallel-search-unconstrained",
+                "--out",
+                str(ablation),
+            ]
+        )
     rows = [r for r in results_in(run.out) if r["graph"] in AGENTS]
     result = {**analyse(rows), "command": run.command}
     (run.out / "parallel_search.json").write_text(json.dumps(result, indent=2) + "\n")
@@ -108,7 +145,7 @@ EXPERIMENT = Experiment(
         "graphs": "direct,sequential,parallel-search",
         "concurrency": 6,
         "constrained_ablation": 60,
-    },  # fmt: skip
+    },
 )
 
 

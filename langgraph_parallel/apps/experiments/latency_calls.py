@@ -126,8 +126,9 @@ def replay_calls(worker: Any, graph: Any, questions: Sequence[Any]) -> dict[str,
         worker.reset_prefix_cache()
         # The free-text variant decodes as many tokens as the recorded call gave: replay it
         # once first (on the worker's own loop, as every replay here) to learn them.
-        lengths = [worker._call(timed(p, _variant(s, "as_run", 0)))["completion_tokens"]
-                   for p, s in calls]  # fmt: skip
+        lengths = [
+            worker._call(timed(p, _variant(s, "as_run", 0)))["completion_tokens"] for p, s in calls
+        ]
         for name in VARIANTS[i % len(VARIANTS) :] + VARIANTS[: i % len(VARIANTS)]:
             worker.reset_prefix_cache()
             for (prompt, params), length in zip(calls, lengths, strict=True):

@@ -47,9 +47,12 @@ def served(questions: int, log: Path) -> dict[str, Any]:
         command = [sys.executable, "-m", "langgraph_parallel.apps.cli", "ask", "--json"]
         begin = time.perf_counter()
         done = subprocess.run(
-            [*command, "--server", url, question], check=True, capture_output=True, text=True,
+            [*command, "--server", url, question],
+            check=True,
+            capture_output=True,
+            text=True,
             cwd=checkout_dir(),
-        )  # fmt: skip
+        )
         return time.perf_counter() - begin, json.loads(done.stdout.strip().splitlines()[-1])
 
     try:

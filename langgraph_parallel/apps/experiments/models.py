@@ -34,9 +34,23 @@ def _run(run: Run) -> None:
     limit = [] if run.limit is None else ["--limit", str(run.limit)]
     for model in s["models"].split(","):
         out = run.out / Path(model).name
-        run.bench(["--dataset", dataset(), *limit, "--seed", str(s["seed"]), "--model", model,
-                   "--concurrency", str(s["concurrency"]), "--graphs", s["graphs"],
-                   "--out", str(out)])  # fmt: skip
+        run.bench(
+            [
+                "--dataset",
+                dataset(),
+                *limit,
+                "--seed",
+                str(s["seed"]),
+                "--model",
+                model,
+                "--concurrency",
+                str(s["concurrency"]),
+                "--graphs",
+                s["graphs"],
+                "--out",
+                str(out),
+            ]
+        )
         results[model] = analyse(results_in(out))
         body = markdown(results[model], run.command).split("\n", 4)[4]  # no title, no command
         sections.append(f"## {model}\n\n" + body.replace("## ", "### "))
@@ -56,7 +70,7 @@ EXPERIMENT = Experiment(
         "graphs": "sequential,parallel-search",
         "concurrency": 6,
         "seed": 0,
-    },  # fmt: skip
+    },
 )
 
 
@@ -65,8 +79,9 @@ def render_models(root: Path | None = None) -> str:
     root = root or checkout_dir() / "benchmarks" / "models"
     result: dict[str, Any] = json.loads((root / "models.json").read_text())
     smol, gemma = (result[m]["by_class"]["all"]["parallel-search"] for m in ("smollm2", "gemma3"))
-    decomposed = {m: result[m]["by_class"]["all"]["parallel-search"]["decomposition_rate"]
-                  for m in result}  # fmt: skip
+    decomposed = {
+        m: result[m]["by_class"]["all"]["parallel-search"]["decomposition_rate"] for m in result
+    }
     return (
         "SmolLM2 is the base because it did better on our ParallelSearch benchmark "
         f"(`benchmarks/models/models.md`, {smol['n']} HotpotQA questions, "

@@ -58,8 +58,19 @@ __all__ = [
     "sample_limits",
 ]
 
-COMMON = ["--index", "bm25", "--max-turns", "6", "--budget", "8", "--report-style", "extract",
-          "--fresh-cache", "--seed", "0"]  # fmt: skip
+COMMON = [
+    "--index",
+    "bm25",
+    "--max-turns",
+    "6",
+    "--budget",
+    "8",
+    "--report-style",
+    "extract",
+    "--fresh-cache",
+    "--seed",
+    "0",
+]
 KV_CACHE = {"kv_cache_memory_bytes": 8 << 30}
 """The in-process engine's KV cache for these runs (the default is 2 GiB). At 4 questions in
 flight, 8 trajectories each of up to ~3k tokens, 2 GiB holds ~46k fp32 tokens of SmolLM2: on
@@ -71,13 +82,27 @@ def datasets() -> dict[str, list[str]]:
     """Sample name -> its ``bench`` flags (question file, types, corpus)."""
     shared = shared_data_dir()
     return {
-        "musique": ["--dataset", str(shared / "musique_dev_with_paragraphs200.jsonl.gz"),
-                    "--corpus", "contexts"],
-        "2wiki": ["--dataset", str(shared / "2wikimultihopqa_dev_sample500.jsonl.gz"),
-                  "--types", "compositional,inference", "--corpus", "contexts"],
-        "hotpotqa": ["--dataset", str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz"),
-                     "--types", "bridge"],
-    }  # fmt: skip
+        "musique": [
+            "--dataset",
+            str(shared / "musique_dev_with_paragraphs200.jsonl.gz"),
+            "--corpus",
+            "contexts",
+        ],
+        "2wiki": [
+            "--dataset",
+            str(shared / "2wikimultihopqa_dev_sample500.jsonl.gz"),
+            "--types",
+            "compositional,inference",
+            "--corpus",
+            "contexts",
+        ],
+        "hotpotqa": [
+            "--dataset",
+            str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz"),
+            "--types",
+            "bridge",
+        ],
+    }
 
 
 def _names(text: str) -> list[str]:
@@ -153,19 +178,39 @@ def _run_main(run: Run) -> None:
     model = run.settings["model"]
     limits = sample_limits(run.settings["sample_limits"])
     everything: list[dict[str, Any]] = []
-    result: dict[str, Any] = {"command": run.command,
-                              "settings": {"common": COMMON, "datasets": datasets(),
-                                           "limit": run.limit, "sample_limits": limits,
-                                           "parallel_muse": flags,
-                                           "model": model},
-                              "datasets": {}}  # fmt: skip
+    result: dict[str, Any] = {
+        "command": run.command,
+        "settings": {
+            "common": COMMON,
+            "datasets": datasets(),
+            "limit": run.limit,
+            "sample_limits": limits,
+            "parallel_muse": flags,
+            "model": model,
+        },
+        "datasets": {},
+    }
     for name, words in datasets().items():
         folder = run.out / name
         # A setting's flags are ParallelMuse's own; the independent rollouts ignore them.
         graphs = f"{PARTIAL},{INDEPENDENT}"
-        bench_chains(run, [*words, *COMMON, "--model", model, "--graphs", graphs,
-                           "--join", "select", *flags, "--out", str(folder)],
-                     limits.get(name))  # fmt: skip
+        bench_chains(
+            run,
+            [
+                *words,
+                *COMMON,
+                "--model",
+                model,
+                "--graphs",
+                graphs,
+                "--join",
+                "select",
+                *flags,
+                "--out",
+                str(folder),
+            ],
+            limits.get(name),
+        )
         rows = [{**r, "dataset": name} for r in results_in(folder)]
         result["datasets"][name] = analyse(rows)
         everything += rows
@@ -180,15 +225,29 @@ def _run_sweep(run: Run) -> None:
     """Run each :data:`SWEEP` setting of ``parallel-muse`` against independent rollouts."""
     chosen = _names(run.settings["settings"]) or list(SWEEP)
     model = run.settings["model"]
-    result: dict[str, Any] = {"command": run.command, "settings": SWEEP, "model": model,
-                              "runs": {}}  # fmt: skip
+    result: dict[str, Any] = {"command": run.command, "settings": SWEEP, "model": model, "runs": {}}
 
     def one(graph: str, name: str, words: list[str]) -> list[dict[str, Any]]:
         folder = run.out / "sweep" / name
         # argparse keeps the last of repeated flags: a setting's own --join/--reports win.
-        bench_chains(run, [*datasets()["musique"], *COMMON, "--model", model, "--graphs", graph,
-                           "--join", "majority", "--reports", "contested", *words,
-                           "--out", str(folder)])  # fmt: skip
+        bench_chains(
+            run,
+            [
+                *datasets()["musique"],
+                *COMMON,
+                "--model",
+                model,
+                "--graphs",
+                graph,
+                "--join",
+                "majority",
+                "--reports",
+                "contested",
+                *words,
+                "--out",
+                str(folder),
+            ],
+        )
         return results_in(folder)
 
     # The independent rollouts are re-run here, by the same code and engine as the settings,

@@ -31,8 +31,16 @@ __all__ = ["EXPERIMENT", "compare", "markdown"]
 
 WRAPPER, GRAPH = "parallel-muse-agent", "parallel-muse"
 JOINS = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_single", "em_any")
-COSTS = ("agent_cost", "agent_uncached_prefill", "agent_generated", "agent_cached_prefill",
-         "exploration_tokens", "reasoning_tokens", "reduction_cost", "llm_calls")  # fmt: skip
+COSTS = (
+    "agent_cost",
+    "agent_uncached_prefill",
+    "agent_generated",
+    "agent_cached_prefill",
+    "exploration_tokens",
+    "reasoning_tokens",
+    "reduction_cost",
+    "llm_calls",
+)
 SAME = ("answer", "agent_uncached_prefill", "agent_generated", "agent_cached_prefill")
 """A question ran identically when both systems agree on all of these."""
 
@@ -63,11 +71,16 @@ def compare(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def markdown(result: Mapping[str, Any]) -> str:
     """Render :func:`compare` per sample as the experiment's Markdown page."""
-    lines = ["# ParallelMuse over a create_agent app vs the parallel-muse graph", "",
-             f"Command: `{result['command']}`", "",
-             "Same policy (smollm2-parallel), questions, seeds and settings. EM per join with "
-             "the 95% paired bootstrap interval of wrapper - graph (wins / losses); costs are "
-             "means per question as the engine counted tokens.", ""]  # fmt: skip
+    lines = [
+        "# ParallelMuse over a create_agent app vs the parallel-muse graph",
+        "",
+        f"Command: `{result['command']}`",
+        "",
+        "Same policy (smollm2-parallel), questions, seeds and settings. EM per join with "
+        "the 95% paired bootstrap interval of wrapper - graph (wins / losses); costs are "
+        "means per question as the engine counted tokens.",
+        "",
+    ]
     for name, part in result["samples"].items():
         errors = part["errors"]
         lines += [
@@ -96,8 +109,21 @@ def _run(run: Run) -> None:
     for name, words in datasets().items():
         folder = run.out / name
         graphs = f"{WRAPPER},{GRAPH}"
-        bench_chains(run, [*words, *COMMON, "--model", run.settings["model"], "--graphs", graphs,
-                           "--join", "select", "--out", str(folder)])  # fmt: skip
+        bench_chains(
+            run,
+            [
+                *words,
+                *COMMON,
+                "--model",
+                run.settings["model"],
+                "--graphs",
+                graphs,
+                "--join",
+                "select",
+                "--out",
+                str(folder),
+            ],
+        )
         rows = results_in(folder)
         result["samples"][name] = compare(rows)
         everything += [{**r, "id": f"{name}/{r['id']}"} for r in rows]

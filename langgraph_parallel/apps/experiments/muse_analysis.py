@@ -10,17 +10,43 @@ from langgraph_parallel.eval.paired import paired_by_id
 from langgraph_parallel.eval.summary import mean_present
 
 __all__ = [
-    "AGENT", "INDEPENDENT", "JOINS", "PARTIAL", "REDUCTION", "analyse", "by_first_branch", "paired",
-]  # fmt: skip
+    "AGENT",
+    "INDEPENDENT",
+    "JOINS",
+    "PARTIAL",
+    "REDUCTION",
+    "analyse",
+    "by_first_branch",
+    "paired",
+]
 
 PARTIAL, INDEPENDENT = "parallel-muse", "rollouts-majority"
-AGENT = ("agent_uncached_prefill", "agent_generated", "agent_cost", "agent_cached_prefill",
-         "reasoning_tokens", "exploration_tokens", "trajectories", "forks",
-         "steps_per_trajectory", "agent_cost_per_step", "llm_calls", "wall_s")  # fmt: skip
+AGENT = (
+    "agent_uncached_prefill",
+    "agent_generated",
+    "agent_cost",
+    "agent_cached_prefill",
+    "reasoning_tokens",
+    "exploration_tokens",
+    "trajectories",
+    "forks",
+    "steps_per_trajectory",
+    "agent_cost_per_step",
+    "llm_calls",
+    "wall_s",
+)
 REDUCTION = ("reduction_calls", "reduction_cost", "reduction_cached_prefill")
 JOINS = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_single", "em_any")
-RATIOS = ("agent_cost", "agent_cost_per_step", "agent_uncached_prefill", "agent_generated",
-          "exploration_tokens", "reasoning_tokens", "reduction_cost", "wall_s")  # fmt: skip
+RATIOS = (
+    "agent_cost",
+    "agent_cost_per_step",
+    "agent_uncached_prefill",
+    "agent_generated",
+    "exploration_tokens",
+    "reasoning_tokens",
+    "reduction_cost",
+    "wall_s",
+)
 
 
 def _per_step(row: dict[str, Any]) -> dict[str, Any]:

@@ -18,9 +18,14 @@ from langgraph_parallel.eval.paired import PairedDifference
 from langgraph_parallel.paths import checkout_dir
 
 __all__ = [
-    "LATER_RUN", "MAIN_RUN", "SWEEP", "markdown", "muse_setting", "render_parallel_muse",
+    "LATER_RUN",
+    "MAIN_RUN",
+    "SWEEP",
+    "markdown",
+    "muse_setting",
+    "render_parallel_muse",
     "sweep_markdown",
-]  # fmt: skip
+]
 
 MAIN_RUN = "parallel_muse/gpu-policy"
 """The run the docs and the README quote, under ``benchmarks/``: the one on the shipped policy
@@ -83,15 +88,32 @@ def _ratios(part: dict[str, Any]) -> str:
 
 def markdown(result: dict[str, Any]) -> str:
     """Return the tables of ``parallel_muse.md``."""
-    lines = ["# ParallelMuse: partial vs independent rollouts on multi-hop chains", "",
-             f"Command: `{result['command']}`", "",
-             "Means per question. Cost = uncached prefill + generated tokens as the engine "
-             "counted them; agent = the rollouts, reduction = reports + analyst.", ""]  # fmt: skip
+    lines = [
+        "# ParallelMuse: partial vs independent rollouts on multi-hop chains",
+        "",
+        f"Command: `{result['command']}`",
+        "",
+        "Means per question. Cost = uncached prefill + generated tokens as the engine "
+        "counted them; agent = the rollouts, reduction = reports + analyst.",
+        "",
+    ]
     parts = {**result["datasets"], "all": result["all"]}
     for name, part in parts.items():
-        lines += [f"## {name}", "", "Agent phase:", "", *_table(AGENT, part["graphs"]), "",
-                  "Reduction and joins:", "", *_table(REDUCTION + JOINS, part["graphs"]), "",
-                  _ratios(part), "", *_paired(part)]  # fmt: skip
+        lines += [
+            f"## {name}",
+            "",
+            "Agent phase:",
+            "",
+            *_table(AGENT, part["graphs"]),
+            "",
+            "Reduction and joins:",
+            "",
+            *_table(REDUCTION + JOINS, part["graphs"]),
+            "",
+            _ratios(part),
+            "",
+            *_paired(part),
+        ]
     return "\n".join(lines)
 
 
@@ -109,14 +131,29 @@ def _paired(part: dict[str, Any]) -> list[str]:
 
 def sweep_markdown(result: dict[str, Any]) -> str:
     """Return the table of ``sweep.md``."""
-    keys = ("agent_cost", "agent_cost_per_step", "exploration_tokens", "reasoning_tokens", "forks",
-            "steps_per_trajectory", "reduction_cost", "em_join_graph", "em_join_majority",
-            "em_any")  # fmt: skip
-    lines = ["# ParallelMuse sweep (agent phase, MuSiQue)", "", f"Command: `{result['command']}`",
-             "", "Each setting's parallel-muse run over independent rollouts of the same questions "
-             "run by the sweep itself (x = partial / independent); EM by majority vote.", "",
-             "| setting | flags | n | " + " | ".join(keys) + " | independent em_join_majority |",
-             "|---" * (len(keys) + 4) + "|"]  # fmt: skip
+    keys = (
+        "agent_cost",
+        "agent_cost_per_step",
+        "exploration_tokens",
+        "reasoning_tokens",
+        "forks",
+        "steps_per_trajectory",
+        "reduction_cost",
+        "em_join_graph",
+        "em_join_majority",
+        "em_any",
+    )
+    lines = [
+        "# ParallelMuse sweep (agent phase, MuSiQue)",
+        "",
+        f"Command: `{result['command']}`",
+        "",
+        "Each setting's parallel-muse run over independent rollouts of the same questions "
+        "run by the sweep itself (x = partial / independent); EM by majority vote.",
+        "",
+        "| setting | flags | n | " + " | ".join(keys) + " | independent em_join_majority |",
+        "|---" * (len(keys) + 4) + "|",
+    ]
     for name, part in result["runs"].items():
         m, ratio = part["graphs"][PARTIAL], part["partial_over_independent"]
         # The baseline's reduction ran with model reports and select: no ratio for it.
@@ -132,8 +169,12 @@ def sweep_markdown(result: dict[str, Any]) -> str:
             + f" | {_cell(part['graphs'][INDEPENDENT]['em_join_majority'], 'em')} |"
         )
     base = next(iter(result["runs"].values()))["graphs"][INDEPENDENT]
-    lines += ["", "Independent rollouts (the denominator): "
-              + ", ".join(f"{k} {_cell(base[k], k)}" for k in keys[:-4]) + "."]  # fmt: skip
+    lines += [
+        "",
+        "Independent rollouts (the denominator): "
+        + ", ".join(f"{k} {_cell(base[k], k)}" for k in keys[:-4])
+        + ".",
+    ]
     return "\n".join(lines) + "\n"
 
 

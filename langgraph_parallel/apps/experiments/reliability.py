@@ -79,9 +79,14 @@ def run_all(scale: float, cap: int | None = None) -> list[dict[str, Any]]:
     for name, decompose, saver in (("parallel-search", True, None), ("sequential", False, True)):
         model, searcher = FuzzChatModel(), FlakySearcher(0.3, modes=ALL_SEARCH_FAULTS)
         graph = create_parallel_search_graph(
-            model, searcher, decompose=decompose, max_turns=4, search_timeout=0.02,
-            retry_policy=retry, checkpointer=InMemorySaver() if saver else None,
-        )  # fmt: skip
+            model,
+            searcher,
+            decompose=decompose,
+            max_turns=4,
+            search_timeout=0.02,
+            retry_policy=retry,
+            checkpointer=InMemorySaver() if saver else None,
+        )
         cases = fuzz_cases(graph, model, n(1000), seed=len(rows))
         title = "fuzzed model output + 30% search faults"
         rows.append(scenario(title, name, cases, fault_count(model, searcher)))
@@ -93,9 +98,13 @@ def run_all(scale: float, cap: int | None = None) -> list[dict[str, Any]]:
     model, searcher = FuzzChatModel(), FlakySearcher(0.3, modes=ALL_SEARCH_FAULTS, seed=1)
     graph = create_parallel_search_graph(model, searcher, search_timeout=0.02, retry_policy=retry)
     rows.append(
-        scenario("30% search faults", "parallel-search", repeat(graph, model, n(200), good),
-                 fault_count(model, searcher))
-    )  # fmt: skip
+        scenario(
+            "30% search faults",
+            "parallel-search",
+            repeat(graph, model, n(200), good),
+            fault_count(model, searcher),
+        )
+    )
 
     # 3. 30% model failures (transient, retried; then context-too-long, reported at once).
     for label, error in (
@@ -105,9 +114,10 @@ def run_all(scale: float, cap: int | None = None) -> list[dict[str, Any]]:
         model = FuzzChatModel(fail_rate=0.3, seed=2, error=error)
         graph = create_parallel_search_graph(model, FlakySearcher(0.0), retry_policy=retry)
         rows.append(
-            scenario(label, "parallel-search", repeat(graph, model, n(200), good),
-                     fault_count(model))
-        )  # fmt: skip
+            scenario(
+                label, "parallel-search", repeat(graph, model, n(200), good), fault_count(model)
+            )
+        )
 
     # 4. Limits: recursion limits 2-60 against max_turns 1-12, long runs, a per-run max_turns over
     # the default limit. (A limit of 1 leaves no step for any node: run_question reports it.)
@@ -128,9 +138,13 @@ def run_all(scale: float, cap: int | None = None) -> list[dict[str, Any]]:
         )
 
     rows.append(
-        scenario("recursion limit 2-60 x max_turns 1-12, max_turns 7/10/25", "parallel-search",
-                 limit_cases(), lambda: 0)
-    )  # fmt: skip
+        scenario(
+            "recursion limit 2-60 x max_turns 1-12, max_turns 7/10/25",
+            "parallel-search",
+            limit_cases(),
+            lambda: 0,
+        )
+    )
 
     # 5. ParallelMuse: branches failing for good (context too long) or transiently, fuzzed output.
     # The fork graph's model emits token logprobs, so it forks at uncertain steps and the
@@ -142,26 +156,33 @@ def run_all(scale: float, cap: int | None = None) -> list[dict[str, Any]]:
         model = FuzzChatModel(fail_rate=0.3, seed=3, error=error)
         graph = muse.create_rollouts_graph(model, FlakySearcher(0.0), budget=4, retry_policy=retry)
         rows.append(
-            scenario(label, "rollouts-majority", repeat(graph, model, n(100), good[1:]),
-                     fault_count(model))
-        )  # fmt: skip
+            scenario(
+                label,
+                "rollouts-majority",
+                repeat(graph, model, n(100), good[1:]),
+                fault_count(model),
+            )
+        )
         model = FuzzChatModel(fail_rate=0.3, seed=5, error=error, logprobs=True)
         graph = muse.create_parallel_muse_graph(
             model, FlakySearcher(0.0), budget=4, max_turns=3, retry_policy=retry
         )
         rows.append(
-            scenario(label, "parallel-muse", repeat(graph, model, n(100), good),
-                     fault_count(model))
-        )  # fmt: skip
+            scenario(label, "parallel-muse", repeat(graph, model, n(100), good), fault_count(model))
+        )
     model = FuzzChatModel(logprobs=True)
     searcher = FlakySearcher(0.3, modes=ALL_SEARCH_FAULTS, seed=4)
     graph = muse.create_parallel_muse_graph(
         model, searcher, budget=3, max_turns=3, search_timeout=0.02, retry_policy=retry
     )
     rows.append(
-        scenario("fuzzed model output + 30% search faults", "parallel-muse",
-                 fuzz_cases(graph, model, n(200), seed=9), fault_count(model, searcher))
-    )  # fmt: skip
+        scenario(
+            "fuzzed model output + 30% search faults",
+            "parallel-muse",
+            fuzz_cases(graph, model, n(200), seed=9),
+            fault_count(model, searcher),
+        )
+    )
     return rows
 
 
@@ -169,8 +190,13 @@ def _run(run: Run) -> None:
     rows = run_all(run.settings["scale"], run.limit)
     run.out.mkdir(parents=True, exist_ok=True)
     (run.out / "reliability.md").write_text(markdown(rows, run.command), encoding="utf-8")
-    payload = {"command": run.command, "commit": source_commit(), "scale": run.settings["scale"],
-               "limit": run.limit, "rows": rows}  # fmt: skip
+    payload = {
+        "command": run.command,
+        "commit": source_commit(),
+        "scale": run.settings["scale"],
+        "limit": run.limit,
+        "rows": rows,
+    }
     (run.out / "reliability.json").write_text(json.dumps(payload, indent=2) + "\n")
     failed = [r["scenario"] for r in rows if r["crashes"] or r["completed"] != r["cases"]]
     if failed:

@@ -201,8 +201,13 @@ def render_benchmarks_index(root: Path | None = None) -> str:
             lines += ["", "Not committed yet."]
             continue
         lines += ["", *_run_table(found, root)]
-    lines += ["", "### Kept history", "", "Folders no experiment of the catalog makes any more, "
-              "kept for the figures the docs quote from them."]  # fmt: skip
+    lines += [
+        "",
+        "### Kept history",
+        "",
+        "Folders no experiment of the catalog makes any more, "
+        "kept for the figures the docs quote from them.",
+    ]
     for folder, why in KEPT_HISTORY.items():
         lines += ["", f"{_link(folder)}: {why}."]
         found = runs[folder]

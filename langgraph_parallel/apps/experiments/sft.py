@@ -137,9 +137,20 @@ def _run(run: Run) -> None:
         rows = []
         for graph, model in models.items():
             folder = run.out / name / graph
-            argv = ["--dataset", dataset, "--seed", str(s["seed"]), "--model", model,
-                    "--graphs", graph, "--concurrency", str(s["concurrency"]),
-                    "--out", str(folder)]  # fmt: skip
+            argv = [
+                "--dataset",
+                dataset,
+                "--seed",
+                str(s["seed"]),
+                "--model",
+                model,
+                "--graphs",
+                graph,
+                "--concurrency",
+                str(s["concurrency"]),
+                "--out",
+                str(folder),
+            ]
             argv += ["--limit", str(limit)] if limit is not None else []
             run.bench(argv + (["--corpus", corpus] if corpus else []), child=True)
             rows += results_in(folder)
@@ -165,5 +176,5 @@ EXPERIMENT = Experiment(
         "seed": 0,
         "models": "",
         "update_cards": False,
-    },  # fmt: skip
+    },
 )

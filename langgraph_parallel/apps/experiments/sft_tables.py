@@ -19,8 +19,16 @@ from langgraph_parallel.paths import checkout_dir
 
 __all__ = ["GRAPH_MODELS", "analyse", "markdown", "models_of", "paired_lines", "render_sft"]
 
-KEYS = ("llm_calls", "turns", "sub_queries", "em", "f1", "prompt_tokens", "completion_tokens",
-        "wall_s")  # fmt: skip
+KEYS = (
+    "llm_calls",
+    "turns",
+    "sub_queries",
+    "em",
+    "f1",
+    "prompt_tokens",
+    "completion_tokens",
+    "wall_s",
+)
 GRAPH_MODELS = {
     "direct": "smollm2",
     "sequential": "smollm2-sequential",
@@ -85,17 +93,38 @@ def models_of(result: dict[str, Any]) -> dict[str, str]:
 
 def markdown(result: dict[str, Any]) -> str:
     """Return the tables of ``sft.md``."""
-    cols = ["n", "llm_calls", "turns", "searched", "first_search_decomposed", "answered", "em",
-            "f1", "prompt_tokens", "completion_tokens", "wall_s"]  # fmt: skip
-    lines = ["# Trained policies (SFT adapters) on the embedded engine", "",
-             f"Command: `{result['command']}`", "",
-             "Models: " + ", ".join(f"{g} = {m}" for g, m in models_of(result).items())
-             + " (direct: closed book).", ""]  # fmt: skip
+    cols = [
+        "n",
+        "llm_calls",
+        "turns",
+        "searched",
+        "first_search_decomposed",
+        "answered",
+        "em",
+        "f1",
+        "prompt_tokens",
+        "completion_tokens",
+        "wall_s",
+    ]
+    lines = [
+        "# Trained policies (SFT adapters) on the embedded engine",
+        "",
+        f"Command: `{result['command']}`",
+        "",
+        "Models: "
+        + ", ".join(f"{g} = {m}" for g, m in models_of(result).items())
+        + " (direct: closed book).",
+        "",
+    ]
     for dataset, part in result["datasets"].items():
         lines += [f"## {dataset}", ""]
         for cls, graphs in part["by_class"].items():
-            lines += [f"### {cls}", "", "| graph | " + " | ".join(cols) + " |",
-                      "|---" * (len(cols) + 1) + "|"]  # fmt: skip
+            lines += [
+                f"### {cls}",
+                "",
+                "| graph | " + " | ".join(cols) + " |",
+                "|---" * (len(cols) + 1) + "|",
+            ]
             for graph, m in graphs.items():
                 cells = [f"{m[k]:.0f}" if k == "n" else f"{m[k]:.3f}" for k in cols]
                 lines.append(f"| {graph} | " + " | ".join(cells) + " |")
