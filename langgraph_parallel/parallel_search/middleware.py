@@ -19,8 +19,9 @@ to the agent's graph:
   as the graph's does. A search tool that is not a :class:`~.agent_tool.ParallelSearchTool` gets
   its ``query_list`` cut and the same note appended to its result.
 - **Turn limit.** After ``max_searches`` searches since the last user message, the model is
-  called with ``tool_choice="none"``: it must answer, as the graph's final answer-only step
-  (the embedded policies then decode with the answer-only grammar).
+  called with a ``tool_choice`` that allows no tool call (``"none"``; Anthropic's
+  ``{"type": "none"}``): it must answer, as the graph's final answer-only step (the embedded
+  policies then decode with the answer-only grammar).
 - **Counters.** The agent's state gets ``counters`` under the graph's names: ``llm_calls`` and
   the token counts of every model call, ``turns``/``searches``/``sub_queries``/
   ``parallel_turns`` of every search (from the tool's artifact).
@@ -31,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
 from typing_extensions import NotRequired
@@ -66,6 +68,20 @@ class ParallelSearchAgentState(AgentState[Any]):
     """The agent's state with the graph's ``counters`` (summed over the thread's runs)."""
 
     counters: NotRequired[Annotated[dict[str, int], add_counters]]
+
+
+_ANSWER_ONLY = {"anthropic-chat": {"type": "none"}}
+"""``tool_choice`` that allows no tool call, for the chat models that do not read ``"none"`` so.
+``ChatAnthropic.bind_tools`` (langchain-anthropic 1.7) turns every string but ``"any"`` and
+``"auto"`` into a forced call of the tool of that name, so ``"none"`` would force a call of a tool
+named ``none`` and the API would refuse the request; the Anthropic API's own form is a dict.
+OpenAI, Google and our vLLM chat models take ``"none"``."""
+
+
+def answer_only_choice(model: Any) -> str | dict[str, str]:
+    """Return the ``tool_choice`` with which ``model`` may call no tool (must answer)."""
+    provider = model._llm_type if isinstance(model, BaseChatModel) else ""
+    return _ANSWER_ONLY.get(provider, "none")
 
 
 class ParallelSearchMiddleware(AgentMiddleware[ParallelSearchAgentState, Any, Any]):
@@ -136,7 +152,7 @@ class ParallelSearchMiddleware(AgentMiddleware[ParallelSearchAgentState, Any, An
         return self._counted_tool(await handler(capped), dropped, self._first_search(request))
 
     def model_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        """Return ``request`` with the instruction, and ``tool_choice="none"`` past the limit."""
+        """Return ``request`` with the instruction, and no tool call allowed past the limit."""
         system = request.system_message
         overrides: dict[str, Any] = {}
         if system is None:
@@ -150,7 +166,7 @@ class ParallelSearchMiddleware(AgentMiddleware[ParallelSearchAgentState, Any, An
                 text_block = {"type": "text", "text": addition}
                 overrides["system_message"] = SystemMessage([*content, text_block])
         if self.max_searches is not None and self._searches(request) >= self.max_searches:
-            overrides["tool_choice"] = "none"
+            overrides["tool_choice"] = answer_only_choice(request.model)
         return request.override(**overrides) if overrides else request
 
     def _searches(self, request: ModelRequest[Any]) -> int:

@@ -319,3 +319,28 @@ def test_the_tool_keeps_the_passage_budget() -> None:
 
     text = parallel_search_tool(One(), passage_sentences=1).invoke({"query_list": ["q"]})
     assert "Doc 1(Title: T) First sentence." in text and "Second" not in text
+
+
+def test_the_turn_limit_forbids_tool_calls_the_way_each_real_provider_reads_it() -> None:
+    from langchain.agents.middleware.types import ModelRequest
+    from langchain_anthropic import ChatAnthropic
+    from langchain_openai import ChatOpenAI
+
+    tool = parallel_search_tool(CountingSearcher())
+    messages = [
+        HumanMessage("q?"),
+        search_call({"query_list": ["a"]}),
+        ToolMessage("x", tool_call_id="call_1"),
+    ]
+    bound = {}
+    for model in (
+        ChatAnthropic(model="claude-sonnet-4-5", api_key="not-used"),
+        ChatOpenAI(model="gpt-4o-mini", api_key="not-used"),
+    ):
+        request = ModelRequest(model=model, messages=messages, tools=[tool], state={}, runtime=None)
+        limited = ParallelSearchMiddleware(max_searches=1).model_request(request)
+        # What create_agent does with the request: bind the tools with its tool_choice.
+        bound[model._llm_type] = model.bind_tools([tool], tool_choice=limited.tool_choice).kwargs
+    # Anthropic's API form; its "none" string would force a call of a tool named "none".
+    assert bound["anthropic-chat"]["tool_choice"] == {"type": "none"}
+    assert bound["openai-chat"]["tool_choice"] == "none"
