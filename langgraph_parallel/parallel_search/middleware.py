@@ -44,6 +44,29 @@ from langgraph_parallel.parallel_search.agent_tool import ParallelSearchTool
 from langgraph_parallel.prompts import PARALLEL_SEARCH_TOOL_INSTRUCTION
 from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES, skipped_note
 
+
+def _missing_langchain(exc: ImportError) -> str:
+    """Say which fix an ImportError of langchain's middleware names: install, or upgrade."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        installed = version("langchain")
+    except PackageNotFoundError:
+        return (
+            "ParallelSearchMiddleware needs langchain's create_agent: "
+            "`pip install 'langgraph-parallel[agents]'`."
+        )
+    return (
+        f"ParallelSearchMiddleware needs langchain>={MIN_LANGCHAIN} (its middleware's "
+        f"ExtendedModelResponse); langchain {installed} is installed ({exc}): "
+        f"`pip install -U 'langchain>={MIN_LANGCHAIN}'`."
+    )
+
+
+MIN_LANGCHAIN = "1.2.9"
+"""The first langchain whose middleware has ``ExtendedModelResponse`` (checked: 1.2.8 lacks
+it; this module's tests pass on 1.2.9)."""
+
 try:
     from langchain.agents.middleware import (
         AgentMiddleware,
@@ -54,10 +77,7 @@ try:
         ToolCallRequest,
     )
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise UserError(
-        "ParallelSearchMiddleware needs langchain's create_agent: "
-        "`pip install 'langgraph-parallel[agents]'`."
-    ) from exc
+    raise UserError(_missing_langchain(exc)) from exc
 
 __all__ = ["ParallelSearchAgentState", "ParallelSearchMiddleware"]
 

@@ -344,3 +344,23 @@ def test_the_turn_limit_forbids_tool_calls_the_way_each_real_provider_reads_it()
     # Anthropic's API form; its "none" string would force a call of a tool named "none".
     assert bound["anthropic-chat"]["tool_choice"] == {"type": "none"}
     assert bound["openai-chat"]["tool_choice"] == "none"
+
+
+def test_an_old_langchain_is_told_to_upgrade_not_to_install_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.metadata
+
+    from langgraph_parallel.parallel_search import middleware
+
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "1.2.8")
+    message = middleware._missing_langchain(ImportError("cannot import name"))
+    assert "langchain 1.2.8 is installed" in message
+    assert "pip install -U 'langchain>=1.2.9'" in message
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    message = middleware._missing_langchain(ImportError("No module named 'langchain'"))
+    assert "pip install 'langgraph-parallel[agents]'" in message
