@@ -14,6 +14,7 @@ from langgraph_parallel.retrieval.search import (
     LimitedSearcher,
     RetrieverSearcher,
     Searcher,
+    VectorStoreSearcher,
     as_searcher,
 )
 
@@ -26,6 +27,7 @@ __all__ = [
     "Passage",
     "RetrieverSearcher",
     "Searcher",
+    "VectorStoreSearcher",
     "as_searcher",
     "corpus_index",
     "default_index",

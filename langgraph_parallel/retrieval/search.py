@@ -1,18 +1,27 @@
-"""The ``Searcher`` contract the graphs call, and an adapter for any LangChain retriever."""
+"""The ``Searcher`` contract the graphs call, and adapters for LangChain retrievers and stores."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Protocol, cast, runtime_checkable
 
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.vectorstores import VectorStore, VectorStoreRetriever
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.retrieval.documents import Passage
 
-__all__ = ["LimitedSearcher", "RetrieverSearcher", "SearchSource", "Searcher", "as_searcher"]
+__all__ = [
+    "LimitedSearcher",
+    "RetrieverSearcher",
+    "SearchSource",
+    "Searcher",
+    "VectorStoreSearcher",
+    "as_searcher",
+]
 
 
 @runtime_checkable
@@ -24,8 +33,9 @@ class Searcher(Protocol):
         ...
 
 
-SearchSource = Searcher | BaseRetriever
-"""What the graph factories accept as ``search``: a :class:`Searcher` or any LangChain retriever."""
+SearchSource = Searcher | BaseRetriever | VectorStore
+"""What the graph factories accept as ``search``: a :class:`Searcher`, any LangChain retriever or
+any LangChain vector store."""
 
 
 class LimitedSearcher:
@@ -86,8 +96,10 @@ class RetrieverSearcher:
     """Adapt a LangChain ``BaseRetriever`` to :class:`Searcher`.
 
     All queries go through one ``retriever.batch`` call, so retrievers that batch (or run
-    concurrently) keep doing so. The retriever decides how many documents it returns; keep its
-    own ``k`` at least as large as the ``k`` asked for here, which only truncates.
+    concurrently) keep doing so. A vector store's retriever (``as_retriever()``) is asked for
+    exactly ``k`` documents (its ``search_kwargs["k"]`` set to the graph's ``top_k``); any other
+    retriever decides how many it returns, and ``k`` only truncates them, so keep its own limit
+    at least as large.
 
     Args:
         retriever: Any LangChain retriever, e.g. ``vector_store.as_retriever()``.
@@ -103,7 +115,11 @@ class RetrieverSearcher:
         live = [i for i, q in enumerate(queries) if q.strip()]
         if k <= 0 or not live:
             return results
-        batches = self.retriever.batch([queries[i] for i in live])
+        retriever = self.retriever
+        if isinstance(retriever, VectorStoreRetriever):
+            kwargs = {**retriever.search_kwargs, "k": k}
+            retriever = retriever.model_copy(update={"search_kwargs": kwargs})
+        batches = retriever.batch([queries[i] for i in live])
         for qi, docs in zip(live, batches, strict=True):
             results[qi] = [document_to_passage(d) for d in docs[:k]]
         return results
@@ -113,12 +129,40 @@ class RetrieverSearcher:
         return self.batch_search([query], k)[0]
 
 
+class VectorStoreSearcher:
+    """Adapt a LangChain ``VectorStore`` to :class:`Searcher`: ``k`` nearest documents a query.
+
+    Each query is one ``similarity_search_with_score(query, k=k)``, or ``similarity_search``
+    for a store without scores; a store has no batch search of its own, so the queries of one
+    call run one after another. The passages keep the store's order; their scores are the
+    store's own (for some stores a distance, lower being closer).
+
+    Args:
+        store: Any LangChain vector store (Chroma, PGVector, FAISS, ``InMemoryVectorStore``...).
+    """
+
+    def __init__(self, store: VectorStore) -> None:
+        self.store = store
+
+    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+        """Return up to ``k`` passages per query; blank queries and ``k <= 0`` give ``[]``."""
+        return [self._search(q, k) if q.strip() and k > 0 else [] for q in queries]
+
+    def _search(self, query: str, k: int) -> list[Passage]:
+        try:
+            scored = self.store.similarity_search_with_score(query, k=k)
+        except NotImplementedError:
+            return [document_to_passage(d) for d in self.store.similarity_search(query, k=k)]
+        return [replace(document_to_passage(d), score=float(score)) for d, score in scored]
+
+
 def as_searcher(obj: object) -> Searcher:
     """Return ``obj`` as a :class:`Searcher`.
 
     Args:
         obj: An object with ``batch_search(queries, k)`` (such as ``CorpusIndex``), returned
-            unchanged, or a LangChain ``BaseRetriever``, wrapped in :class:`RetrieverSearcher`.
+            unchanged; a LangChain ``BaseRetriever``, wrapped in :class:`RetrieverSearcher`; or
+            a LangChain ``VectorStore``, wrapped in :class:`VectorStoreSearcher`.
 
     Raises:
         UserError: ``obj`` is neither.
@@ -126,10 +170,11 @@ def as_searcher(obj: object) -> Searcher:
     """
     if isinstance(obj, BaseRetriever):
         return RetrieverSearcher(obj)
+    if isinstance(obj, VectorStore):
+        return VectorStoreSearcher(obj)
     if callable(getattr(obj, "batch_search", None)):
         return cast(Searcher, obj)  # duck-typed: Searcher is a structural protocol
     raise UserError(
         f"Cannot search with a {type(obj).__name__}; pass a CorpusIndex (or any object with "
-        "batch_search(queries, k)) or a LangChain BaseRetriever such as "
-        "vector_store.as_retriever()."
+        "batch_search(queries, k)), a LangChain BaseRetriever or a LangChain VectorStore."
     )

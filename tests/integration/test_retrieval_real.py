@@ -208,3 +208,18 @@ def test_a_query_naming_a_page_finds_it_first_in_the_bundled_corpus(hotpot_index
         "Ed Wood",
     ]
     assert hits[3][1].title == "Ed Wood (film)"
+
+
+def test_a_vector_store_of_real_minilm_embeddings_is_a_searcher() -> None:
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    from langgraph_parallel.retrieval import MiniLMEmbeddings, as_searcher
+
+    # docs/guides/corpus.md's example store.
+    store = InMemoryVectorStore.from_texts(
+        ["Paris\nParis is the capital of France.", "Jupiter\nJupiter is the largest planet."],
+        MiniLMEmbeddings(),
+    )
+    results = as_searcher(store).batch_search(["capital of France", "biggest planet"], 1)
+    assert [[p.title for p in r] for r in results] == [["Paris"], ["Jupiter"]]
+    assert results[0][0].text == "Paris is the capital of France."

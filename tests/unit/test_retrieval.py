@@ -23,6 +23,7 @@ from langgraph_parallel.retrieval import (
     Passage,
     RetrieverSearcher,
     Searcher,
+    VectorStoreSearcher,
     as_searcher,
     format_passages,
     matrix_store,
@@ -277,6 +278,45 @@ def test_retriever_searcher_over_in_memory_vector_store() -> None:
     assert results[2][0].title == "Jupiter"
 
 
+def test_a_vector_store_searches_the_k_the_graph_asks_for() -> None:
+    store = InMemoryVectorStore(HashedBagOfWords())
+    store.add_documents(
+        [Document(r["text"], metadata={"title": r["title"]}, id=r["id"]) for r in ROWS]
+    )
+    searcher = as_searcher(store)
+    assert isinstance(searcher, VectorStoreSearcher)
+    results = searcher.batch_search(["capital of France", "  ", "largest planet"], 3)
+    assert [len(r) for r in results] == [3, 0, 3]
+    assert results[0][0].title == "Paris" and results[2][0].title == "Jupiter"
+    assert results[0][0].score >= results[0][1].score > 0  # the store's similarity
+    assert searcher.batch_search(["capital of France"], 0) == [[]]
+    # Its retriever is asked for the graph's k, not truncated from its own k (4 by default).
+    retriever = as_searcher(store.as_retriever())
+    assert [len(r) for r in retriever.batch_search(["capital of France"], 5)] == [5]
+    assert [len(r) for r in retriever.batch_search(["capital of France"], 1)] == [1]
+
+
+def test_the_graph_searches_a_vector_store(corpus: Path) -> None:
+    from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
+    from tests.fakes import ScriptedChatModel
+
+    store = InMemoryVectorStore(HashedBagOfWords())
+    store.add_documents(
+        [Document(r["text"], metadata={"title": r["title"]}, id=r["id"]) for r in ROWS]
+    )
+    model = ScriptedChatModel(
+        script=[
+            "<think>t</think><search> capital of France ## largest planet </search>",
+            "<think>t</think><answer> Paris </answer>",
+        ]
+    )
+    graph = create_parallel_search_graph(model, store, top_k=1, prompt_style="raw")
+    state = graph.invoke({"question": "Which city and which planet?"})
+    assert state["answer"] == "Paris"
+    observation = str(state["messages"][2].content)
+    assert "Paris" in observation and "Jupiter" in observation
+
+
 def test_retriever_searcher_takes_title_from_first_line() -> None:
     docs = [Document("Ed Wood\nAn American filmmaker."), Document("single line about film")]
     results = RetrieverSearcher(ListRetriever(docs=docs)).batch_search(["film"], 5)
@@ -289,5 +329,5 @@ def test_retriever_searcher_takes_title_from_first_line() -> None:
 def test_as_searcher_passes_searchers_and_rejects_others(corpus: Path) -> None:
     index = build(corpus, HashedBagOfWords())
     assert as_searcher(index) is index
-    with pytest.raises(UserError, match="CorpusIndex.*BaseRetriever"):
+    with pytest.raises(UserError, match="CorpusIndex.*BaseRetriever.*VectorStore"):
         as_searcher("not a searcher")
