@@ -21,8 +21,17 @@ from langgraph_parallel.agent.step import (
     read_step,
     step_options,
 )
-from langgraph_parallel.errors import clean_text, reported_error
+from langgraph_parallel.errors import UserError, clean_text, reported_error
 from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION, Action
+
+_FINISHED_THREAD = (
+    "This thread already ran a question to its end (stop_reason {reason!r}); its transcript, "
+    "step count and counters belong to that question. Ask a new question on a new thread "
+    "(another thread_id); to resume a run that was interrupted, invoke(None, config) on its "
+    "thread."
+)
+"""A thread holds one question: a second one would continue the first one's transcript and
+steps, and the model would never read it (docs/guides/quickstart.md, durable threads)."""
 
 ThinkRoute = Literal["fan_out", "think", "answer", "__end__"]
 THINK_ROUTES: tuple[str, ...] = get_args(ThinkRoute)
@@ -94,6 +103,8 @@ class ThinkNode(DualNode):
         # The first use of an in-process model starts its engine: off the event loop.
         style = yield Blocking(prompt_style, (self.model, context))
         history: list[BaseMessage] = list(state.get("messages") or [])
+        if history and state.get("stop_reason") is not None:
+            raise UserError(_FINISHED_THREAD.format(reason=state["stop_reason"]))
         new: list[BaseMessage] = []
         if not history:
             question = clean_text(state["question"])

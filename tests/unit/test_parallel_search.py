@@ -384,3 +384,26 @@ def test_stream_shows_each_step_and_sub_query_live_and_ends_like_invoke():
         assert end["event"] == "search_end" and end["titles"] == [f"Title {query}"]
     # Nothing is written when nobody streams the custom mode.
     assert graph.invoke({"question": "Q?"})["answer"] == "x"
+
+
+def test_a_thread_holds_one_question_and_a_second_one_is_refused_with_the_fix():
+    import pytest
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_parallel.errors import UserError
+
+    model = ScriptedChatModel(
+        script=["<search> a ## b </search>", "<answer> x </answer>", "<answer> y </answer>"]
+    )
+    graph = create_parallel_search_graph(model, CountingSearcher(), checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t1"}}
+    assert graph.invoke({"question": "Q1?"}, thread)["answer"] == "x"
+    # Before: the second question continued the first one's transcript and step count, and the
+    # model never read it. Now the run says what to do instead.
+    with pytest.raises(UserError, match=r"new thread \(another thread_id\)"):
+        graph.invoke({"question": "Q2?"}, thread)
+    assert len(model.calls) == 2  # no model call was spent on the refused run
+    other = {"configurable": {"thread_id": "t2"}}
+    state = graph.invoke({"question": "Q2?"}, other)
+    assert state["answer"] == "y" and "Q2?" in str(state["messages"][0].content)
+    assert state["counters"]["llm_calls"] == 1  # a question per thread: counters per question
