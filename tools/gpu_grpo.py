@@ -157,7 +157,10 @@ def prepare(out: Path, python: str, checkpoint: Path | None, budget_s: float) ->
         rel = bundle.relative_to(ROOT)
         command = f"bash tools/gpu_grpo.sh stage {rel}"
         if n == len(bundles):
-            command += f" && bash tools/gpu_grpo.sh train {device_args(budget_s)}"
+            # Profile a minute of steps (after setup and the first dev pass): the first H100
+            # pieces took ~130 s a step, and where it goes is the next lever.
+            command += " && GPU_GRPO_PROFILE_S=60:200 bash tools/gpu_grpo.sh train "
+            command += device_args(budget_s)
         timeout = 570 if n == len(bundles) else 120
         lines += [f"{n}. carry `['{rel}']`, timeout_s {timeout}:", f"   `{command}`"]
     lines += ["", "Then: `tools/gpu_grpo.py unpack <files_at> --into runs/grpo-gpu`."]
