@@ -10,10 +10,11 @@ pair, and :func:`as_node` builds one.
 
 So that each node's logic (error handling included) exists once, a node with I/O writes its body
 as a generator that yields what it waits for, an :class:`Invoke` (a chat model call), a
-:class:`Wait` (a future with a timeout) or a :class:`Blocking` call, and gets the outcome back
-from the ``yield`` (or the exception raised there). :func:`run_body` drives a body with blocking
-calls, :func:`arun_body` with ``await model.ainvoke(...)``, ``asyncio.wrap_future`` and
-``asyncio.to_thread``. Nodes without I/O run directly on both paths.
+:class:`Wait` (a future with a timeout), a :class:`Blocking` call or an :class:`Either` (a call
+with both forms), and gets the outcome back from the ``yield`` (or the exception raised there).
+:func:`run_body` drives a body with blocking calls, :func:`arun_body` with ``await
+model.ainvoke(...)``, ``asyncio.wrap_future``, ``asyncio.to_thread`` and the awaitable forms.
+Nodes without I/O run directly on both paths.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -30,7 +31,17 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.runtime import Runtime, get_runtime
 
-__all__ = ["Blocking", "Body", "DualNode", "Invoke", "Wait", "arun_body", "as_node", "run_body"]
+__all__ = [
+    "Blocking",
+    "Body",
+    "DualNode",
+    "Either",
+    "Invoke",
+    "Wait",
+    "arun_body",
+    "as_node",
+    "run_body",
+]
 
 _T = TypeVar("_T")
 
@@ -68,7 +79,20 @@ class Blocking:
     args: tuple[Any, ...] = ()
 
 
-Effect = Invoke | Wait | Blocking
+@dataclass(frozen=True)
+class Either:
+    """A call with a blocking and an awaitable form; the result is sent back.
+
+    ``func`` runs on the blocking path and ``afunc`` is awaited under ``ainvoke``: a runnable's
+    ``invoke`` and ``ainvoke``, so a wrapped agent whose tools are async-only runs its async path.
+    """
+
+    func: Callable[..., Any]
+    afunc: Callable[..., Awaitable[Any]]
+    args: tuple[Any, ...] = ()
+
+
+Effect = Invoke | Wait | Blocking | Either
 Body = Generator[Effect, Any, _T]
 """A node body: yields effects, receives their outcomes, returns the node's update."""
 
@@ -81,7 +105,7 @@ def _timed_out(wait: Wait) -> TimeoutError:
 def _block(effect: Effect) -> Any:
     if isinstance(effect, Invoke):
         return effect.model.invoke(effect.messages, **effect.options)
-    if isinstance(effect, Blocking):
+    if isinstance(effect, (Blocking, Either)):
         return effect.func(*effect.args)
     try:
         return effect.future.result(timeout=effect.timeout)
@@ -94,6 +118,8 @@ async def _await(effect: Effect) -> Any:
         return await effect.model.ainvoke(effect.messages, **effect.options)
     if isinstance(effect, Blocking):
         return await asyncio.to_thread(effect.func, *effect.args)
+    if isinstance(effect, Either):
+        return await effect.afunc(*effect.args)
     try:
         return await asyncio.wait_for(asyncio.wrap_future(effect.future), effect.timeout)
     except asyncio.TimeoutError:  # not the builtin one before Python 3.11

@@ -21,12 +21,18 @@ from langgraph.types import RetryPolicy, Send
 
 from langgraph_parallel.agent.context import run_context
 from langgraph_parallel.agent.events import emit
-from langgraph_parallel.agent.nodes import Blocking, Body, DualNode
+from langgraph_parallel.agent.nodes import Body, DualNode, Either
 from langgraph_parallel.errors import UserError, clean_text, reported_error
 from langgraph_parallel.models.sampling import sampling_config
 from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, ForkSource
 from langgraph_parallel.parallel_muse.agent_steps import NO_LOGPROBS
-from langgraph_parallel.parallel_muse.agent_thread import read_rollout, run_rollout, thread_config
+from langgraph_parallel.parallel_muse.agent_thread import (
+    aread_rollout,
+    arun_rollout,
+    read_rollout,
+    run_rollout,
+    thread_config,
+)
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.reduce import AggregateNode
 from langgraph_parallel.parallel_muse.router import RouterNode
@@ -54,7 +60,9 @@ class AgentStartNode(DualNode):
         run = uuid.uuid4().hex[:12]
         thread = state.get("thread_id")
         if thread:
-            snapshot = yield Blocking(self.agent.get_state, (thread_config(thread),))
+            snapshot = yield Either(
+                self.agent.get_state, self.agent.aget_state, (thread_config(thread),)
+            )
             messages = convert_to_messages(snapshot.values.get("messages") or [])
             if not any(isinstance(m, AIMessage) for m in messages):
                 raise UserError(
@@ -160,10 +168,10 @@ class AgentRolloutNode(DualNode):
         if "fork" in task or "input" in task:
             config = self.run_config(task["thread_id"], branch["seed"], ctx)
             try:
-                yield Blocking(run_rollout, (self.agent, task, config))
+                yield Either(run_rollout, arun_rollout, (self.agent, task, config))
             except Exception as exc:  # this trajectory ends here; the other branches go on
                 error = reported_error(exc, runtime, self.retry)
-        trajectory = yield Blocking(read_rollout, (self.agent, task, error))
+        trajectory = yield Either(read_rollout, aread_rollout, (self.agent, task, error))
         own = [s for s in trajectory["steps"] if s["origin"] == branch["id"]]
         if error is None and own and not any(s["logprobs"] for s in own):
             raise UserError(NO_LOGPROBS)
@@ -204,14 +212,20 @@ class AgentAggregateNode(AggregateNode):
         chosen = threads.get(update["aggregation"].get("chosen"))
         messages: list[Any] = []
         if chosen:
-            snapshot = yield Blocking(self.agent.get_state, (thread_config(chosen),))
+            config = thread_config(chosen)
+            snapshot = yield Either(self.agent.get_state, self.agent.aget_state, (config,))
             messages = list(snapshot.values.get("messages") or [])
         mine = [t for t in threads.values() if t.startswith(str(state.get("thread_prefix")))]
         if not self.keep_threads and mine:
-            yield Blocking(_delete_threads, (self.agent, mine))
+            yield Either(_delete_threads, _adelete_threads, (self.agent, mine))
         return {**update, "messages": messages}
 
 
 def _delete_threads(agent: Any, threads: list[str]) -> None:
     for thread in threads:
         agent.checkpointer.delete_thread(thread)
+
+
+async def _adelete_threads(agent: Any, threads: list[str]) -> None:
+    for thread in threads:
+        await agent.checkpointer.adelete_thread(thread)

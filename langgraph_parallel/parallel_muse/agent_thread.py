@@ -40,7 +40,17 @@ from langgraph_parallel.parallel_muse.agent_state import (
 )
 from langgraph_parallel.parallel_muse.agent_steps import agent_trajectory
 
-__all__ = ["check_agent", "fork_points", "lineage", "read_rollout", "run_rollout", "thread_config"]
+__all__ = [
+    "alineage",
+    "aread_rollout",
+    "arun_rollout",
+    "check_agent",
+    "fork_points",
+    "lineage",
+    "read_rollout",
+    "run_rollout",
+    "thread_config",
+]
 
 
 def check_agent(agent: Any) -> None:
@@ -74,7 +84,15 @@ def lineage(agent: Any, thread_id: str) -> list[StateSnapshot]:
     Followed by parent links, so checkpoints of a branch LangGraph forked inside the thread
     (time travel in place) are not mixed in.
     """
-    history = list(agent.get_state_history(thread_config(thread_id)))
+    return _chain(list(agent.get_state_history(thread_config(thread_id))))
+
+
+async def alineage(agent: Any, thread_id: str) -> list[StateSnapshot]:
+    """:func:`lineage` through the agent's async API (``aget_state_history``)."""
+    return _chain([s async for s in agent.aget_state_history(thread_config(thread_id))])
+
+
+def _chain(history: list[StateSnapshot]) -> list[StateSnapshot]:
     by_id = {snapshot.config["configurable"]["checkpoint_id"]: snapshot for snapshot in history}
     chain: list[StateSnapshot] = []
     snapshot = history[0] if history else None
@@ -129,11 +147,24 @@ def _start_fork(agent: Any, source: ForkSource, thread_id: str) -> None:
     checkpoint = source["checkpoint_id"]
     parent = agent.get_state(thread_config(source["thread_id"], checkpoint_id=checkpoint))
     agent.update_state(thread_config(thread_id), parent.values, as_node=source["as_node"])
-    found = agent.get_state(thread_config(thread_id)).next
-    if found != parent.next:
+    _check_fork(source, parent.next, agent.get_state(thread_config(thread_id)).next)
+
+
+async def _astart_fork(agent: Any, source: ForkSource, thread_id: str) -> None:
+    """:func:`_start_fork` through the agent's async API."""
+    checkpoint = source["checkpoint_id"]
+    config = thread_config(source["thread_id"], checkpoint_id=checkpoint)
+    parent = await agent.aget_state(config)
+    await agent.aupdate_state(thread_config(thread_id), parent.values, as_node=source["as_node"])
+    _check_fork(source, parent.next, (await agent.aget_state(thread_config(thread_id))).next)
+
+
+def _check_fork(source: ForkSource, expected: Any, found: Any) -> None:
+    if found != expected:
         raise RuntimeError(
-            f"the fork of checkpoint {checkpoint} would run {found} next, not {parent.next} "
-            f"as its thread did; update_state as {source['as_node']!r} does not reproduce it"
+            f"the fork of checkpoint {source['checkpoint_id']} would run {found} next, not "
+            f"{expected} as its thread did; update_state as {source['as_node']!r} does not "
+            "reproduce it"
         )
 
 
@@ -149,9 +180,31 @@ def run_rollout(agent: Any, task: AgentRolloutInput, config: RunnableConfig) -> 
         agent.invoke(task["input"], config)
 
 
+async def arun_rollout(agent: Any, task: AgentRolloutInput, config: RunnableConfig) -> None:
+    """:func:`run_rollout` on the agent's async path (``ainvoke``: async-only tools run)."""
+    thread_id = task["thread_id"]
+    if (await agent.aget_state(thread_config(thread_id))).values:
+        await agent.ainvoke(None, config)
+    elif "fork" in task:
+        await _astart_fork(agent, task["fork"], thread_id)
+        await agent.ainvoke(None, config)
+    elif "input" in task:
+        await agent.ainvoke(task["input"], config)
+
+
 def read_rollout(agent: Any, task: AgentRolloutInput, error: str | None) -> AgentTrajectory:
     """Return the trajectory of the rollout ``task`` names, read from its thread."""
-    chain = lineage(agent, task["thread_id"])
+    return _trajectory(task, lineage(agent, task["thread_id"]), error)
+
+
+async def aread_rollout(agent: Any, task: AgentRolloutInput, error: str | None) -> AgentTrajectory:
+    """:func:`read_rollout` through the agent's async API."""
+    return _trajectory(task, await alineage(agent, task["thread_id"]), error)
+
+
+def _trajectory(
+    task: AgentRolloutInput, chain: list[StateSnapshot], error: str | None
+) -> AgentTrajectory:
     writer = task["fork"]["as_node"] if "fork" in task else None
     start = chain[0].values if chain else {}
     end = chain[-1].values if chain else {}

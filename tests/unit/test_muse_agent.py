@@ -282,3 +282,24 @@ def test_the_registry_graph_answers_questions_with_the_harness_fields() -> None:
         run.state["aggregation"]["join"] == "select" and run.extra_counters["aggregate_calls"] == 1
     )
     assert run.state["aggregation"]["method"] == "majority"
+
+
+def test_under_ainvoke_an_agent_with_async_only_tools_runs_its_async_path() -> None:
+    from langchain_core.tools import StructuredTool
+
+    searched: list[list[str]] = []
+
+    async def search(query_list: list[str]) -> str:
+        searched.append(query_list)
+        return "Doc 1(Title: A) found."
+
+    # Like an MCP adapter's tools: a coroutine and no sync function (invoke raises).
+    tool = StructuredTool.from_function(coroutine=search, name="search", description="Search.")
+    model = SeededAgentModel(reply=three_steps)
+    agent = create_agent(model, tools=[tool], checkpointer=InMemorySaver())
+    muse = parallel_muse_agent(agent, budget=3, top_k_steps=1)
+    question = {"messages": [{"role": "user", "content": QUESTION}]}
+    out = asyncio.run(muse.ainvoke(question))
+    assert len(out["trajectories"]) == 3 and out["answer"] == "yes"
+    assert all(t["stop_reason"] == "answered" for t in out["trajectories"])
+    assert searched  # the tool ran, awaited

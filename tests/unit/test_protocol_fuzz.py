@@ -13,6 +13,7 @@ from langgraph_parallel.protocol import (
     parse_action,
     split_queries,
 )
+from langgraph_parallel.protocol.observe import inert
 
 FRAGMENTS = [
     "<search>",
@@ -152,8 +153,10 @@ def test_cap_and_observation_name_every_query(queries: list[str], max_n: int) ->
     text = format_observation([(q, "docs") for q in run], skipped, limit=max_n)
     assert text.startswith("\n\n<information>")
     assert text.endswith("</information>\n\n")
+    # One block whatever the queries hold: protocol tags in them are made inert.
+    assert text.count("<information>") == 1 and text.count("</information>") == 1
     for query in queries:
-        assert query in text
+        assert inert(query) in text
 
 
 PRINTABLE = "".join(chr(c) for c in range(32, 127)) + "\n"
