@@ -70,6 +70,7 @@ if [ -n "${profiler:-}" ]; then   # a piece shorter than the delay: stop waiting
   pkill -P "$profiler" 2>/dev/null || true
   wait "$profiler" 2>/dev/null || true
 fi
+tail -n 25 "$OUT/train.log"   # the trainer wrote only to the log: its end to the caller too
 echo "piece wall_s $(( $(date +%s) - start )) exit $status" | tee -a "$OUT/train.log"
 # The newest checkpoint, Adam's moments in bfloat16 (torch.optim casts them back on load).
 last=$(ls -d "$RUN"/trainer/checkpoint-* 2>/dev/null | sort -t- -k2 -n | tail -1 || true)

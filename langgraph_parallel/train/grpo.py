@@ -14,9 +14,11 @@ fired. The rollouts then use the prompt the policy's card names (the short ``rul
 Questions are balanced between parallelizable and sequential by default, and the
 decomposition and search-count terms pay only with a valid answer (``require_answer``).
 ``--gold-mix`` puts a question's gold trajectory into a group where no rollout decomposed
-(:func:`~langgraph_parallel.train.rollout.mix_gold`); the logged rollout metrics leave those out.
+(:func:`~langgraph_parallel.train.gold_mix.mix_gold`); the logged rollout metrics leave those out.
 
-The same command trains a larger model on a GPU: pass its folder as ``--model``.
+The same command trains a larger model on a GPU: pass its folder as ``--model``. On a GPU lent
+in short windows a run is a chain of pieces (``--time-budget``, ``--resume``:
+:mod:`.grpo_chain`) that keeps the adapter of its best dev step (``--dev``: :mod:`.grpo_dev`).
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ from langgraph_parallel.train.start import adapter_card, load_policy, save_adapt
 
 
 def train(config: TrainConfig, *, command: str = "") -> Path:
-    """Run GRPO and save the trained model; returns the model folder.
+    """Run GRPO (or one piece of a chained run) and save the policy; returns its folder.
+
+    The folder is the merged ``model/``, or ``adapter/`` with ``merge=False``.
 
     Raises:
         UserError: The ``train`` extra is missing, or the settings cannot work.
