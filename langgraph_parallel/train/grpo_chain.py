@@ -17,13 +17,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from transformers import TrainerCallback, TrainerState
-from transformers.trainer import TRAINER_STATE_NAME
+from transformers import TrainerCallback
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.datasets import Question
 from langgraph_parallel.train.grpo_config import TrainConfig
-from langgraph_parallel.train.resume import RunRecord, Start, last_checkpoint
+from langgraph_parallel.train.resume import Start, last_checkpoint, resume_from
 
 __all__ = ["RESUME_KEYS", "ChainCheckpoints", "plan_piece", "questions_sha256", "run_settings"]
 
@@ -78,26 +77,14 @@ def plan_piece(config: TrainConfig, sha256: str) -> Start:
         return Start()
     if checkpoint is None:
         return Start()
-    saved = TrainerState.load_from_json(str(checkpoint / TRAINER_STATE_NAME)).stateful_callbacks
-    if not isinstance(saved.get(RunRecord.__name__), dict):
-        raise UserError(f"{checkpoint} does not record its run (not from train grpo): {restart}.")
-    record = RunRecord.from_state(saved[RunRecord.__name__])
-    if record.sha256 != sha256:
-        raise UserError(
-            f"--resume: {checkpoint} was trained on other questions (sha256 "
-            f"{record.sha256[:12]}, these {sha256[:12]}): repeat --dataset, --exclude, --dev, "
-            f"--limit and --seed of the run it continues, or {restart}."
-        )
-    settings = run_settings(config)
-    changed = {k: v for k, v in settings.items() if record.settings.get(k) != v}
-    if changed:
-        was = ", ".join(f"{k}={record.settings.get(k)!r}" for k in changed)
-        now = ", ".join(f"{k}={v!r}" for k, v in changed.items())
-        raise UserError(
-            f"--resume: {checkpoint} was trained with {was}, this command asks {now}: repeat "
-            f"the settings of the run it continues, or {restart}."
-        )
-    return Start(checkpoint, record.train_s, record.resumed + 1)
+    return resume_from(
+        checkpoint,
+        sha256=sha256,
+        settings=run_settings(config),
+        made_by="train grpo",
+        other_data="other questions (sha256 {theirs}, these {ours}): repeat --dataset, "
+        f"--exclude, --dev, --limit and --seed of the run it continues, or {restart}",
+    )
 
 
 class ChainCheckpoints(TrainerCallback):

@@ -171,16 +171,43 @@ def plan_start(folder: Path, *, sha256: str, settings: dict[str, Any]) -> Start 
     checkpoint = last_checkpoint(trainer_dir)
     if checkpoint is None:
         return Start()
+    return resume_from(
+        checkpoint,
+        sha256=sha256,
+        settings=settings,
+        made_by="train sft",
+        other_data=f"another trajectory file (sha256 {{theirs}}, this one {{ours}}): resume with "
+        f"the file the run started with (--data), or {restart} on this one",
+    )
+
+
+def resume_from(
+    checkpoint: Path, *, sha256: str, settings: dict[str, Any], made_by: str, other_data: str
+) -> Start:
+    """Check that ``checkpoint`` continues this run, and return the start it gives.
+
+    Shared by ``train sft`` and ``train grpo``: the checkpoint's :class:`RunRecord` must name the
+    same data (``sha256``) and the same ``settings``.
+
+    Args:
+        checkpoint: The checkpoint to continue from.
+        sha256: This command's data hash.
+        settings: This command's settings that shape a step.
+        made_by: The command that writes such checkpoints (quoted when it has no record).
+        other_data: The end of the error for other data, with ``{theirs}`` and ``{ours}`` for
+            the two hashes' first 12 digits, naming the fix.
+
+    Raises:
+        UserError: No record, other data or other settings, naming the fix.
+    """
+    restart = f"delete {checkpoint.parent} to start again"
     saved = TrainerState.load_from_json(str(checkpoint / TRAINER_STATE_NAME)).stateful_callbacks
     if not isinstance(saved.get(RunRecord.__name__), dict):
-        raise UserError(f"{checkpoint} does not record its data (not from train sft): {restart}.")
+        raise UserError(f"{checkpoint} does not record its run (not from {made_by}): {restart}.")
     record = RunRecord.from_state(saved[RunRecord.__name__])
     if record.sha256 != sha256:
-        raise UserError(
-            f"--resume: {checkpoint} was trained on another trajectory file (sha256 "
-            f"{record.sha256[:12]}, this one {sha256[:12]}): resume with the file the run "
-            f"started with (--data), or {restart} on this one."
-        )
+        ends = other_data.format(theirs=record.sha256[:12], ours=sha256[:12])
+        raise UserError(f"--resume: {checkpoint} was trained on {ends}.")
     changed = {k: v for k, v in settings.items() if record.settings.get(k) != v}
     if changed:
         was = ", ".join(f"{k}={record.settings.get(k)!r}" for k in changed)

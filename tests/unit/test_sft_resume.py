@@ -97,7 +97,7 @@ def test_resume_refuses_what_would_not_continue_the_same_run(tmp_path: Path) -> 
     with pytest.raises(UserError, match="learning_rate=0.0005, processes=1, this command asks"):
         plan_start(folder, sha256=SHA, settings=other)
     (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": 2}))
-    with pytest.raises(UserError, match="does not record its data"):
+    with pytest.raises(UserError, match=r"does not record its run \(not from train sft\)"):
         plan_start(folder, sha256=SHA, settings=SETTINGS)
     _card(tmp_path / "sequential", "c" * 64)
     with pytest.raises(UserError, match="adapter trained on another trajectory file"):
