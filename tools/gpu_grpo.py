@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import random
 import shlex
 import shutil
@@ -177,14 +176,7 @@ def rehearse(budget_s: float) -> int:
     payload(stage, python, None)
     (work / "out").mkdir()
     env = {
-        **os.environ,
-        "OUT": str(work / "out"),
-        "GPU_SFT_STAGE": str(stage),
-        "GPU_SFT_SITE": str(work / "site"),
-        "GPU_SFT_PYTHONPATH": str(image),
-        "PYTHON": f"{sys.executable} -S",
-        "GPU_SFT_PIP": f"{sys.executable} -m pip",
-        "LANGGRAPH_PARALLEL_CACHE": str(work / "cache"),
+        **gpu_bundles.rehearsal_env(work, stage, image),
         "GPU_GRPO_RUN": str(work / "run"),
         "GPU_GRPO_NO_TREE": "1",  # the tree here already has data/ and the adapter
         "GPU_GRPO_PROFILE_S": "10:60",  # the profiler too, on the first step here

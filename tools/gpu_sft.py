@@ -48,7 +48,6 @@ It cannot check the device's own versions (torch 2.11 there); ``train`` prints t
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shlex
 import shutil
@@ -66,20 +65,11 @@ from langgraph_parallel.train.gpu_bundles import (
     download,
     link_image,
     pack,
+    rehearsal_env,
     tree_bytes,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-__all__ = [
-    "CALL_LIMIT",
-    "CARRY",
-    "MIB",
-    "MODEL_WHEEL",
-    "download",
-    "link_image",
-    "pack",
-    "tree_bytes",
-]
 
 
 def prepare(datas: list[Path], out: Path, python: str) -> list[Path]:
@@ -177,16 +167,7 @@ def rehearse(datas: list[Path], train_args: str) -> int:
     stage = work / "stage"
     for bundle in bundles:
         shutil.copytree(bundle, stage, dirs_exist_ok=True)
-    env = {
-        **os.environ,
-        "OUT": str(work / "out"),
-        "GPU_SFT_STAGE": str(stage),
-        "GPU_SFT_SITE": str(work / "site"),
-        "GPU_SFT_PYTHONPATH": str(image),
-        "PYTHON": f"{sys.executable} -S",
-        "GPU_SFT_PIP": f"{sys.executable} -m pip",
-        "LANGGRAPH_PARALLEL_CACHE": str(work / "cache"),
-    }
+    env = rehearsal_env(work, stage, image)
     (work / "out").mkdir()
     script = str(ROOT / "tools" / "gpu_sft.sh")
     done = subprocess.run(["bash", script, "train", *shlex.split(train_args)], cwd=ROOT, env=env)

@@ -26,6 +26,7 @@ __all__ = [
     "download",
     "link_image",
     "pack",
+    "rehearsal_env",
     "tree_bytes",
 ]
 
@@ -236,3 +237,23 @@ def link_image(work: Path) -> Path:
             if (base / top).exists() and not (image / top).exists():
                 (image / top).symlink_to(base / top)
     return image
+
+
+def rehearsal_env(work: Path, stage: Path, image: Path) -> dict[str, str]:
+    """Return the environment of a rehearsal: this Python, seeing only ``image`` and the stage.
+
+    Args:
+        work: The rehearsal's folder (``out/``, ``site/`` and ``cache/`` go there).
+        stage: Where the bundles are staged, as ``/tmp/gpu`` is on the device.
+        image: The folder :func:`link_image` made.
+    """
+    return {
+        **os.environ,
+        "OUT": str(work / "out"),
+        "GPU_SFT_STAGE": str(stage),
+        "GPU_SFT_SITE": str(work / "site"),
+        "GPU_SFT_PYTHONPATH": str(image),
+        "PYTHON": f"{sys.executable} -S",
+        "GPU_SFT_PIP": f"{sys.executable} -m pip",
+        "LANGGRAPH_PARALLEL_CACHE": str(work / "cache"),
+    }
