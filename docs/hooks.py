@@ -29,7 +29,7 @@ REPO_FILES = (
 
 def on_files(files: Files, *, config: Any) -> Files:
     """Draw the plots, then add the repository files the results page links to the site."""
-    from langgraph_parallel.apps.experiments.drawings import draw_folder
+    from lab.drawings import draw_folder
 
     for folder in sorted({(REPO / path).parent for path in REPO_FILES if path.endswith(".png")}):
         draw_folder(folder)

@@ -27,14 +27,6 @@ def cache_dir() -> Path:
     return path
 
 
-def checkout_dir() -> Path:
-    """Return the source checkout this package is imported from (the folder holding it).
-
-    Its ``benchmarks/``, ``docs/`` and ``README.md`` are what the results pages are made from.
-    """
-    return _PACKAGE_ROOT.parent
-
-
 def repo_data_dir() -> Path:
     """Return the ``data/`` folder of a source checkout (corpus, question sample, embeddings).
 

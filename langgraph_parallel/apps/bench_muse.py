@@ -14,7 +14,7 @@ one harness, ``bench``; these options are what it needs beyond the other graphs:
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langgraph_parallel.errors import UserError
@@ -26,8 +26,6 @@ __all__ = [
     "MUSE_OPTIONS",
     "add_muse_arguments",
     "fresh_cache_hook",
-    "muse_flags",
-    "muse_settings",
 ]
 
 MUSE_GRAPHS = ("parallel-muse", "rollouts-majority", "parallel-muse-agent")
@@ -68,28 +66,6 @@ def add_muse_arguments(parser: argparse.ArgumentParser) -> None:
     )
     for key, spec in MUSE_OPTIONS.items():
         group.add_argument("--" + key.replace("_", "-"), default=None, **spec)
-
-
-def muse_settings(args: argparse.Namespace, graphs: Sequence[str]) -> dict[str, Any]:
-    """Return the ParallelMuse settings given on the command line, checked against the graphs.
-
-    Raises:
-        UserError: A setting is given but no ParallelMuse graph is run.
-    """
-    muse = {key: getattr(args, key) for key in MUSE_OPTIONS if getattr(args, key) is not None}
-    if muse and not set(graphs) & set(MUSE_GRAPHS):
-        flags = ", ".join("--" + key.replace("_", "-") for key in muse)
-        raise UserError(f"{flags} apply to the graphs {', '.join(MUSE_GRAPHS)}; add one.")
-    return muse
-
-
-def muse_flags(args: argparse.Namespace) -> list[str]:
-    """Return the command-line words of the options of this module that ``args`` sets."""
-    words: list[str] = []
-    for key in MUSE_OPTIONS:
-        if getattr(args, key) is not None:
-            words += ["--" + key.replace("_", "-"), str(getattr(args, key))]
-    return words + (["--fresh-cache"] if args.fresh_cache else [])
 
 
 def fresh_cache_hook(models: Mapping[str, Any]) -> Callable[[str], None]:

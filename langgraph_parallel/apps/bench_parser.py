@@ -1,4 +1,4 @@
-"""The ``langgraph-parallel bench`` command line: its flags (the runner is :mod:`.bench_cli`)."""
+"""The ``langgraph-parallel bench`` command line: its flags (the runner is :mod:`.bench`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from langgraph_parallel.apps.arguments import (
     add_passage_argument,
     add_retry_argument,
 )
-from langgraph_parallel.apps.bench_cli import __doc__ as BENCH_DOC
-from langgraph_parallel.apps.bench_cli import cmd_bench
+from langgraph_parallel.apps.bench import __doc__ as BENCH_DOC
+from langgraph_parallel.apps.bench import cmd_bench
 from langgraph_parallel.apps.bench_muse import add_muse_arguments
 from langgraph_parallel.protocol import THINK_MAX_CHARS
 
@@ -24,6 +24,12 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
         "bench",
         help="benchmark graphs on a question file, or run a declared experiment (resumable)",
         description=BENCH_DOC,
+    )
+    bench.add_argument(
+        "--spec",
+        default=None,
+        metavar="FILE",
+        help="run the BenchSpec written as JSON in FILE (BenchSpec.to_json) instead of flags",
     )
     bench.add_argument("--dataset", help="questions, normalised .jsonl(.gz) (required)")
     bench.add_argument("--limit", type=int, default=None, help="first N questions (after --seed)")

@@ -1,4 +1,9 @@
-"""Command line: ``langgraph-parallel ask|serve|index|bench|results|train ...``.
+"""Command line: ``langgraph-parallel ask|serve|index|bench|train ...``.
+
+Other distributions add commands through the ``langgraph_parallel.commands`` entry point: a
+function called with the sub-parsers and the ``bench`` parser. The project's lab (``lab/`` in a
+clone, not in the wheel) adds ``bench run|list|compare`` and ``results`` that way; without it
+those words say where they live.
 
 User errors (:class:`~langgraph_parallel.errors.UserError`) print one line, ``error: ...``, and
 exit with status 2; nothing the user can fix ends in a traceback.
@@ -10,11 +15,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from importlib.metadata import entry_points
+from typing import Any
 
 from langgraph_parallel.apps.arguments import add_index_argument
 from langgraph_parallel.apps.ask import add_ask_parser
 from langgraph_parallel.apps.bench_parser import add_bench_parser
-from langgraph_parallel.apps.experiments.cli import add_experiment_verbs, add_results_parser
 from langgraph_parallel.errors import UserError, describe_error
 from langgraph_parallel.models.quiet import LOG_ENV, quiet_environment
 from langgraph_parallel.train.cli import add_train_parser
@@ -70,6 +76,43 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+COMMANDS_GROUP = "langgraph_parallel.commands"
+"""The entry-point group of command-line extensions (see the module docstring)."""
+LAB_COMMANDS = {"results": "regenerate the result blocks of the docs (the project's lab)"}
+LAB_BENCH_VERBS = ("run", "list", "compare")
+
+
+def _lab_missing(args: argparse.Namespace) -> int:
+    raise UserError(
+        "The project's declared experiments and result writers (bench run|list|compare, "
+        "results) live in lab/ of a clone of langgraph-parallel, not in the wheel: in the "
+        "clone, run bash tools/setup.sh (or pip install -e lab)."
+    )
+
+
+def _add_extensions(sub: Any, bench: argparse.ArgumentParser) -> None:
+    """Let installed extensions add their commands; stand in for the lab's when it is absent."""
+    loaded = False
+    for point in entry_points(group=COMMANDS_GROUP):
+        try:
+            add = point.load()
+        except ImportError:  # an extension whose code is gone (a deleted lab/ folder)
+            continue
+        add(sub, bench)
+        loaded = loaded or point.name == "lab"
+    if loaded:
+        return
+    verbs = bench.add_subparsers(dest="bench_verb", metavar="")
+    for verb in LAB_BENCH_VERBS:
+        stand_in = verbs.add_parser(verb, help=f"bench {verb}: the project's lab (a clone)")
+        stand_in.add_argument("rest", nargs=argparse.REMAINDER)
+        stand_in.set_defaults(func=_lab_missing)
+    for name, about in LAB_COMMANDS.items():
+        stand_in = sub.add_parser(name, help=about)
+        stand_in.add_argument("rest", nargs=argparse.REMAINDER)
+        stand_in.set_defaults(func=_lab_missing)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``langgraph-parallel`` command."""
     parser = argparse.ArgumentParser(prog="langgraph-parallel", description=__doc__)
@@ -99,9 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_index_argument(index)
     index.set_defaults(func=cmd_index)
-    add_experiment_verbs(add_bench_parser(sub))
-    add_results_parser(sub)
+    bench = add_bench_parser(sub)
     add_train_parser(sub)
+    _add_extensions(sub, bench)
     return parser
 
 

@@ -8,7 +8,7 @@ from langgraph_parallel.eval.datasets import (
     classify,
     load_questions,
 )
-from langgraph_parallel.eval.harness import load_results, run_benchmark
+from langgraph_parallel.eval.harness import load_results, run_graphs
 from langgraph_parallel.eval.report import write_report
 from langgraph_parallel.eval.summary import summarize
 from langgraph_parallel.metrics import (
@@ -30,7 +30,7 @@ __all__ = [
     "load_questions",
     "load_results",
     "normalize_answer",
-    "run_benchmark",
+    "run_graphs",
     "summarize",
     "write_report",
 ]

@@ -33,7 +33,7 @@ __all__ = [
     "WARMUP_QUESTION",
     "evaluate",
     "load_results",
-    "run_benchmark",
+    "run_graphs",
 ]
 
 WARMUP_QUESTION = "What is the capital city of France?"
@@ -103,7 +103,7 @@ def _warm_up(graph: Any) -> None:
         reported_error(exc)
 
 
-def run_benchmark(
+def run_graphs(
     questions: Sequence[Question],
     graphs: Mapping[str, Any],
     out_dir: str | Path,

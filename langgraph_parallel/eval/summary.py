@@ -73,7 +73,7 @@ def group_metrics(rows: Sequence[Row]) -> dict[str, Any]:
     written before recall was recorded, runs without a sub-query for ``sub_query_hits``).
 
     Args:
-        rows: Result rows (see :func:`langgraph_parallel.eval.harness.run_benchmark`).
+        rows: Result rows (see :func:`langgraph_parallel.eval.harness.run_graphs`).
 
     Rows of the ParallelMuse graphs also carry :data:`~langgraph_parallel.eval.muse.MUSE_KEYS`
     (joins and token accounting); their means, over the rows that have them, are added.

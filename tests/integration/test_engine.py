@@ -302,7 +302,7 @@ def test_a_sampled_call_under_speculation_keeps_its_own_sampling_settings(chat_m
 
 
 def test_a_questions_engine_calls_replay_with_the_same_tokens_in_every_variant(chat_model):
-    from langgraph_parallel.apps.experiments.latency_calls import VARIANTS, replay_calls
+    from lab.experiments.latency.latency_calls import VARIANTS, replay_calls
     from langgraph_parallel.eval.datasets import Question
     from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
     from tests.fakes import CountingSearcher

@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,9 @@ def test_the_wheel_without_extras_installs_light_and_runs_a_graph(tmp_path: Path
         timeout=600,
     )
     (wheel,) = tmp_path.glob("langgraph_parallel-*.whl")
+    # The library only: no lab, experiments, result writers, tests or tools.
+    tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
+    assert tops == {"langgraph_parallel", wheel.name.split("-py3")[0] + ".dist-info"}, tops
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
@@ -64,3 +68,10 @@ def test_the_wheel_without_extras_installs_light_and_runs_a_graph(tmp_path: Path
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "light: True answer: Paris" in done.stdout
+
+    # The lab's commands say where they live instead of failing on an import.
+    cli = venv / "bin" / "langgraph-parallel"
+    listing = subprocess.run(
+        [str(cli), "bench", "list"], capture_output=True, text=True, timeout=120
+    )
+    assert listing.returncode == 2 and "lab/ of a clone" in listing.stderr, listing.stderr

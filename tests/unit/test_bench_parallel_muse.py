@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph_parallel.apps.experiments import muse_analysis as tool
+from lab.experiments.muse import muse_analysis as tool
 from langgraph_parallel.parallel_muse.tree import mermaid_tree
 
 

@@ -1,11 +1,11 @@
-"""The trained-policy experiment's model choice (``apps/experiments/sft.py``)."""
+"""The trained-policy experiment's model choice (``lab/experiments/sft/sft.py``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from langgraph_parallel.apps.experiments.sft import graph_models
-from langgraph_parallel.apps.experiments.sft_tables import GRAPH_MODELS, markdown
+from lab.experiments.sft.sft import graph_models
+from lab.experiments.sft.sft_tables import GRAPH_MODELS, markdown
 
 
 def test_a_candidate_policy_replaces_only_its_graphs_default() -> None:
@@ -39,7 +39,7 @@ def test_the_declared_models_are_the_registrys_defaults() -> None:
 
 
 def test_every_em_comparison_is_paired_per_class_with_its_interval() -> None:
-    from langgraph_parallel.apps.experiments.sft_tables import analyse, paired_lines
+    from lab.experiments.sft.sft_tables import analyse, paired_lines
 
     def row(graph: str, i: int, em: float) -> dict[str, object]:
         cls = "parallelizable" if i % 2 else "sequential"

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from langgraph_parallel.apps.experiments import results as results_tool
-from langgraph_parallel.apps.experiments.drawings import draw_folder
+from lab import results as results_tool
+from lab.drawings import draw_folder
 from langgraph_parallel.eval.muse import MUSE_KEYS
 from langgraph_parallel.eval.muse_report import plot_saving_vs_length
 from langgraph_parallel.eval.report import write_report
@@ -155,7 +155,7 @@ def test_context_corpora_are_compressed_the_same_way_and_old_plain_ones_still_re
 def test_a_run_made_on_a_plain_context_corpus_resumes_on_its_compressed_copy(
     tmp_path: Path,
 ) -> None:
-    from langgraph_parallel.apps.bench_cli import _check_settings
+    from langgraph_parallel.apps.bench import _check_settings
     from langgraph_parallel.errors import UserError
 
     plain = str(tmp_path / "contexts-0123456789ab.jsonl")

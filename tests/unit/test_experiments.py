@@ -10,17 +10,18 @@ from typing import Any
 
 import pytest
 
+from lab import base, record
+from lab.base import Experiment, Run, resolve_settings
+from lab.catalog import EXPERIMENTS
+from lab.compare import compare
+from lab.experiments.grpo import changes
+from lab.record import model_identity
+from lab.runner import run_experiment
+from langgraph_parallel.apps.bench import BenchSpec
 from langgraph_parallel.apps.cli import main
-from langgraph_parallel.apps.experiments import base, record
-from langgraph_parallel.apps.experiments.base import Experiment, Run, resolve_settings
-from langgraph_parallel.apps.experiments.catalog import EXPERIMENTS
-from langgraph_parallel.apps.experiments.compare import compare
-from langgraph_parallel.apps.experiments.grpo import changes
-from langgraph_parallel.apps.experiments.record import model_identity
-from langgraph_parallel.apps.experiments.runner import run_experiment
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.datasets import Question
-from langgraph_parallel.eval.harness import run_benchmark
+from langgraph_parallel.eval.harness import run_graphs
 from langgraph_parallel.eval.results import compress_results, load_results, results_in
 from langgraph_parallel.models.adapters import adapter_hash
 from langgraph_parallel.models.embedded import ADAPTERS_DIR
@@ -62,7 +63,7 @@ def _experiment(graph: CountingGraph) -> Experiment:
     def run(r: Run) -> None:
         r.uses("smollm2-parallel")
         r.folders.append(r.out / "fake")
-        run_benchmark(_questions(r.limit or 6), {"fake": graph}, r.out / "fake", progress=False)
+        run_graphs(_questions(r.limit or 6), {"fake": graph}, r.out / "fake", progress=False)
 
     return Experiment(name="tiny", about="a test", out="unused", run=run, limit=4,
                       settings={"concurrency": 1})  # fmt: skip
@@ -152,11 +153,12 @@ def test_records_of_experiments_sharing_a_folder_stay_apart(tmp_path: Path) -> N
 def test_a_run_records_the_models_and_folders_of_its_bench_calls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls: list[list[str]] = []
+    calls: list[BenchSpec] = []
     monkeypatch.setattr(base, "bench_here", calls.append)
     run = Run(experiment="x", out=tmp_path, limit=None, settings={}, command="c")
-    folder = run.bench(["--graphs", "direct,parallel-search", "--out", str(tmp_path / "a")])
-    run.bench(["--model", "gemma3", "--graphs", "sequential", "--out", str(tmp_path / "a")])
+    out = str(tmp_path / "a")
+    folder = run.bench(BenchSpec(dataset="d", graphs=("direct", "parallel-search"), out=out))
+    run.bench(BenchSpec(dataset="d", model="gemma3", graphs=("sequential",), out=out))
     assert folder == tmp_path / "a" and run.folders == [folder] and len(calls) == 2
     assert run.models == ["smollm2", "smollm2-parallel", "gemma3"]
 
@@ -267,19 +269,19 @@ def test_a_rows_paragraphs_are_its_sentences_as_stored() -> None:
     assert row_paragraphs({"question": "no context"}) == {}
 
 
-def _fake_bench(calls: list[list[str]]) -> Any:
-    """Stands in for ``langgraph-parallel bench``: two rows per graph in its ``--out`` folder."""
+def _fake_bench(calls: list[BenchSpec]) -> Any:
+    """Stands in for ``run_benchmark``: two rows per graph in the spec's ``out`` folder."""
 
-    def bench(argv: list[str], *_: Any) -> None:
-        calls.append(list(argv))
-        folder = Path(argv[argv.index("--out") + 1])
+    def bench(spec: BenchSpec, *_: Any) -> None:
+        calls.append(spec)
+        folder = Path(spec.out)
         folder.mkdir(parents=True, exist_ok=True)
         rows = [
             {"graph": g, "id": f"q{i}", "class": ("parallelizable", "sequential")[i], "em": 1.0,
              "f1": 1.0, "answer": "a", "turns": 1, "llm_calls": 2, "first_turn_parallel": 1,
              "parallel_turns": 1, "agent_cost": 10.0 + i, "steps_per_trajectory": 2.0,
              "trajectories": 8, "em_join_graph": 1.0, "em_single": 0.0}
-            for g in argv[argv.index("--graphs") + 1].split(",")
+            for g in spec.graphs
             for i in range(2)
         ]  # fmt: skip
         with (folder / "results.jsonl").open("a") as fh:
@@ -294,20 +296,20 @@ def _fake_bench(calls: list[list[str]]) -> Any:
 def test_each_harness_experiment_runs_its_benches_and_writes_its_tables(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langgraph_parallel.apps.experiments import muse, sft
+    from lab.experiments.muse import muse
+    from lab.experiments.sft import sft
     from langgraph_parallel.paths import shared_data_dir
 
     if name in ("sft", "grpo") and not shared_data_dir().is_dir():
         pytest.skip("needs ../shared/data (the 2Wiki sample)")
-    calls: list[list[str]] = []
+    calls: list[BenchSpec] = []
     monkeypatch.setattr(base, "bench_here", _fake_bench(calls))
     monkeypatch.setattr(base, "bench_in_child", _fake_bench(calls))
     monkeypatch.setattr(sft, "prompt_saving", lambda: {"few_shot": 2.0, "rules": 1.0, "saved": 1.0})
     monkeypatch.setattr(muse, "_plot", lambda rows, path: None)
     monkeypatch.delenv("LANGGRAPH_PARALLEL_ENGINE", raising=False)
     run = run_experiment(EXPERIMENTS[name], limit=2, out=tmp_path)
-    assert calls and all("--out" in c and "--graphs" in c for c in calls)
-    assert all(c[c.index("--out") + 1].startswith(str(tmp_path)) for c in calls)
+    assert calls and all(c.out.startswith(str(tmp_path)) and c.graphs for c in calls)
     assert run.models and all((f / "results.jsonl.gz").exists() for f in run.folders)
     tables = {p.name for p in tmp_path.iterdir() if p.suffix in (".md", ".json")}
     expected = {
@@ -326,16 +328,17 @@ def test_each_harness_experiment_runs_its_benches_and_writes_its_tables(
 def test_parallel_muse_takes_a_samples_own_limit_where_it_is_smaller(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langgraph_parallel.apps.experiments import muse
+    from lab.experiments.muse import muse
 
-    calls: list[list[str]] = []
+    calls: list[BenchSpec] = []
     monkeypatch.setattr(base, "bench_here", _fake_bench(calls))
     monkeypatch.setattr(base, "bench_in_child", _fake_bench(calls))
     monkeypatch.setattr(muse, "_plot", lambda rows, path: None)
     monkeypatch.delenv("LANGGRAPH_PARALLEL_ENGINE", raising=False)
     pairs = ["sample_limits=musique:1,2wiki:5"]
     run_experiment(EXPERIMENTS["parallel-muse"], limit=3, out=tmp_path, pairs=pairs)
-    limits = {c[c.index("--out") + 1].rsplit("/", 1)[1]: c[c.index("--limit") + 1] for c in calls}
-    assert limits == {"musique": "1", "2wiki": "3", "hotpotqa": "3"}
+    limits = {c.out.rsplit("/", 1)[1]: c.limit for c in calls}
+    assert limits == {"musique": 1, "2wiki": 3, "hotpotqa": 3}
+    assert all(c.muse["budget"] == 8 and c.fresh_cache and c.index == "bm25" for c in calls)
     with pytest.raises(UserError, match="SAMPLE:N"):
         muse.sample_limits("musique=40")

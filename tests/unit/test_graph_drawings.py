@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_graph_drawings_are_current() -> None:
     done = subprocess.run(
-        [sys.executable, "tools/draw_graphs.py", "--check"],
+        [sys.executable, "-m", "lab.graph_drawings", "--check"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -24,7 +24,14 @@ def test_check_mode_reports_stale_pages(tmp_path: Path) -> None:
     page, readme = tmp_path / "graphs.md", tmp_path / "README.md"
     for path in (page, readme):
         path.write_text("# x\n<!-- graphs:start -->\nold picture\n<!-- graphs:end -->\n")
-    command = [sys.executable, "tools/draw_graphs.py", "--page", str(page), "--readme", str(readme)]
+    command = [
+        sys.executable,
+        "lab/graph_drawings.py",
+        "--page",
+        str(page),
+        "--readme",
+        str(readme),
+    ]
     check = subprocess.run([*command, "--check"], cwd=REPO, capture_output=True, text=True)
     assert check.returncode == 1 and "stale" in check.stderr
     subprocess.run(command, cwd=REPO, check=True, capture_output=True)
@@ -46,6 +53,13 @@ def test_a_file_without_its_markers_is_refused(tmp_path: Path) -> None:
     page, readme = tmp_path / "graphs.md", tmp_path / "README.md"
     page.write_text("# x\n<!-- graphs:start -->\n<!-- graphs:end -->\n")
     readme.write_text("# no markers\n")
-    command = [sys.executable, "tools/draw_graphs.py", "--page", str(page), "--readme", str(readme)]
+    command = [
+        sys.executable,
+        "lab/graph_drawings.py",
+        "--page",
+        str(page),
+        "--readme",
+        str(readme),
+    ]
     done = subprocess.run([*command, "--check"], cwd=REPO, capture_output=True, text=True)
     assert done.returncode != 0 and "needs one <!-- graphs:start -->" in done.stderr

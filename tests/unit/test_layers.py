@@ -12,6 +12,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "langgraph_parallel"
+LAB = PACKAGE.parent / "lab"
 
 LAYERS: dict[str, int] = {
     # foundations: no imports of the library, or only of each other downwards
@@ -80,9 +81,9 @@ def test_modules_are_one_thing_named_in_their_first_line_and_not_packed() -> Non
     """ARCHITECTURE.md: one thing per module, named in its first docstring line, up to about 400
     lines when it is one thing, and no line packed to meet a count (``# fmt: skip``)."""
     long, unnamed, packed = {}, [], []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted([*PACKAGE.rglob("*.py"), *LAB.rglob("*.py")]):
         text = path.read_text(encoding="utf-8")
-        name = str(path.relative_to(PACKAGE))
+        name = str(path.relative_to(PACKAGE.parent))
         if (n := len(text.splitlines())) > 400:
             long[name] = n
         docstring = ast.get_docstring(ast.parse(text))
@@ -93,6 +94,21 @@ def test_modules_are_one_thing_named_in_their_first_line_and_not_packed() -> Non
     assert not long, f"over about 400 lines: is it one thing? {long}"
     assert not unnamed, f"no first docstring line saying what the module is for: {unnamed}"
     assert not packed, f"lines packed past the formatter: {packed}"
+
+
+def test_the_package_never_imports_the_lab() -> None:
+    """The lab (experiments, the docs' writers) sits beside the wheel: it imports the package,
+    never the other way; its commands reach the CLI through an entry point."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            found += [
+                f"{path.relative_to(PACKAGE)}: {n}" for n in names if n.split(".")[0] == "lab"
+            ]
+    assert found == []
 
 
 def _module_graph() -> dict[str, set[str]]:

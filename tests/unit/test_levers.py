@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from langgraph_parallel.train.levers import SETTINGS, same_questions
+from lab.experiments.sft.levers import SETTINGS, same_questions
 
 
 def test_only_questions_both_files_hold_are_timed_in_the_same_order() -> None:

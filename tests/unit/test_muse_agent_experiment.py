@@ -1,6 +1,6 @@
 """The parallel-muse-agent experiment's comparison: pairs by id, intervals, identical runs."""
 
-from langgraph_parallel.apps.experiments.muse_agent import GRAPH, JOINS, WRAPPER, compare, markdown
+from lab.experiments.muse.muse_agent import GRAPH, JOINS, WRAPPER, compare, markdown
 
 
 def _row(graph: str, qid: str, right: bool, cost: float) -> dict:

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from langgraph_parallel.agent.context import SearchContext
-from langgraph_parallel.agent.step import passage_budget
-from langgraph_parallel.errors import UserError
-from langgraph_parallel.eval.passage_budget import (
+from lab.experiments.first_contact.passage_budget import (
     GoldSentences,
     budget_figures,
     gold_sentences,
     splitter_agreement,
 )
+from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.agent.step import passage_budget
+from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.adapters import MODEL_CARD
 from langgraph_parallel.parallel_muse.graph import create_rollouts_graph
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph

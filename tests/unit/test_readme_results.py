@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from langgraph_parallel.apps.experiments import results as tool
-from langgraph_parallel.apps.experiments.muse_tables import muse_setting
-from langgraph_parallel.apps.experiments.sft_tables import render_sft
-from langgraph_parallel.apps.experiments.staleness import full_history
-from langgraph_parallel.apps.experiments.summary_block import render_summary
+from lab import results as tool
+from lab.experiments.muse.muse_tables import muse_setting
+from lab.experiments.sft.sft_tables import render_sft
+from lab.staleness import full_history
+from lab.summary_block import render_summary
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -119,7 +119,7 @@ def test_the_muse_block_says_which_branching_settings_ran(flags: list[str], word
 def test_the_latency_block_shows_replayed_calls_only_for_settings_that_replayed(
     tmp_path: Path,
 ) -> None:
-    from langgraph_parallel.apps.experiments.latency_served import render_latency
+    from lab.experiments.latency.latency_served import render_latency
 
     def figures(decode: float) -> dict[str, float]:
         return {

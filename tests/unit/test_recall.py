@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from langgraph_parallel.eval.datasets import Question
-from langgraph_parallel.eval.harness import load_results, run_benchmark
+from langgraph_parallel.eval.harness import load_results, run_graphs
 from langgraph_parallel.eval.recall import RECALL_KEYS, gold_recall, run_searches
 from langgraph_parallel.eval.report import markdown_report
 from langgraph_parallel.eval.summary import summarize
@@ -97,7 +97,7 @@ def gold_questions() -> list[Question]:
 
 
 def test_rows_summary_and_report_show_recall_next_to_em(tmp_path: Path) -> None:
-    summary = run_benchmark(gold_questions(), {"g": SearchingGraph()}, tmp_path, progress=False)
+    summary = run_graphs(gold_questions(), {"g": SearchingGraph()}, tmp_path, progress=False)
     rows = {r["id"]: r for r in load_results(tmp_path / "results.jsonl")}
     assert rows["q0"]["gold_found"] == {"Gold 0a": 1, "Gold 0b": None}
     assert (rows["q0"]["recall"], rows["q0"]["em"]) == (0.5, 0.0)  # found, still wrong: reading

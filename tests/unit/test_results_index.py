@@ -10,23 +10,23 @@ from pathlib import Path
 
 import pytest
 
-from langgraph_parallel.apps.experiments import results as tool
-from langgraph_parallel.apps.experiments.base import Experiment
-from langgraph_parallel.apps.experiments.catalog import EXPERIMENTS
-from langgraph_parallel.apps.experiments.headlines import HEADLINES
-from langgraph_parallel.apps.experiments.index_folders import (
+from lab import results as tool
+from lab.base import Experiment
+from lab.catalog import EXPERIMENTS
+from lab.headlines import HEADLINES
+from lab.index_folders import (
     FOLDERS,
     KEPT_HISTORY,
     block_named,
     orphans,
 )
-from langgraph_parallel.apps.experiments.results_checks import problems, stray_figures
-from langgraph_parallel.apps.experiments.results_index import (
+from lab.results_checks import problems, stray_figures
+from lab.results_index import (
     render_benchmarks_index,
     render_results_index,
 )
-from langgraph_parallel.apps.experiments.run_records import read_run
-from langgraph_parallel.apps.experiments.staleness import (
+from lab.run_records import read_run
+from lab.staleness import (
     ADAPTER_FILES,
     CURRENT,
     STALE,

@@ -23,7 +23,7 @@ from langchain_core.exceptions import (
 from langchain_openai.chat_models.base import OpenAIConnectionError
 from pydantic import PrivateAttr
 
-from langgraph_parallel.apps.bench_cli import bench_command
+from langgraph_parallel.apps.bench import BenchSpec
 from langgraph_parallel.apps.cli import build_parser
 from langgraph_parallel.apps.registry import build_graph
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, describe_error, is_transient
@@ -208,15 +208,18 @@ def test_ask_and_bench_take_a_retry_deadline(capsys: pytest.CaptureFixture[str])
 
     parser = build_parser()
     asked = parser.parse_args(["ask", "Q?", "--retry-deadline", "60"])
-    assert retry_options(asked) == {"retry_policy": deadline_retry_policy(60)}
+    assert retry_options(asked.retry_deadline) == {"retry_policy": deadline_retry_policy(60)}
     assert "a server back within 47.5 s is waited for" in capsys.readouterr().err
-    assert retry_options(parser.parse_args(["ask", "Q?"])) == {}  # the factories' default
+    unset = parser.parse_args(["ask", "Q?"]).retry_deadline
+    assert retry_options(unset) == {}  # the factories' default
     bench = ["bench", "--dataset", "d", "--graphs", "parallel-search", "--out", "o"]
     served = parser.parse_args([*bench, "--server", "http://h:8000", "--retry-deadline", "60"])
-    assert bench_command(served).endswith(
-        "--index hybrid --server http://h:8000 --retry-deadline 60"
+    assert (
+        BenchSpec.from_args(served)
+        .command()
+        .endswith("--index hybrid --server http://h:8000 --retry-deadline 60")
     )
-    assert "--retry-deadline" not in bench_command(parser.parse_args(bench))
+    assert "--retry-deadline" not in BenchSpec.from_args(parser.parse_args(bench)).command()
     for bad in ["-1", "soon", "inf", "1e9"]:
         with pytest.raises(SystemExit):
             parser.parse_args(["ask", "Q?", "--retry-deadline", bad])

@@ -20,7 +20,7 @@ from langgraph_parallel import create_parallel_search_graph
 from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.apps.studio import model_from_env, search_from_env
 from langgraph_parallel.eval.datasets import Question
-from langgraph_parallel.eval.harness import run_benchmark
+from langgraph_parallel.eval.harness import run_graphs
 from langgraph_parallel.models.served_chat import ChatVLLMServer
 from langgraph_parallel.models.server import chat_openai_for_server
 from langgraph_parallel.retrieval.tavily import RetryPolicy, TavilySearcher
@@ -115,7 +115,7 @@ def test_results_files_never_carry_the_key(
     question = Question(
         id="q1", question="Q?", answer="a", answers=("a",), type="bridge", dataset="hotpotqa"
     )
-    run_benchmark([question], {"ps": graph}, tmp_path, progress=False)
+    run_graphs([question], {"ps": graph}, tmp_path, progress=False)
     written = "".join(p.read_text(encoding="utf-8") for p in tmp_path.rglob("*") if p.is_file())
     assert "model_error" in written
     assert_clean(written, caplog.text)

@@ -392,7 +392,7 @@ def test_the_client_bounds_the_connect_apart_from_the_request() -> None:
 def test_the_serving_fault_run_graph_waits_for_a_restarting_server(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from langgraph_parallel.apps.experiments.serving_fault import fault_graph
+    from lab.experiments.serving.serving_fault import fault_graph
 
     state, searcher = Stub(), CountingSearcher()
     question = {"question": "Were Ed Wood and Scott Derrickson both American?"}
@@ -410,9 +410,9 @@ def test_the_serving_experiment_runs_its_levels_probe_and_fault_run_on_a_stub_se
     import subprocess
     import sys
 
-    from langgraph_parallel.apps.experiments import serving
-    from langgraph_parallel.apps.experiments.base import Run, resolve_settings
-    from langgraph_parallel.apps.experiments.serving_render import render_serving
+    from lab.base import Run, resolve_settings
+    from lab.experiments.serving import serving
+    from lab.experiments.serving.serving_render import render_serving
     from langgraph_parallel.models import server as servers
     from langgraph_parallel.retrieval import indexes
 

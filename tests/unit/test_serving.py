@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from langgraph_parallel.apps.experiments.base import resolve_settings
-from langgraph_parallel.apps.experiments.catalog import EXPERIMENTS
-from langgraph_parallel.apps.experiments.serving_ceiling import (
+from lab.base import resolve_settings
+from lab.catalog import EXPERIMENTS
+from lab.experiments.serving.serving_ceiling import (
     ceiling_q_per_s,
     engine_rates,
     level_ceiling,
     question_tokens,
 )
-from langgraph_parallel.apps.experiments.serving_fault import (
+from lab.experiments.serving.serving_fault import (
     Restart,
     account,
     fault_graph,
@@ -31,8 +31,8 @@ from langgraph_parallel.apps.experiments.serving_fault import (
     retry_record,
     run_fault,
 )
-from langgraph_parallel.apps.experiments.serving_probe import measure_engine, probe_prompts
-from langgraph_parallel.apps.experiments.serving_render import render_serving
+from lab.experiments.serving.serving_probe import measure_engine, probe_prompts
+from lab.experiments.serving.serving_render import render_serving
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.eval.datasets import Question
 from langgraph_parallel.models.server import stop_server

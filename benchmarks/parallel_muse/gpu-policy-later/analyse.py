@@ -15,7 +15,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
-from langgraph_parallel.apps.experiments.muse_analysis import (  # noqa: E402
+from lab.experiments.muse.muse_analysis import (  # noqa: E402
     INDEPENDENT,
     PARTIAL,
     analyse,

@@ -1,0 +1,123 @@
+"""What an experiment is (:class:`Experiment`) and what one run of it gets (:class:`Run`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lab.bench_runs import bench_here, bench_in_child
+from langgraph_parallel.apps.bench import BenchSpec
+from langgraph_parallel.errors import UserError
+
+__all__ = ["Experiment", "Run", "resolve_settings"]
+
+
+@dataclass
+class Run:
+    """One invocation of an experiment: where it writes, how far it goes, with what settings.
+
+    Attributes:
+        experiment: The experiment's name.
+        out: Output folder (created by the runs).
+        limit: The ``--limit`` given, else the experiment's default (its meaning is the
+            experiment's ``limit_means``).
+        settings: The experiment's settings with the ``--set`` overrides applied.
+        command: The command line that reproduces this run (recorded in the tables).
+        models: Models the run used, as ``--model`` names them (their hashes go to
+            ``summary.json``); :meth:`bench` adds its own.
+        folders: Harness folders the run wrote (their rows are compressed when it ends).
+    """
+
+    experiment: str
+    out: Path
+    limit: int | None
+    settings: dict[str, Any]
+    command: str
+    models: list[str] = field(default_factory=list)
+    folders: list[Path] = field(default_factory=list)
+
+    def bench(self, spec: BenchSpec, *, child: bool = False) -> Path:
+        """Run (or resume) ``spec``; return its output folder.
+
+        Args:
+            spec: What the harness runs.
+            child: In a child process (one engine per process, resumed after a crash), else
+                in this one.
+        """
+        folder = Path(spec.out)
+        if spec.model == "auto":
+            from langgraph_parallel.apps.registry import default_model
+
+            self.uses(*(default_model(g) for g in spec.graphs))
+        else:
+            self.uses(spec.model)
+        if folder not in self.folders:
+            self.folders.append(folder)
+        (bench_in_child if child else bench_here)(spec)
+        return folder
+
+    def uses(self, *models: str) -> None:
+        """Record models the run used (for ``summary.json``)."""
+        self.models += [m for m in models if m not in self.models]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A benchmark declared once: run with ``langgraph-parallel bench run NAME``.
+
+    Attributes:
+        name: The name ``bench run`` takes.
+        about: One line for ``bench list``: what it measures, on what.
+        out: Default output folder (``--out``), relative to the working directory.
+        run: Runs (or resumes) it and writes its tables into ``run.out``.
+        limit: Default ``--limit`` (``None``: everything).
+        limit_means: What ``--limit`` counts (``questions per sample``, ``repeats``, ...).
+        settings: Its settings and their defaults (those of the committed run);
+            ``--set KEY=VALUE`` overrides one for a run, typed as its default.
+    """
+
+    name: str
+    about: str
+    out: str
+    run: Callable[[Run], None]
+    limit: int | None = None
+    limit_means: str = "questions"
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
+
+
+def _typed(key: str, text: str, default: Any) -> Any:
+    if isinstance(default, bool):
+        if text.lower() not in _TRUE | _FALSE:
+            raise UserError(f"--set {key}={text}: {key} is true or false.")
+        return text.lower() in _TRUE
+    for kind in (int, float):
+        if isinstance(default, kind):
+            try:
+                return kind(text)
+            except ValueError:
+                raise UserError(f"--set {key}={text}: {key} is a number.") from None
+    return text
+
+
+def resolve_settings(experiment: Experiment, pairs: Sequence[str]) -> dict[str, Any]:
+    """Return the experiment's settings with ``KEY=VALUE`` overrides, each typed as its default.
+
+    Raises:
+        UserError: A pair without ``=`` or naming no setting of the experiment.
+    """
+    settings = dict(experiment.settings)
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in settings:
+            known = ", ".join(settings) or "none"
+            raise UserError(
+                f"--set {pair!r}: give KEY=VALUE with KEY a setting of {experiment.name} ({known})."
+            )
+        settings[key] = _typed(key, text.strip(), settings[key])
+    return settings

@@ -1,0 +1,1 @@
+"""The declared experiments: one module or folder each (:mod:`lab.catalog` lists them)."""

@@ -1,0 +1,1 @@
+"""The engine experiments: concurrent vs sequential calls, prefix caching, vLLM's async engine."""

@@ -1,0 +1,1 @@
+"""What a new user meets (cold ``ask``, each dtype) and what each passage budget keeps."""

@@ -1,0 +1,103 @@
+"""First contact and the passage budget: two measurements of ``eval``, declared as experiments.
+
+What a new user meets on this machine (:mod:`lab.experiments.first_contact.measure`) and what
+each passage budget keeps (:mod:`lab.experiments.first_contact.passage_budget`). Both measure from
+``eval`` modules of their own (``python -m`` runs them as well); these declarations give them a
+name for ``bench run``, and the first one its docs block.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from lab.base import Experiment, Run
+from lab.paths import checkout_dir
+from lab.provenance import at_commit
+from langgraph_parallel.errors import UserError
+
+__all__ = ["FIRST_CONTACT", "PASSAGE_BUDGET", "render_first_contact"]
+
+
+def _first_contact(run: Run) -> None:
+    from lab.experiments.first_contact.measure import main
+
+    run.uses("smollm2-parallel")
+    argv = ["--out", str(run.out), "--repeats", str(run.settings["repeats"])]
+    argv += ["--questions", str(run.limit)] if run.limit is not None else []
+    if main(argv):
+        raise UserError("first-contact failed; its error is above.")
+
+
+def _passage_budget(run: Run) -> None:
+    from lab.experiments.first_contact.passage_budget import main
+
+    run.uses("smollm2")
+    if main(["--out", str(run.out), "--top-k", str(run.settings["top_k"])]):
+        raise UserError("passage-budget failed; its error is above.")
+
+
+FIRST_CONTACT = Experiment(
+    name="first-contact",
+    about="a new user's cold `ask` phase by phase, and each dtype's speed on this CPU",
+    out="benchmarks/first_contact",
+    run=_first_contact,
+    limit=10,
+    limit_means="warm questions per dtype",
+    settings={"repeats": 3},
+)
+PASSAGE_BUDGET = Experiment(
+    name="passage-budget",
+    about="gold sentences and tokens kept by each passage budget, bundled sample and index",
+    out="benchmarks/retrieval/passage_budget",
+    run=_passage_budget,
+    limit_means="unused: the whole bundled sample",
+    settings={"top_k": 3},
+)
+
+
+def render_first_contact(path: Path | None = None) -> str:
+    """Render cold ``ask`` by phase and each dtype's speed (block ``first-contact-results``)."""
+    path = path or checkout_dir() / "benchmarks" / "first_contact" / "first_contact.json"
+    result: dict[str, Any] = json.loads(path.read_text())
+    cpu = result["machine"]
+    cold = result["cold_start"]
+    first, median = cold["first_ever"], cold["median_run"]
+    walls = ", ".join(f"{c['process_wall_s']:.1f}" for c in cold["cold"])
+    lines = [
+        f"Made by `{result['command']}`{at_commit(result)}, {cpu['cpu']}, {cpu['cores']} cores "
+        f"(avx512_bf16: {'yes' if cpu['avx512_bf16'] else 'no'}, amx: "
+        f"{'yes' if cpu['amx'] else 'no'}), `smollm2-parallel`. The README question in a new "
+        "process (`ask --json --timings`), timed from outside: first on an empty cache, then "
+        f"{len(cold['cold'])} times on that cache "
+        f"({walls} s).",
+        "",
+        "| phase (s) | first ever | cold (median run) |",
+        "|---|---|---|",
+    ]
+    for phase, seconds in first["timings"].items():
+        lines.append(f"| {phase} | {seconds:.2f} | {median['timings'].get(phase, 0):.2f} |")
+    lines.append(
+        f"| **process wall** | **{first['process_wall_s']:.1f}** | "
+        f"**{median['process_wall_s']:.1f}** (median {cold['cold_median_s']:.1f}) |"
+    )
+    dtype = result["dtype"]
+    lines += [
+        "",
+        "| dtype | prefill 1 / 4 prompts tok/s | decode 1 / 4 streams tok/s | warm question s |",
+        "|---|---|---|---|",
+    ]
+    for name, d in dtype["by_dtype"].items():
+        mark = " (default here)" if name == dtype["default"] else ""
+        lines.append(
+            f"| {name}{mark} | {d['prefill_1_tok_s']:.0f} / {d['prefill_4_tok_s']:.0f} | "
+            f"{d['decode_1_tok_s']:.0f} / {d['decode_4_tok_s']:.0f} | "
+            f"**{d['warm_question_median_s']:.2f}** ({d['warm_questions']} questions) |"
+        )
+    lines.append("")
+    lines.append(
+        f"The default ({dtype['default']}) takes {dtype['default_vs_faster']:.2f}x the faster "
+        f"dtype's ({dtype['faster']}) warm question on this CPU."
+    )
+    return "\n".join(lines)

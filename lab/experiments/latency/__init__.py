@@ -1,0 +1,1 @@
+"""Where one question's time goes: in process, per engine setting, and against ``serve``."""

@@ -1,0 +1,1 @@
+"""ParallelMuse against independent rollouts, and over a ``create_agent`` app."""

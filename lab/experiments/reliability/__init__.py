@@ -1,0 +1,1 @@
+"""The reliability experiment: injected faults and what each graph does with them."""

@@ -1,0 +1,1 @@
+"""Gold-page recall and latency of every index kind."""

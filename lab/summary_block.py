@@ -1,0 +1,119 @@
+"""README.md's summary table: a headline figure of several blocks, each as its block says it.
+
+``tests/unit/test_readme_results.py`` checks that every figure of it is in a full block.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from lab.experiments.muse.muse_tables import LATER_RUN, MAIN_RUN
+from lab.paths import checkout_dir
+from lab.provenance import at_commit
+from langgraph_parallel.eval.paired import PairedDifference
+
+__all__ = ["render_summary"]
+
+
+def render_summary(root: Path | None = None) -> str:
+    """Render README.md's one small table: a headline figure of several blocks, as they say it."""
+    bench = (root or checkout_dir()) / "benchmarks"
+    sft = json.loads((bench / "sft" / "sft.json").read_text())["datasets"]
+    muse = json.loads((bench / MAIN_RUN / "parallel_muse.json").read_text())
+    serving = [
+        json.loads(p.read_text()) for p in sorted((bench / "serving").glob("*/serving.json"))
+    ]
+    reliability = json.loads((bench / "reliability.json").read_text())
+    lines = [
+        "| measure | figure | run |",
+        "|---|---|---|",
+    ]
+    for dataset, part in sft.items():
+        ratio = part["parallel_over_sequential"].get("parallelizable")
+        by_graph = part["by_class"]["parallelizable"]
+        if not ratio:
+            continue
+        ems = " / ".join(
+            f"{by_graph[g]['em']:.3f}" for g in ("parallel-search", "sequential", "direct")
+        )
+        paired = part.get("paired_em", {})
+        lines.append(
+            f"| Trained ParallelSearch policy vs the equally trained sequential one, {dataset} "
+            f"parallelizable questions | **{ratio['llm_calls']:.2f}x** LLM calls, "
+            f"**{ratio['turns']:.2f}x** search turns; EM {ems} (parallel / sequential / closed "
+            f"book){_interval(paired, 'parallel-search - sequential', 'parallelizable')} | "
+            f"`benchmarks/sft/`, {by_graph['parallel-search']['n']} questions |"
+        )
+        vs_direct = paired.get("parallel-search - direct", {})
+        cells = [
+            f"{what} EM **{vs_direct[cls]['a']:.3f}** vs {vs_direct[cls]['b']:.3f}"
+            f"{_interval(paired, 'parallel-search - direct', cls)}"
+            for cls, what in (("parallelizable", "comparison"), ("sequential", "bridge (chain)"))
+            if cls in vs_direct
+        ]
+        if cells:
+            n = sum(d["n"] for c, d in vs_direct.items() if c != "all")
+            lines.append(
+                f"| Trained ParallelSearch policy vs closed book, {dataset} | {'; '.join(cells)} "
+                f"| `benchmarks/sft/`, {n:.0f} questions |"
+            )
+    everything = muse["all"]
+    join = everything["best_join"]["join"]
+    best = PairedDifference.from_dict(everything["paired"][f"parallel-muse {join} - single"])
+    later = bench / LATER_RUN / "later.json"
+    default = ""
+    if later.is_file():
+        ratio = json.loads(later.read_text())["samples"]["all"]["partial_over_independent"]
+        where = f"`benchmarks/{LATER_RUN}/`"
+        default = f"**{ratio['agent_cost']:.2f}x** from step 1 (the default; {where}), "
+    lines.append(
+        "| ParallelMuse: agent cost (uncached prefill + generated tokens) of partial rollout vs "
+        f"8 independent rollouts; its best join ({join[8:]}) vs its first rollout, EM | "
+        f"{default}{everything['partial_over_independent']['agent_cost']:.2f}x from step 0; "
+        f"EM {best.a:.3f} vs {best.b:.3f}, difference "
+        f"{best.interval(counts=False, mark_zero=True)} | "
+        f"`benchmarks/{MAIN_RUN}/`, {everything['graphs']['parallel-muse']['n']} multi-hop "
+        "questions |"
+    )
+    # First contact replaces the latency row: measured on today's default engine and policy.
+    contact = json.loads((bench / "first_contact" / "first_contact.json").read_text())
+    cpu = contact["machine"]
+    where = f"{cpu['cpu']}, {cpu['cores']} cores{', avx512_bf16' if cpu['avx512_bf16'] else ''}"
+    cold, dtype = contact["cold_start"], contact["dtype"]
+    warm = dtype["by_dtype"][dtype["default"]]["warm_question_median_s"]
+    first = cold["first_ever"]["process_wall_s"]
+    lines.append(
+        f"| Cold `ask` of the README question, new process (engine start included), median of "
+        f"{len(cold['cold'])}; first ever (model preparation included) | "
+        f"**{cold['cold_median_s']:.1f} s**; {first:.1f} s | "
+        f"`benchmarks/first_contact/`{at_commit(contact)}, {where} |"
+    )
+    lines.append(
+        f"| Median warm question, default engine ({dtype['default']}, chosen for this CPU) | "
+        f"**{warm:.2f} s** | `benchmarks/first_contact/`{at_commit(contact)}, {where} |"
+    )
+    for run in serving:
+        if run["engine"].get("speculative_config", "default") is not None:
+            top = run["levels"][-1]
+            lines.append(
+                f"| One `langgraph-parallel serve`, {top['concurrency']} runs at once | "
+                f"{top['throughput_q_per_s']:.3f} questions/s, {top['errors']} errors | "
+                f"`benchmarks/serving/`{at_commit(run)} |"
+            )
+    rows = reliability["rows"]
+    lines.append(
+        f"| Fault injection (fuzzed model output, flaky searcher) | "
+        f"{sum(r['cases'] for r in rows):,} runs, **{sum(r['crashes'] for r in rows)} crashes** "
+        f"| `benchmarks/reliability.md`{at_commit(reliability)} |"
+    )
+    return "\n".join(lines)
+
+
+def _interval(paired: dict[str, dict[str, dict[str, Any]]], pair: str, cls: str) -> str:
+    """``; difference +d [low, high] (...)`` of a paired EM comparison; nothing if not recorded."""
+    if cls not in paired.get(pair, {}):
+        return ""
+    d = PairedDifference.from_dict(paired[pair][cls])
+    return f"; difference {d.interval(counts=False, mark_zero=True)}"
