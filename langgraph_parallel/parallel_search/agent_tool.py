@@ -3,8 +3,8 @@
 The graph's fan-out in one tool call: ``search`` takes ``query_list``, one or more independent
 sub-queries, searches them together in one batched retrieval (one ``batch_search``, through the
 graph's :class:`~langgraph_parallel.retrieval.batching.SearchBatcher`) and answers with one
-observation formatted as the graph's ``observe`` node formats a turn (``passage_sentences``
-included), so a trained policy reads what it was trained on.
+observation. The turn is the graph's (:mod:`.turn`: the cap, the errors, the observation, the
+counters), so a trained policy reads byte for byte what the graph shows it.
 
 Why a ``BaseTool`` with a JSON-schema ``args_schema``: the model is shown a list of strings, but
 nothing validates before the tool runs, so every shape other providers send reaches
@@ -27,8 +27,16 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools.base import ArgsSchema
 from pydantic import Field, PrivateAttr, SkipValidation
 
-from langgraph_parallel.errors import clean_text, describe_error, reported_error
-from langgraph_parallel.parallel_search.search import SEARCH_POOL, error_observation
+from langgraph_parallel.errors import reported_error
+from langgraph_parallel.parallel_search.turn import (
+    SEARCH_POOL,
+    Outcome,
+    failed,
+    listed,
+    sub_query_text,
+    timed_out,
+    turn_counters,
+)
 from langgraph_parallel.prompts import SEARCH_CALL_ERROR, SEARCH_TOOL_DESCRIPTION
 from langgraph_parallel.protocol import (
     DEFAULT_MAX_PARALLEL_QUERIES,
@@ -37,7 +45,7 @@ from langgraph_parallel.protocol import (
     search_queries,
 )
 from langgraph_parallel.retrieval.batching import SearchBatcher
-from langgraph_parallel.retrieval.documents import Passage, format_passages, listed_once
+from langgraph_parallel.retrieval.documents import Passage
 from langgraph_parallel.retrieval.search import SearchSource, as_searcher
 
 __all__ = ["QUERY_LIST_SCHEMA", "ParallelSearchTool", "parallel_search_tool"]
@@ -54,11 +62,6 @@ QUERY_LIST_SCHEMA: dict[str, Any] = {
     "required": ["query_list"],
 }
 """The arguments the model is shown: ``{"query_list": ["...", ...]}``."""
-
-LISTED_ELSEWHERE = "Only documents listed under another sub-query."
-"""A sub-query's text when every passage it found is listed under another sub-query."""
-
-Outcome = list[Passage] | str  # the passages of one sub-query, or why there are none
 
 
 @dataclass(frozen=True)
@@ -95,9 +98,9 @@ class ParallelSearchTool(BaseTool):
     """Show each passage's title and first N sentences (``None``: whole passages)."""
     timeout: float = Field(default=60.0, gt=0)
     """Seconds before an unfinished sub-query is reported as timed out."""
-    dedupe_passages: bool = True
+    dedupe_passages: bool = False
     """List a passage that several sub-queries found once, under the one ranking it highest
-    (:func:`~langgraph_parallel.retrieval.documents.listed_once`)."""
+    (:func:`~.turn.listed`); off by default, as in the graph the policies were trained on."""
 
     _batcher: SearchBatcher = PrivateAttr()
 
@@ -136,53 +139,36 @@ class ParallelSearchTool(BaseTool):
     def _outcome(self, future: concurrent.futures.Future[list[Passage]]) -> Outcome:
         if not future.done() or future.cancelled():
             future.cancel()
-            return f"search timed out after {self.timeout:g} s"
+            return timed_out(self.timeout)
         exc = future.exception()
         if exc is None:
             return future.result()
         if not isinstance(exc, Exception):  # e.g. KeyboardInterrupt
             raise exc
         # The graph's rule: a UserError (a set-up problem) is raised, anything else reported.
-        return f"search failed: {reported_error(exc)}"
+        return failed(reported_error(exc))
 
     def _observe(self, call: _Call) -> tuple[str, dict[str, Any]]:
         outcomes = [self._outcome(future) for future in call.futures]
-        found = [outcome for outcome in outcomes if not isinstance(outcome, str)]
-        try:
-            listed = iter(listed_once(found) if self.dedupe_passages else found)
-        except Exception:  # a searcher's wrong shape is reported below, per sub-query
-            listed = iter(found)
-        results: list[tuple[str, str]] = []
-        titles: list[list[str]] = []
-        errors: list[str | None] = []
-        duplicates = 0
-        for query, outcome in zip(call.run, outcomes, strict=True):
-            shown: list[str] = []
-            if not isinstance(outcome, str):
-                kept = next(listed)
-                try:  # a searcher returning the wrong shape is a failing tool
-                    text = format_passages(kept, passage_sentences=self.passage_sentences)
-                    text = clean_text(text if kept or not outcome else LISTED_ELSEWHERE)
-                    shown = [clean_text(str(p.title)) for p in kept]
-                    duplicates += len(outcome) - len(kept)
-                except Exception as exc:
-                    outcome = f"search failed: {describe_error(exc)}"
-            if isinstance(outcome, str):
-                text = error_observation(outcome)
-            results.append((query, text))
-            titles.append(shown)
-            errors.append(outcome if isinstance(outcome, str) else None)
-        run = call.run
-        counters = {"turns": 1, "searches": 1, "sub_queries": len(run)}
-        counters["parallel_turns"] = int(len(run) > 1)
+        kept = listed(outcomes, self.dedupe_passages)
+        shown = [
+            sub_query_text(k, passage_sentences=self.passage_sentences, found=len(o))
+            for k, o in zip(kept, outcomes, strict=True)
+        ]
+        duplicates = sum(
+            len(o) - len(k)
+            for k, o, s in zip(kept, outcomes, shown, strict=True)
+            if not isinstance(o, str) and s.error is None
+        )
         artifact = {
-            "counters": counters,
-            "queries": run,
+            "counters": {**turn_counters(len(call.run)), "searches": 1},
+            "queries": call.run,
             "skipped": call.skipped,
-            "titles": titles,
-            "errors": errors,
+            "titles": [s.titles for s in shown],
+            "errors": [s.error for s in shown],
             "duplicate_passages": duplicates,
         }
+        results = [(q, s.text) for q, s in zip(call.run, shown, strict=True)]
         return format_observation(results, call.skipped, limit=self.max_sub_queries), artifact
 
 
@@ -193,7 +179,7 @@ def parallel_search_tool(
     max_sub_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
     passage_sentences: int | None = None,
     timeout: float = 60.0,
-    dedupe_passages: bool = True,
+    dedupe_passages: bool = False,
     name: str = "search",
 ) -> ParallelSearchTool:
     """Return ParallelSearch as a LangChain tool, named ``search``, for ``create_agent``.
@@ -212,7 +198,8 @@ def parallel_search_tool(
             ``model.passage_sentences``.
         timeout: Seconds before an unfinished sub-query is reported as timed out.
         dedupe_passages: List a passage that several sub-queries found once, under the one
-            that ranks it highest; ``False`` gives exactly the graph's observation.
+            that ranks it highest (fewer tokens; an observation the graph's policies were not
+            trained on). ``False``, the default, gives exactly the graph's observation.
         name: The tool's name; the embedded policies call a tool named ``search``.
 
     Raises:

@@ -17,6 +17,7 @@ from langgraph.types import Send
 
 from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.state import FanOutState, SearchResult, SubQuery
+from langgraph_parallel.parallel_search.turn import turn_counters
 from langgraph_parallel.protocol import cap_queries, format_observation
 
 
@@ -86,12 +87,10 @@ class ObserveNode:
         return {
             "observation": text,
             "messages": [HumanMessage(text)],
-            # parallel_turns: rounds that really fanned out; first_turn_parallel: whether the
-            # first search did (the paper's decomposition rate of the first search)
+            # first_turn_parallel: whether the first search fanned out (the paper's
+            # decomposition rate of the first search)
             "counters": {
-                "turns": 1,
-                "sub_queries": len(results),
-                "parallel_turns": int(len(results) > 1),
+                **turn_counters(len(results)),
                 "first_turn_parallel": int(len(results) > 1 and state.get("turn") == 1),
             },
         }

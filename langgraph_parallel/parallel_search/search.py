@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -12,19 +11,10 @@ from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.nodes import Body, DualNode, Wait
 from langgraph_parallel.agent.state import SearchResult, SubQuery
-from langgraph_parallel.errors import clean_text, reported_error
+from langgraph_parallel.errors import reported_error
+from langgraph_parallel.parallel_search.turn import SEARCH_POOL, failed, sub_query_text, timed_out
 from langgraph_parallel.retrieval.batching import SearchBatcher
-from langgraph_parallel.retrieval.documents import format_passages
 from langgraph_parallel.retrieval.search import Searcher
-
-SEARCH_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="lgp-search")
-"""Where searches run (the graph's ``search`` node and the ``create_agent`` tool), so a hung
-searcher can be abandoned after its timeout without blocking the graph."""
-
-
-def error_observation(error: str) -> str:
-    """Return what the model reads for a sub-query whose search failed (``error`` says how)."""
-    return f"Search error ({error}); no documents."
 
 
 class SearchNode(DualNode):
@@ -82,19 +72,15 @@ class SearchNode(DualNode):
             payload["query"], top_k, group=payload.get("group"), size=payload.get("size", 1)
         )
         try:
-            passages = yield Wait(future, timeout)
-            # Formatting is inside the try: a searcher returning the wrong shape is a failing tool.
-            text = format_passages(passages, passage_sentences=context.passage_sentences)
-            result["text"] = clean_text(text)
-            result["titles"] = [clean_text(str(p.title)) for p in passages]
+            outcome = yield Wait(future, timeout)
         except TimeoutError:
-            result["error"] = f"search timed out after {timeout:g} s"
+            outcome = timed_out(timeout)
         except Exception as exc:  # a failing tool is reported to the model, and the run goes on
-            result["error"] = f"search failed: {reported_error(exc, runtime, self.retry)}"
-        error = result.get("error")
-        if error:
-            result["titles"] = []
-            result["text"] = error_observation(error)
+            outcome = failed(reported_error(exc, runtime, self.retry))
+        shown = sub_query_text(outcome, passage_sentences=context.passage_sentences)
+        result["text"], result["titles"] = shown.text, shown.titles
+        if shown.error:
+            result["error"] = shown.error
         emit(
             runtime,
             "search_end",

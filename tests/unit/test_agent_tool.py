@@ -22,7 +22,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from langgraph_parallel import ParallelSearchMiddleware, parallel_search_tool
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.parallel_search.agent_tool import LISTED_ELSEWHERE
+from langgraph_parallel.parallel_search.turn import LISTED_ELSEWHERE
 from langgraph_parallel.prompts import PARALLEL_SEARCH_TOOL_INSTRUCTION
 from langgraph_parallel.protocol import format_observation
 from langgraph_parallel.retrieval.documents import Passage, format_passages
@@ -146,18 +146,71 @@ class OverlappingSearcher:
 
 
 def test_a_passage_found_twice_is_listed_once_under_the_sub_query_ranking_it_highest() -> None:
-    message = parallel_search_tool(OverlappingSearcher()).invoke(
+    message = parallel_search_tool(OverlappingSearcher(), dedupe_passages=True).invoke(
         {"name": "search", "args": {"query_list": ["a", "b", "c"]}, "id": "1", "type": "tool_call"}
     )
     assert message.artifact["titles"] == [["A"], ["Shared", "B"], []]
     assert message.artifact["duplicate_passages"] == 2
     assert f"[c]\n{LISTED_ELSEWHERE}\n" in message.content
-    # dedupe_passages=False: exactly the graph's observation, repeats included.
-    plain = parallel_search_tool(OverlappingSearcher(), dedupe_passages=False)
+    # The default: exactly the graph's observation, repeats included.
+    plain = parallel_search_tool(OverlappingSearcher())
     same = plain.invoke({"query_list": ["a", "b"]})
     pages = OverlappingSearcher().batch_search(["a", "b"])
     expected = [(q, format_passages(p)) for q, p in zip(["a", "b"], pages, strict=True)]
     assert same == format_observation(expected)
+
+
+class MixedSearcher(OverlappingSearcher):
+    """Overlapping pages, and a page of the wrong shape for ``bad`` (a failing tool)."""
+
+    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+        pages = super().batch_search([q for q in queries if q != "bad"], k)
+        found = iter(pages)
+        return [["not a passage"] if q == "bad" else next(found) for q in queries]  # type: ignore[list-item]
+
+
+def test_the_graph_and_the_tool_show_a_policy_byte_equal_observations_by_default() -> None:
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from langgraph_parallel import create_parallel_search_graph
+
+    queries = ["a", "b", "bad", "c", "a second", "over the cap"]
+    searcher = MixedSearcher()
+    searcher.batch_search = _with_extra(searcher.batch_search)  # type: ignore[method-assign]
+    model = GenericFakeChatModel(
+        messages=iter(
+            [
+                AIMessage(f"<search> {' ## '.join(queries)} </search>"),
+                AIMessage("<answer> a </answer>"),
+            ]
+        )
+    )
+    graph = create_parallel_search_graph(
+        model, searcher, top_k=2, max_parallel_queries=5, passage_sentences=1, prompt_style="raw"
+    )
+    state = graph.invoke({"question": "Q?"})
+    observation = state["messages"][2].content
+    tool = parallel_search_tool(searcher, k=2, max_sub_queries=5, passage_sentences=1)
+    content = tool.invoke({"query_list": queries})
+    assert "Search error (search failed:" in content and "Not searched" in content
+    assert content.count("Shared") == 3  # repeats included, as the graph shows them
+    assert observation == content
+    # Their counters agree on the turn.
+    call = {"name": "search", "args": {"query_list": queries}, "id": "1", "type": "tool_call"}
+    artifact = tool.invoke(call).artifact
+    for key in ("sub_queries", "parallel_turns"):
+        assert artifact["counters"][key] == state["counters"][key]
+
+
+def _with_extra(search: Any) -> Any:
+    def batch_search(queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
+        known = [q for q in queries if q != "a second"]
+        found = iter(search(known, k))
+        extra = [Passage("x", "Extra", "First sentence. Second sentence.")]
+        return [extra if q == "a second" else next(found) for q in queries]
+
+    return batch_search
 
 
 def test_the_middleware_caps_sub_queries_and_says_which_were_not_searched() -> None:

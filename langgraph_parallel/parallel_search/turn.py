@@ -1,0 +1,123 @@
+"""One ParallelSearch turn: the sub-queries' cap, their search, errors, the observation, counters.
+
+The graph (``fan_out`` -> one ``search`` branch per sub-query -> ``observe``) and the
+``create_agent`` tool (:mod:`.agent_tool`, one call) run a turn with these functions, so the
+same policy reads byte-equal observations on both paths: the cap and the note naming the
+sub-queries over it (:func:`~langgraph_parallel.protocol.cap_queries`,
+:func:`~langgraph_parallel.protocol.format_observation`), how a timed-out or failing
+sub-query reads (:func:`timed_out`, :func:`failed`, :func:`error_observation`), how found
+passages read (:func:`sub_query_text`), the rule that lists a passage found by several
+sub-queries once (:func:`listed`; off by default on both paths, as the policies were trained
+without it) and the counters a turn adds (:func:`turn_counters`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from langgraph_parallel.errors import clean_text, describe_error
+from langgraph_parallel.retrieval.documents import Passage, format_passages, listed_once
+
+__all__ = [
+    "LISTED_ELSEWHERE",
+    "SEARCH_POOL",
+    "Outcome",
+    "SubQueryText",
+    "error_observation",
+    "failed",
+    "listed",
+    "sub_query_text",
+    "timed_out",
+    "turn_counters",
+]
+
+SEARCH_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="lgp-search")
+"""Where searches run (the graph's ``search`` node and the ``create_agent`` tool), so a hung
+searcher can be abandoned after its timeout without blocking the graph."""
+
+LISTED_ELSEWHERE = "Only documents listed under another sub-query."
+"""A sub-query's text when every passage it found is listed under another sub-query."""
+
+Outcome = Sequence[Passage] | str
+"""What one sub-query's search gave: its passages, or why there are none."""
+
+
+def timed_out(timeout: float) -> str:
+    """Return the error of a sub-query still unfinished after ``timeout`` seconds."""
+    return f"search timed out after {timeout:g} s"
+
+
+def failed(description: str) -> str:
+    """Return the error of a sub-query whose search raised (``description`` says what)."""
+    return f"search failed: {description}"
+
+
+def error_observation(error: str) -> str:
+    """Return what the model reads for a sub-query whose search failed (``error`` says how)."""
+    return f"Search error ({error}); no documents."
+
+
+@dataclass
+class SubQueryText:
+    """What the observation shows for one sub-query, and what its records keep.
+
+    Attributes:
+        text: The sub-query's part of the observation.
+        titles: Titles of the passages shown (none after an error).
+        error: Why there are no passages (``None`` when the search worked).
+    """
+
+    text: str
+    titles: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def sub_query_text(
+    outcome: Outcome, *, passage_sentences: int | None, found: int | None = None
+) -> SubQueryText:
+    """Return how one sub-query's outcome reads in the observation.
+
+    A searcher returning the wrong shape is a failing tool: its error is reported like any
+    other, never raised.
+
+    Args:
+        outcome: Its passages (after :func:`listed`), or why there are none.
+        passage_sentences: Show each passage's title and first N sentences (``None``: whole).
+        found: How many passages its search found before :func:`listed` (``None``: as many as
+            shown); a sub-query all of whose passages are listed elsewhere says so.
+    """
+    if not isinstance(outcome, str):
+        try:
+            text = format_passages(outcome, passage_sentences=passage_sentences)
+            if not outcome and found:
+                text = LISTED_ELSEWHERE
+            return SubQueryText(clean_text(text), [clean_text(str(p.title)) for p in outcome])
+        except Exception as exc:
+            outcome = failed(describe_error(exc))
+    return SubQueryText(error_observation(outcome), [], outcome)
+
+
+def listed(outcomes: Sequence[Outcome], dedupe: bool) -> list[Outcome]:
+    """Return the outcomes with each passage kept under one sub-query when ``dedupe``.
+
+    The passage stays under the sub-query that ranks it highest
+    (:func:`~langgraph_parallel.retrieval.documents.listed_once`); errors stay as they are.
+    """
+    found = [list(o) for o in outcomes if not isinstance(o, str)]
+    if not dedupe or not found:
+        return list(outcomes)
+    try:
+        kept = iter(listed_once(found))
+    except Exception:  # a searcher's wrong shape is reported per sub-query, by sub_query_text
+        return list(outcomes)
+    return [o if isinstance(o, str) else next(kept) for o in outcomes]
+
+
+def turn_counters(sub_queries: int) -> dict[str, int]:
+    """Return the counters one searching turn adds: ``turns``, ``sub_queries``, ``parallel_turns``.
+
+    ``parallel_turns`` counts the turns that really fanned out (more than one sub-query).
+    """
+    return {"turns": 1, "sub_queries": sub_queries, "parallel_turns": int(sub_queries > 1)}
