@@ -19,6 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from langgraph_parallel.agent.context import PassageBudgetOption, SearchContext
+from langgraph_parallel.agent.policy import policy_of
 from langgraph_parallel.errors import UserError, clean_text, storable
 from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.prompts import RawPrompt, opening_prompt
@@ -65,11 +66,10 @@ class StepReply:
 
 
 def prompt_style(model: BaseChatModel, context: SearchContext) -> Literal["chat", "raw"]:
-    """Resolve ``context.prompt_style`` for ``model`` (``auto`` asks in-process models)."""
+    """Resolve ``context.prompt_style`` for ``model`` (``auto``: the style it declares)."""
     if context.prompt_style != "auto":
         return context.prompt_style
-    style = getattr(model, "style", None)
-    return "raw" if style == "raw" else "chat"
+    return policy_of(model).style
 
 
 def constrained_regex(
@@ -77,13 +77,14 @@ def constrained_regex(
 ) -> str | None:
     """Return ``regex`` when this step should use the engine's structured outputs, else ``None``.
 
-    ``constrain=None`` means on for models with a ``regex`` setting (``ChatVLLM``) in ``raw``
-    style. Shared by every node that constrains a step, so the rule lives in one place.
+    ``constrain=None`` means on for models that declare constrained decoding (``ChatVLLM``,
+    ``ChatVLLMServer``) in ``raw`` style. Shared by every node that constrains a step, so the
+    rule lives in one place.
 
     Raises:
         UserError: ``constrain=True`` for a model without structured outputs.
     """
-    supported = hasattr(model, "regex")
+    supported = policy_of(model).constrained_decoding
     if constrain is None:
         constrain = style == "raw" and supported
     if not constrain:
@@ -99,21 +100,19 @@ def constrained_regex(
 def raw_prompt_kind(model: BaseChatModel) -> RawPrompt:
     """Return the raw prompt a model wants: ``rules`` for trained policies, else ``few_shot``.
 
-    ``ChatVLLM`` reads it from the model card of a trained folder (``"raw_prompt": "rules"``)
-    and reports it as ``prompt_kind``; other models may set a ``raw_prompt`` attribute; any
-    other model gets the few-shot demos.
+    What the model declares (:func:`~langgraph_parallel.agent.policy.policy_of`): the trained
+    folders' cards say ``"raw_prompt": "rules"``.
     """
-    kind = getattr(model, "prompt_kind", None) or getattr(model, "raw_prompt", None)
-    return "rules" if kind == "rules" else "few_shot"
+    return policy_of(model).raw_prompt
 
 
 def passage_budget(model: BaseChatModel, requested: PassageBudgetOption = "auto") -> int | None:
     """Resolve a factory's ``passage_sentences``: ``auto`` takes the model's declared budget.
 
     A policy trained on observations cut to N sentences per passage should read the same cut
-    at inference, so the budget travels with the model: ``ChatVLLM``/``ChatVLLMServer`` read
-    ``passage_sentences`` from a trained folder's card, other models may set a
-    ``passage_sentences`` attribute; a model that declares none gets whole passages.
+    at inference, so the budget travels with the model: it is part of what the model declares
+    (:func:`~langgraph_parallel.agent.policy.policy_of`: a trained folder's card, or a
+    ``passage_sentences`` attribute); a model that declares none gets whole passages.
 
     Args:
         model: The graph's model.
@@ -124,15 +123,7 @@ def passage_budget(model: BaseChatModel, requested: PassageBudgetOption = "auto"
     """
     if requested != "auto":
         return requested
-    declared = getattr(model, "passage_sentences", None)
-    if declared is None:
-        return None
-    if isinstance(declared, bool) or not isinstance(declared, int) or declared < 1:
-        raise UserError(
-            f"the model declares passage_sentences={declared!r} (its card or attribute); it must "
-            "be a positive integer or absent. Pass passage_sentences=N or None to the graph."
-        )
-    return declared
+    return policy_of(model).passage_sentences
 
 
 def first_prompt(
@@ -184,7 +175,7 @@ def step_options(
     regex = constrained_regex(model, style, context.constrain, grammar)
     if regex:
         options["regex"] = regex
-    if not keep_logprobs and hasattr(model, "regex"):
+    if not keep_logprobs and policy_of(model).constrained_decoding:
         options["top_logprobs"] = 0
     return options
 

@@ -100,7 +100,7 @@ class ThinkNode(DualNode):
     ) -> Body[Command[ThinkRoute]]:
         """Run one step (one model call; see :mod:`~langgraph_parallel.agent.nodes`)."""
         context = run_context(runtime, self.defaults)
-        # The first use of an in-process model starts its engine: off the event loop.
+        # What the model declares is read from its card on first use: off the event loop.
         style = yield Blocking(prompt_style, (self.model, context))
         history: list[BaseMessage] = list(state.get("messages") or [])
         if history and state.get("stop_reason") is not None:

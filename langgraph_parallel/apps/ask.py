@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from langgraph_parallel.agent.policy import policy_of
 from langgraph_parallel.apps.arguments import (
     add_index_argument,
     add_passage_argument,
@@ -125,7 +126,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         **retry_options(args.retry_deadline),
     )
     with timings.phase("engine start"):
-        worker = getattr(model, "worker", None)  # first: wall_s times the question only
+        # First: wall_s times the question only.
+        worker = model.worker if policy_of(model).in_process_engine else None  # type: ignore[attr-defined]
     # The live view (steps, each sub-query and rollout as it starts and ends) goes to stderr.
     on_event, first = _first_step_clock(None if args.json else print_event)
     t0 = time.perf_counter()

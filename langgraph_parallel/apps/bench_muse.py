@@ -17,6 +17,7 @@ import argparse
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from langgraph_parallel.agent.policy import policy_of
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.parallel_muse.context import JOINS, REPORT_MODES, REPORT_STYLES
 from langgraph_parallel.parallel_muse.uncertainty import MODES, REGIONS
@@ -77,7 +78,7 @@ def fresh_cache_hook(models: Mapping[str, Any]) -> Callable[[str], None]:
     Raises:
         UserError: A graph's model has no in-process engine to empty.
     """
-    other = [name for name, model in models.items() if not hasattr(model, "reset_prefix_cache")]
+    other = [name for name, model in models.items() if not policy_of(model).in_process_engine]
     if other:
         raise UserError(
             f"--fresh-cache needs the in-process engine (an embedded model or a model folder); "

@@ -130,7 +130,7 @@ class DirectNode(DualNode):
     ) -> Body[dict[str, Any]]:
         """Answer the question in one call."""
         context = run_context(runtime, self.defaults)
-        style = yield Blocking(self.style, (context,))  # may start an in-process engine
+        style = yield Blocking(self.style, (context,))  # a model card read: off the event loop
         question = clean_text(state["question"])
         prompt = HumanMessage(direct_prompt(question, style, context.instruction))
         options: dict[str, Any] = {"stop": ["</answer>"], "max_tokens": context.max_tokens}

@@ -10,16 +10,17 @@ construction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
+from pydantic import PrivateAttr
 
 from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
-from langgraph_parallel.models.folders import model_card
+from langgraph_parallel.models.folders import model_card, served_prompt
 from langgraph_parallel.models.sampling import ConfigurableSampling
 from langgraph_parallel.models.tool_calls import ToolStep, openai_tools, prepare_tool_step
 from langgraph_parallel.prompts import RawPrompt
@@ -55,6 +56,9 @@ class VLLMChatSettings(ConfigurableSampling):
     """Constrain every generation to this regular expression (vLLM structured outputs)."""
     timeout: float | None = 900.0
 
+    IN_PROCESS: ClassVar[bool] = False
+    """Whether the model runs on an engine in this process (``ChatVLLM``)."""
+
     @property
     def passage_sentences(self) -> Any:
         """The observation budget the model's card declares (``None``: whole passages).
@@ -65,15 +69,46 @@ class VLLMChatSettings(ConfigurableSampling):
         """
         return model_card(self.model).get("passage_sentences")
 
+    _card_prompt: tuple[Literal["chat", "raw"], RawPrompt] | None = PrivateAttr(default=None)
+    _declared: dict[str, Any] | None = PrivateAttr(default=None)
+
+    def _carded(self) -> tuple[Literal["chat", "raw"], RawPrompt]:
+        # Read once: every step asks for the style, and the answer is on disk (the model card).
+        if self._card_prompt is None:
+            self._card_prompt = served_prompt(self.model)
+        return self._card_prompt
+
     @property
     def style(self) -> Literal["chat", "raw"]:
-        """The prompt style in effect (each model reads it its own way)."""
-        raise NotImplementedError
+        """The prompt style in effect: the field, else the model card's (no engine started)."""
+        return self.prompt_style or self._carded()[0]
 
     @property
     def prompt_kind(self) -> RawPrompt:
-        """The raw-style prompt in effect (each model reads it its own way)."""
-        raise NotImplementedError
+        """The raw-style prompt in effect: the field, else the card's (``rules`` for policies)."""
+        return self.raw_prompt or self._carded()[1]
+
+    def declared_policy(self) -> dict[str, Any]:
+        """Return what this model declares to the graphs, read from its card, not its engine.
+
+        The fields of :class:`~langgraph_parallel.agent.policy.PolicySpec`: the prompt style and
+        raw prompt, the passage budget, constrained decoding (both chat models pass a
+        ``regex`` to vLLM's structured outputs), whether replies carry logprobs, and whether
+        the engine is in this process. Read once (the card is a file; steps ask every time).
+        """
+        if self._declared is None:
+            self._declared = self._declare()
+        return dict(self._declared)
+
+    def _declare(self) -> dict[str, Any]:
+        return {
+            "style": self.style,
+            "raw_prompt": self.prompt_kind,
+            "passage_sentences": self.passage_sentences,
+            "constrained_decoding": True,
+            "logprobs": self.logprobs,
+            "in_process_engine": self.IN_PROCESS,
+        }
 
     def bind_tools(
         self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any

@@ -30,9 +30,7 @@ from langchain_core.outputs import ChatResult
 from pydantic import Field, PrivateAttr, SecretStr
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.models.folders import served_prompt
 from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
-from langgraph_parallel.prompts import RawPrompt
 
 __all__ = ["ChatVLLMServer"]
 
@@ -66,7 +64,6 @@ class ChatVLLMServer(VLLMChatSettings):
     ``APITimeoutError`` the graph retries, instead of holding the call for ``timeout``."""
 
     _client: Any = PrivateAttr(default=None)
-    _served: tuple[Literal["chat", "raw"], RawPrompt] | None = PrivateAttr(default=None)
     _async_clients: Any = PrivateAttr(default_factory=weakref.WeakKeyDictionary)
 
     @property
@@ -76,22 +73,6 @@ class ChatVLLMServer(VLLMChatSettings):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {"model": self.model, "base_url": self.base_url, "temperature": self.temperature}
-
-    @property
-    def style(self) -> Literal["chat", "raw"]:
-        """The prompt style in effect."""
-        return self.prompt_style or self._served_prompt()[0]
-
-    @property
-    def prompt_kind(self) -> RawPrompt:
-        """The raw-style prompt in effect (``rules`` for trained policies)."""
-        return self.raw_prompt or self._served_prompt()[1]
-
-    def _served_prompt(self) -> tuple[Literal["chat", "raw"], RawPrompt]:
-        # Read once: every step asks for the style, and the answer is on disk (the model card).
-        if self._served is None:
-            self._served = served_prompt(self.model)
-        return self._served
 
     def _options(self) -> dict[str, Any]:
         return {

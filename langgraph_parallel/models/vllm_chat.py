@@ -12,8 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
@@ -21,10 +20,9 @@ from langchain_core.outputs import ChatResult
 from pydantic import Field, PrivateAttr
 
 from langgraph_parallel.models.engine import get_engine
-from langgraph_parallel.models.folders import folder_raw_prompt, resolve_model
+from langgraph_parallel.models.folders import resolve_model
 from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
 from langgraph_parallel.models.worker import EngineWorker
-from langgraph_parallel.prompts import RawPrompt
 
 __all__ = ["ChatVLLM"]
 
@@ -51,9 +49,9 @@ class ChatVLLM(VLLMChatSettings):
     engine_kwargs: dict[str, Any] = Field(default_factory=dict)
     """``vllm.LLM`` settings over :func:`~.engine.engine_defaults`."""
 
+    IN_PROCESS: ClassVar[bool] = True
+
     _worker: EngineWorker | None = PrivateAttr(default=None)
-    _style: Literal["chat", "raw"] = PrivateAttr(default="chat")
-    _raw_prompt: RawPrompt = PrivateAttr(default="few_shot")
 
     @property
     def _llm_type(self) -> str:
@@ -67,12 +65,7 @@ class ChatVLLM(VLLMChatSettings):
     def worker(self) -> EngineWorker:
         """The shared engine worker, started on first access (and again if its engine died)."""
         if self._worker is None or self._worker.dead:
-            path, style = resolve_model(self.model)
-            self._style = self.prompt_style or style
-            folder = Path(path)
-            self._raw_prompt = self.raw_prompt or (
-                folder_raw_prompt(folder) if folder.is_dir() else "few_shot"
-            )
+            path, _ = resolve_model(self.model)
             self._worker = self._start_engine(path)
         return self._worker
 
@@ -88,18 +81,6 @@ class ChatVLLM(VLLMChatSettings):
         """
         if not self.worker.reset_prefix_cache():
             raise RuntimeError("the engine refused to empty its prefix cache: requests running")
-
-    @property
-    def style(self) -> Literal["chat", "raw"]:
-        """The prompt style in effect."""
-        _ = self.worker
-        return self._style
-
-    @property
-    def prompt_kind(self) -> RawPrompt:
-        """The raw-style prompt in effect (``rules`` for trained policies)."""
-        _ = self.worker
-        return self._raw_prompt
 
     def render(self, messages: Sequence[BaseMessage]) -> list[int]:
         """Return the prompt token ids the engine sees for ``messages``."""

@@ -35,6 +35,7 @@ from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import run_context
 from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke
+from langgraph_parallel.agent.policy import policy_of
 from langgraph_parallel.agent.step import prompt_style
 from langgraph_parallel.errors import clean_text, reported_error
 from langgraph_parallel.models.usage import usage_counters
@@ -56,7 +57,7 @@ def greedy_call(
 ) -> Body[tuple[str, dict[str, int]]]:
     """One greedy call of at most ``report_max_tokens``; returns the text and ``{prefix}_*``."""
     options: dict[str, Any] = {"max_tokens": ctx.report_max_tokens, "temperature": 0.0}
-    if regex and hasattr(model, "regex"):
+    if regex and policy_of(model).constrained_decoding:
         options["regex"] = regex
     reply = yield Invoke(model, messages, options)
     usage = {f"{prefix}_{key}": value for key, value in usage_counters(reply).items()}

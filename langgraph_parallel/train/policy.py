@@ -93,6 +93,13 @@ class PolicyChatModel(BaseChatModel):
         """Create the request batcher (pydantic hook)."""
         self._batcher = Batcher(self._generate_batch)
 
+    def declared_policy(self) -> dict[str, Any]:
+        """Return what the graphs read of this policy (``agent.policy.policy_of``).
+
+        Raw style and its raw prompt; no constrained decoding, no logprobs.
+        """
+        return {"style": "raw", "raw_prompt": self.raw_prompt}
+
     def timings(self) -> dict[str, float]:
         """Seconds in ``generate``, decoding batches and their decode steps, so far."""
         return dict(self._timings)

@@ -144,26 +144,25 @@ def _on_a_loop() -> bool:
     return True
 
 
-def test_a_models_first_use_runs_off_the_event_loop_under_ainvoke():
-    """An in-process model starts its engine when its prompt style is first read: a thread does.
+def test_what_a_model_declares_is_read_off_the_event_loop_under_ainvoke():
+    """Our models read what they declare from their model card: a thread does, not the loop.
 
-    (``langgraph dev`` refuses blocking calls on its loop; an engine start reads and writes files
-    for seconds.)
+    (``langgraph dev`` refuses blocking calls on its loop, file reads included; our models keep
+    what they read, so later reads on the loop touch no file.)
     """
     on_loop: list[bool] = []
 
     class LazyModel(ScriptedChatModel):
-        @property
-        def style(self):
+        def declared_policy(self):
             on_loop.append(_on_a_loop())
-            return "chat"
+            return {"style": "chat"}
 
     graph = create_parallel_search_graph(
         LazyModel(script=["<search> a </search>", "<answer> x </answer>"]), CountingSearcher()
     )
     assert asyncio.run(graph.ainvoke({"question": "Q?"}))["answer"] == "x"
-    assert on_loop and not on_loop[0], on_loop  # the first read; later ones find it started
+    assert on_loop and not on_loop[0], on_loop  # the first read; ours cache it after
     on_loop.clear()
     direct = create_direct_graph(LazyModel(script=["<answer> y </answer>"]))
     assert asyncio.run(direct.ainvoke({"question": "Q?"}))["answer"] == "y"
-    assert on_loop == [False]
+    assert on_loop and not on_loop[0], on_loop
