@@ -2,7 +2,7 @@
 
 ``start -> think -> fan_out -> search* -> observe -> think ... -> finish``: the nodes between
 ``start`` and ``finish`` are the ParallelSearch agent loop itself
-(:func:`~langgraph_parallel.parallel_search.loop.add_agent_loop`), so a rollout's steps are
+(:func:`~langgraph_parallel.agent.loop.add_agent_loop`), so a rollout's steps are
 prompted, searched, retried (the nodes' ``RetryPolicy``), streamed and checkpointed exactly as
 ParallelSearch's are, and Studio draws them inside ``rollout``.
 
@@ -25,6 +25,7 @@ from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import run_context, with_defaults
 from langgraph_parallel.agent.events import emit
+from langgraph_parallel.agent.loop import add_agent_loop
 from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.agent.think import answer_node
 from langgraph_parallel.parallel_muse.context import MuseContext
@@ -37,7 +38,7 @@ from langgraph_parallel.parallel_muse.state import (
     branch_identity,
     rollout_start_event,
 )
-from langgraph_parallel.parallel_search.loop import add_agent_loop
+from langgraph_parallel.parallel_search.loop import search_act
 from langgraph_parallel.retrieval.search import SearchSource
 
 __all__ = ["create_rollout_graph", "to_dicts", "to_messages"]
@@ -151,8 +152,9 @@ def create_rollout_graph(
         output_schema=RolloutOutput,
     )
     builder.add_node("start", as_node(StartNode(defaults), "start"))
+    act = search_act(search, defaults, retry=retry)
     add_agent_loop(
-        builder, model, search, defaults, retry=retry, record_steps=True, answer=finish_node
+        builder, model, defaults, act, retry=retry, record_steps=True, answer=finish_node
     )
     builder.add_edge(START, "start")
     builder.add_edge("start", "think")

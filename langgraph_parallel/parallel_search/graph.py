@@ -16,6 +16,7 @@ from langgraph_parallel.agent.context import (
     with_defaults,
 )
 from langgraph_parallel.agent.limits import recursion_limit_for
+from langgraph_parallel.agent.loop import add_agent_loop
 from langgraph_parallel.agent.state import (
     FanOutState,
     ParallelSearchInput,
@@ -25,7 +26,7 @@ from langgraph_parallel.agent.state import (
 )
 from langgraph_parallel.agent.step import passage_budget
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
-from langgraph_parallel.parallel_search.loop import add_agent_loop, add_fan_out
+from langgraph_parallel.parallel_search.loop import add_fan_out, search_act
 from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES, THINK_MAX_CHARS
 from langgraph_parallel.retrieval.search import SearchSource
 
@@ -115,7 +116,8 @@ def create_parallel_search_graph(
         input_schema=ParallelSearchInput,
         output_schema=ParallelSearchOutput,
     )
-    add_agent_loop(builder, model, search, defaults, retry=retry_policy)
+    act = search_act(search, defaults, retry=retry_policy)
+    add_agent_loop(builder, model, defaults, act, retry=retry_policy)
     builder.add_edge(START, "think")
     builder.add_edge("answer", END)
     default_name = "parallel_search" if decompose else "sequential_search"

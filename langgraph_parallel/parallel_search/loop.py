@@ -1,29 +1,28 @@
-"""The agent loop as graph parts, written once for every graph that runs it.
+"""ParallelSearch's fan-out step as graph parts: alone, or as the act of the agent loop.
 
-``think -> fan_out --Send per sub-query--> search -> observe -> think ... -> answer``: the
-ParallelSearch graph, its sequential baseline and every ParallelMuse rollout (a subgraph started
-from a message prefix) are built by :func:`add_agent_loop`; the fan-out step alone by
-:func:`add_fan_out`. Both add nodes to a caller's builder, which wires the entry and the exit.
+``fan_out --Send per sub-query--> search -> observe``: :func:`add_fan_out` adds it to a
+caller's builder (which wires the entry and the exit); :func:`search_act` gives it as the act
+of :func:`~langgraph_parallel.agent.loop.add_agent_loop`, so the ParallelSearch graph, its
+sequential baseline and every ParallelMuse rollout run the same loop and the same turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import partial
 from typing import Any, cast
 
-from langchain_core.language_models import BaseChatModel
 from langgraph.graph import StateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.agent.loop import Act
 from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.agent.state import SubQuery
-from langgraph_parallel.agent.think import THINK_ROUTES, ThinkNode, answer_node
 from langgraph_parallel.parallel_search.fan_out import FanOutNode, ObserveNode, dispatch
 from langgraph_parallel.parallel_search.search import SearchNode
 from langgraph_parallel.retrieval.search import SearchSource, as_searcher
 
-__all__ = ["add_agent_loop", "add_fan_out"]
+__all__ = ["add_fan_out", "search_act"]
 
 
 def add_fan_out(
@@ -61,36 +60,13 @@ def add_fan_out(
     builder.add_edge("search", "observe")
 
 
-def add_agent_loop(
-    builder: StateGraph[Any, Any, Any, Any],
-    model: BaseChatModel,
-    search: SearchSource,
-    context: SearchContext,
-    *,
-    retry: RetryPolicy | None,
-    record_steps: bool = False,
-    answer: Callable[..., Any] = answer_node,
-) -> None:
-    """Add the Search-R1 step loop (``think``, the fan-out step, ``answer``) to ``builder``.
-
-    The caller adds the edge into ``think`` and the edge out of ``answer``. ``think`` and
-    ``search`` run under ``retry`` (LangGraph retries the node; its last failure becomes the
-    run's ``stop_reason`` or the search's observation).
+def search_act(search: SearchSource, context: SearchContext, *, retry: RetryPolicy | None) -> Act:
+    """Return the fan-out step as the agent loop's act (the observation becomes a message).
 
     Args:
-        builder: The graph being built; its state needs the ``ParallelSearchState`` keys.
-        model: Any LangChain chat model.
         search: A searcher or LangChain retriever.
-        context: Build-time settings of the loop.
-        retry: Retry policy of ``think`` and ``search``.
-        record_steps: ``think`` also writes ``step_records`` (token logprobs per step).
-        answer: The node run when the loop ends (default: :func:`answer_node`); it must set
-            ``answer`` and ``stop_reason`` as that one does.
+        context: Build-time settings (``top_k``, ``search_timeout``, ``max_parallel_queries``,
+            ``passage_sentences``).
+        retry: Retry policy of the ``search`` node (transient errors only).
     """
-    think = ThinkNode(model, context, retry=retry, record_steps=record_steps)
-    builder.add_node(
-        "think", as_node(think, "think"), retry_policy=retry, destinations=THINK_ROUTES
-    )
-    add_fan_out(builder, search, context, as_message=True, retry=retry)
-    builder.add_node("answer", as_node(answer, "answer"))
-    builder.add_edge("observe", "think")
+    return partial(add_fan_out, search=search, context=context, as_message=True, retry=retry)
