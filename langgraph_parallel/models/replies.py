@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
@@ -148,6 +149,40 @@ class VLLMChatSettings(ConfigurableSampling):
     def tool_reply(result: ChatResult, step: ToolStep | None) -> ChatResult:
         """Return ``result`` read as tool calls when the call had bound tools."""
         return result if step is None else step.reply(result)
+
+    # One generate path for both models: a call's bound tools are prepared and read back
+    # here; each model only completes the prepared messages (in process or over HTTP).
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        messages, stop, step = self.tool_step(messages, stop, kwargs)
+        return self.tool_reply(self._complete(messages, stop, kwargs), step)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        messages, stop, step = self.tool_step(messages, stop, kwargs)
+        return self.tool_reply(await self._acomplete(messages, stop, kwargs), step)
+
+    def _complete(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> ChatResult:
+        """Complete the prepared messages with the call's options (each model its own way)."""
+        raise NotImplementedError
+
+    async def _acomplete(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> ChatResult:
+        """:meth:`_complete` without blocking the event loop (each model its own way)."""
+        raise NotImplementedError
 
     def sampling(
         self, stop: list[str] | None, kwargs: dict[str, Any]

@@ -24,7 +24,6 @@ import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field, PrivateAttr, SecretStr
@@ -117,31 +116,21 @@ class ChatVLLMServer(VLLMChatSettings):
         request["extra_body"] = body
         return style, {key: value for key, value in request.items() if value is not None}
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+    def _complete(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> ChatResult:
-        messages, stop, tools = self.tool_step(messages, stop, kwargs)
         style, request = self._request(messages, stop, **kwargs)
         client = self._sync_client()
         endpoint = client.completions if style == "raw" else client.chat.completions
-        return self.tool_reply(self._to_result(style, endpoint.create(**request)), tools)
+        return self._to_result(style, endpoint.create(**request))
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+    async def _acomplete(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> ChatResult:
-        messages, stop, tools = self.tool_step(messages, stop, kwargs)
         style, request = self._request(messages, stop, **kwargs)
         client = self._async_client()
         endpoint = client.completions if style == "raw" else client.chat.completions
-        return self.tool_reply(self._to_result(style, await endpoint.create(**request)), tools)
+        return self._to_result(style, await endpoint.create(**request))
 
     def _to_result(self, style: Literal["chat", "raw"], response: Any) -> ChatResult:
         usage = response.usage

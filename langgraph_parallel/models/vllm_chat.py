@@ -14,7 +14,6 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field, PrivateAttr
@@ -109,35 +108,25 @@ class ChatVLLM(VLLMChatSettings):
     def _submit(self, messages: list[BaseMessage], stop: list[str] | None, **kwargs: Any) -> Any:
         return self.worker.submit(self.render(messages), self._params(stop, **kwargs))
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+    def _complete(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> ChatResult:
-        messages, stop, tools = self.tool_step(messages, stop, kwargs)
         future = self._submit(messages, stop, **kwargs)
         try:
             output = future.result(timeout=self.timeout)
         except TimeoutError:
             future.cancel()  # the engine aborts the request instead of finishing it for no one
             raise
-        return self.tool_reply(self._to_result(output), tools)
+        return self._to_result(output)
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+    async def _acomplete(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> ChatResult:
         if self._worker is None or self._worker.dead:  # a start takes seconds: off the loop
             await asyncio.to_thread(lambda: self.worker)
-        messages, stop, tools = self.tool_step(messages, stop, kwargs)
         future = self._submit(messages, stop, **kwargs)
         output = await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
-        return self.tool_reply(self._to_result(output), tools)
+        return self._to_result(output)
 
     def _to_result(self, output: Any) -> ChatResult:
         prompt_tokens = len(output.prompt_token_ids or [])
