@@ -101,9 +101,10 @@ class ParallelSearchOutput(TypedDict):
     """Final state a caller reads: the answer (or ``None``) with the reason the run stopped.
 
     ``counters`` holds the :data:`COUNTER_KEYS` and graph-specific ones: ``invalid_steps``,
-    ``truncated_steps``, ``parallel_turns``, ``first_turn_parallel`` and ``final_answer_steps``
-    (1 when the final answer-only step ran; see
-    :class:`~langgraph_parallel.agent.think.ThinkNode`).
+    ``truncated_steps``, ``parallel_turns``, ``first_turn_parallel``, ``final_answer_steps``
+    (1 when the final answer-only step ran) and ``trimmed_steps`` (1 when a full context made
+    the run answer over a trimmed transcript); see
+    :class:`~langgraph_parallel.agent.think.ThinkNode`.
     """
 
     question: str
@@ -140,7 +141,7 @@ class ParallelSearchState(FanOutState):
         messages: The agent transcript: prompt, model steps, observations.
         answer: Final answer, ``None`` until the model answers.
         stop_reason: Why the run ended (``answered``, ``max_turns: ...``,
-            ``recursion_limit: ...``, ``model_error: ...``).
+            ``recursion_limit: ...``, ``context_full: ...``, ``model_error: ...``).
         steps: Model calls made so far (at most ``max_turns``, plus the final answer-only
             step).
         counters: Summed counters (see :data:`COUNTER_KEYS`).

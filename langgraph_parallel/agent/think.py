@@ -13,6 +13,7 @@ from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.limits import STEPS_TO_ANSWER, STEPS_TO_SEARCH
 from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke
+from langgraph_parallel.agent.overflow import is_context_overflow, trimmed
 from langgraph_parallel.agent.state import ParallelSearchState, StepRecord
 from langgraph_parallel.agent.step import (
     first_prompt,
@@ -65,6 +66,12 @@ class ThinkNode(DualNode):
     ``max_turns: ...`` (at most M calls, M - 1 turns). An invalid step M ends the run either
     way (no new evidence for a final step to read). A ParallelMuse fork from the final step
     inherits M steps, so its own first step is again the final answer-only step.
+
+    A step whose prompt no longer fits the model's context (the model refuses it as too long)
+    is made again, answer-only, over the transcript with the older observations' passages left
+    out, then with all of them (:mod:`~langgraph_parallel.agent.overflow`); the run ends after
+    it (``counters["trimmed_steps"] = 1``; ``answered``, or ``context_full: ...``). The state's
+    transcript keeps every observation.
 
     The run's ``recursion_limit`` is checked too (the state's ``remaining_steps``): a search
     runs only while the super-steps for its turn, the next ``think`` and ``answer`` are left
@@ -129,9 +136,21 @@ class ThinkNode(DualNode):
         options = step_options(
             self.model, context, answer_only=final, keep_logprobs=self.record_steps, **sampling
         )
+        trimmed_step = False
         try:
-            step = read_step((yield Invoke(self.model, history + new, options)))
+            reply = yield Invoke(self.model, history + new, options)
         except Exception as exc:  # reported per question; see class docstring
+            fitted = None
+            if is_context_overflow(exc):
+                fitted = yield from self._answer_trimmed(history + new, context, sampling)
+            if fitted is None:
+                reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
+                failed = {"messages": new, "steps": 1, "answer": None, "stop_reason": reason}
+                return Command(update=failed, goto="answer")
+            reply, trimmed_step = fitted, True
+        try:
+            step = read_step(reply)
+        except Exception as exc:  # a reply of the wrong shape: reported like a failing call
             reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
             failed = {"messages": new, "steps": 1, "answer": None, "stop_reason": reason}
             return Command(update=failed, goto="answer")
@@ -160,11 +179,37 @@ class ThinkNode(DualNode):
             action=action.kind,
             queries=list(action.queries),
             answer=action.answer,
-            final_answer_step=final,
+            final_answer_step=final or trimmed_step,
         )
+        if trimmed_step:
+            return _trimmed_route(action, update)
         if final:
             return _final_route(action, update, context)
         return self._route(action, update, steps, context, out_of_steps)
+
+    def _answer_trimmed(
+        self, prompt: list[BaseMessage], context: SearchContext, sampling: dict[str, Any]
+    ) -> Body[BaseMessage | None]:
+        """Answer-only, over the prompt with older observations left out, then all of them.
+
+        Returns the reply, or ``None`` when no trimmed prompt fits either (see
+        :mod:`~langgraph_parallel.agent.overflow`).
+        """
+        options = step_options(
+            self.model, context, answer_only=True, keep_logprobs=self.record_steps, **sampling
+        )
+        for keep_last in (True, False):
+            messages = trimmed(prompt, keep_last)
+            if messages is None:
+                continue
+            try:
+                reply: BaseMessage = yield Invoke(self.model, messages, options)
+            except Exception as exc:
+                if is_context_overflow(exc):
+                    continue
+                raise
+            return reply
+        return None
 
     @staticmethod
     def _route(
@@ -214,6 +259,23 @@ def _final_route(
     # A search here is not run: no step would be left to read it.
     did = "searched again" if action.kind == "search" else "wrote no valid answer"
     reason = f"{_max_turns_reason(context)}; the final answer-only step {did}"
+    update.update(answer=None, stop_reason=reason)
+    return Command(update=update, goto="answer")
+
+
+def _trimmed_route(action: Action, update: dict[str, Any]) -> Command[ThinkRoute]:
+    """End the run after the answer-only step over a trimmed transcript (a full context)."""
+    update["counters"]["trimmed_steps"] = 1
+    if action.kind == "answer":
+        update.update(answer=action.answer, stop_reason="answered")
+        return Command(update=update, goto="answer")
+    if action.kind == "invalid":
+        update["counters"]["invalid_steps"] = 1
+    did = "searched again" if action.kind == "search" else "wrote no valid answer"
+    reason = (
+        "context_full: the prompt no longer fits the model's context; the answer-only step "
+        f"over the trimmed transcript {did}"
+    )
     update.update(answer=None, stop_reason=reason)
     return Command(update=update, goto="answer")
 

@@ -66,8 +66,8 @@ class Trajectory(Branch):
     Attributes:
         messages_prefix_len: Messages inherited from the parent (0 for a fresh rollout).
         answer: The final answer, or ``None``.
-        stop_reason: ``answered``, ``max_turns: ...``, ``recursion_limit: ...`` or
-            ``model_error: ...``.
+        stop_reason: ``answered``, ``max_turns: ...``, ``recursion_limit: ...``,
+            ``context_full: ...`` or ``model_error: ...``.
         counters: This trajectory's own model calls and searches (inherited steps excluded;
             ``final_answer_steps`` 1 when it made the final answer-only step).
         search_results: This trajectory's own sub-query results (inherited searches excluded).

@@ -320,3 +320,26 @@ def test_a_questions_engine_calls_replay_with_the_same_tokens_in_every_variant(c
         == (result["as_run"]["completion_tokens_per_question"])
     )
     assert result["probe_text"]["completion_tokens_per_question"] == 129  # 1 + 128, each
+
+
+def test_a_trajectory_whose_context_fills_answers_over_the_trimmed_transcript(hotpot_index):
+    from langgraph_parallel import create_parallel_search_graph
+    from langgraph_parallel.models.vllm_chat import ChatVLLM
+
+    # An engine of 640 tokens: the opening prompt (~90 tokens) and the first step fit, the
+    # first observation (eight whole passages a sub-query, ~800 tokens and more) does not.
+    # vLLM refuses the second step's prompt ("This model's maximum context length is ..."),
+    # and the step is made again, answer-only, with the passages left out.
+    model = ChatVLLM(model="smollm2-parallel", engine_kwargs={"max_model_len": 640})
+    graph = create_parallel_search_graph(
+        model, hotpot_index, max_turns=6, top_k=8, passage_sentences=None
+    )
+    state = graph.invoke({"question": "Were Scott Derrickson and Ed Wood of the same nationality?"})
+    counters = state["counters"]
+    assert counters["trimmed_steps"] == 1 and counters["turns"] == 1, (
+        state["stop_reason"],
+        counters,
+    )
+    assert state["stop_reason"] == "answered" and state["answer"]  # the answer-only grammar
+    assert "<information>" in state["messages"][2].text  # the state keeps the passages
+    model.worker.shutdown()

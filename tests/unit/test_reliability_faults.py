@@ -14,6 +14,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel import create_parallel_search_graph
+from langgraph_parallel.agent.overflow import LEFT_OUT
 from langgraph_parallel.errors import (
     DEFAULT_RETRY_POLICY,
     call_with_retry,
@@ -191,10 +192,12 @@ def test_a_transient_model_fault_is_retried_then_answered() -> None:
     assert state["counters"]["llm_calls"] == 1
 
 
-def test_context_too_long_is_reported_at_once_not_retried() -> None:
+def test_context_too_long_is_not_retried_but_tried_once_trimmed_then_reported() -> None:
     model = ScriptedChatModel(script=["<search> a </search>", TOO_LONG])
     state = ask(model, CountingSearcher())
-    assert state["answer"] is None and len(model.calls) == 2
+    # No transient retry; one answer-only call with the passages left out, refused too.
+    assert state["answer"] is None and len(model.calls) == 3
+    assert model.calls[-1][-1].text == LEFT_OUT
     assert state["stop_reason"] == f"model_error: ValueError: {TOO_LONG}"
 
 
