@@ -9,6 +9,7 @@ construction.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -20,6 +21,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import PrivateAttr
 
+from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
 from langgraph_parallel.models.folders import model_card, served_prompt
 from langgraph_parallel.models.sampling import ConfigurableSampling
@@ -114,26 +116,83 @@ class VLLMChatSettings(ConfigurableSampling):
     def bind_tools(
         self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Bind a ``search`` tool (and optionally an ``answer`` tool): steps become tool calls.
+        """Bind tools: the policy's steps become calls of ``search`` (and ``answer``).
 
         The policy's ``<search>`` steps come back as one ``search`` call with ``query_list``,
         its answers as content (or an ``answer`` call), decoded with the action grammar; see
-        :mod:`~langgraph_parallel.models.tool_calls`. Other tools may be bound too (so
-        middleware that adds tools keeps working) but a policy never calls them.
+        :mod:`~langgraph_parallel.models.tool_calls`. Any other tools may be bound too (so
+        middleware that adds tools keeps working), but a search policy calls only those two;
+        without a ``search`` tool every step is answer-only.
 
         Args:
-            tools: The tools; one must be named ``search``.
+            tools: The tools (``parallel_search_tool(index)`` makes the ``search`` one).
             tool_choice: ``"none"`` makes the step answer-only (as a graph's final answer
                 step); other values are accepted and change nothing: every step is a search
                 or an answer.
             **kwargs: More call options to bind (``max_tokens``, ``temperature``, ...).
-
-        Raises:
-            UserError: No tool is named ``search``.
         """
         if tool_choice is not None:
             kwargs["tool_choice"] = tool_choice
         return self.bind(tools=openai_tools(tools), **kwargs)
+
+    def with_structured_output(
+        self, schema: dict[str, Any] | type, *, include_raw: bool = False, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, Any]:
+        """Return a runnable whose reply is ``schema``: decoded under its JSON schema, parsed.
+
+        The engine decodes under the schema (vLLM structured outputs, ``json``), so the reply is
+        valid JSON of that shape; a pydantic class comes back as its instance, a JSON schema
+        (or a ``TypedDict``) as a dict. Only ``method="json_schema"`` is offered: the policies
+        make no function calls of their own to carry a schema.
+
+        Args:
+            schema: A pydantic class, a ``TypedDict`` or a JSON schema.
+            include_raw: Return ``{"raw": AIMessage, "parsed": ..., "parsing_error": ...}``.
+            **kwargs: ``method="json_schema"`` (the only one) and ``strict`` (ignored: the
+                decoding is always strict).
+
+        Raises:
+            UserError: Another ``method`` (``function_calling``, ``json_mode``).
+        """
+        from langchain_core.exceptions import OutputParserException
+        from langchain_core.runnables import RunnableLambda
+        from langchain_core.utils.function_calling import convert_to_json_schema
+        from pydantic import BaseModel
+
+        method = kwargs.pop("method", "json_schema")
+        kwargs.pop("strict", None)
+        if method != "json_schema" or kwargs:
+            raise UserError(
+                f"{type(self).__name__}.with_structured_output decodes under the JSON schema "
+                f"(method='json_schema'); got method={method!r}"
+                + (f" and {sorted(kwargs)}" if kwargs else "")
+                + ". For tool calls, bind_tools a search tool instead."
+            )
+        model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
+        # A JSON schema is the engine's own input; a class is converted to one.
+        json_schema = schema if isinstance(schema, dict) else convert_to_json_schema(schema)
+
+        def parsed(raw: AIMessage) -> Any:
+            # Strict: a reply cut by max_tokens is an error, never a partial object.
+            if raw.response_metadata.get("finish_reason") == "length":
+                raise OutputParserException(
+                    f"the reply was cut at max_tokens ({self.max_tokens}) before its JSON "
+                    "ended; raise max_tokens",
+                    llm_output=raw.text,
+                )
+            try:
+                return model.model_validate_json(raw.text) if model else json.loads(raw.text)
+            except ValueError as exc:
+                raise OutputParserException(str(exc), llm_output=raw.text) from exc
+
+        def with_raw(raw: AIMessage) -> dict[str, Any]:
+            try:
+                return {"raw": raw, "parsed": parsed(raw), "parsing_error": None}
+            except OutputParserException as exc:  # as langchain's own include_raw reports it
+                return {"raw": raw, "parsed": None, "parsing_error": exc}
+
+        bound = self.bind(json_schema=json_schema)
+        return bound | RunnableLambda(with_raw if include_raw else parsed)
 
     def tool_step(
         self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
@@ -192,9 +251,11 @@ class VLLMChatSettings(ConfigurableSampling):
         ``top_logprobs`` (a call's, else the field's) is how many alternatives each token's
         logprobs list; the model drops it where ``logprobs`` is off. A step that keeps no
         logprobs asks for 0 (:func:`~langgraph_parallel.agent.step.step_options`).
+        ``json_schema`` (from :meth:`with_structured_output`) decodes under a JSON schema.
         """
         regex = kwargs.pop("regex", self.regex)
         return regex, {
+            "json_schema": kwargs.pop("json_schema", None),
             "top_logprobs": kwargs.pop("top_logprobs", self.top_logprobs),
             "n": kwargs.pop("n", self.n),
             "temperature": kwargs.pop("temperature", self.temperature),

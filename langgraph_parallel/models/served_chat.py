@@ -99,6 +99,7 @@ class ChatVLLMServer(VLLMChatSettings):
     ) -> tuple[Literal["chat", "raw"], dict[str, Any]]:
         """Return the endpoint kind and the request of one call (``ChatVLLM._params``' twin)."""
         regex, options = self.sampling(stop, kwargs)
+        schema = options.pop("json_schema")
         style = self.style
         # Logprobs are always asked for (top 0 when off): their length is each sample's token
         # count, which the usage block gives only summed over the samples.
@@ -111,7 +112,9 @@ class ChatVLLMServer(VLLMChatSettings):
             request.update(messages=chat_turns(messages), logprobs=True, top_logprobs=top)
         # vLLM's own sampling options; anything else a caller passes goes along the same way.
         body: dict[str, Any] = {"include_stop_str_in_output": True, **kwargs}
-        if regex:
+        if schema:
+            body["structured_outputs"] = {"json": schema}
+        elif regex:
             body["structured_outputs"] = {"regex": regex}
         request["extra_body"] = body
         return style, {key: value for key, value in request.items() if value is not None}

@@ -35,7 +35,7 @@ from langchain_core.messages.tool import tool_call
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from langgraph_parallel.errors import UserError, clean_text
+from langgraph_parallel.errors import clean_text
 from langgraph_parallel.models.transcript import policy_transcript
 from langgraph_parallel.prompts import RawPrompt
 from langgraph_parallel.protocol import (
@@ -53,18 +53,12 @@ SEARCH_TOOL, ANSWER_TOOL = TOOL_NAMES  # the names the action parser reads tool 
 
 
 def openai_tools(tools: Sequence[Any]) -> list[dict[str, Any]]:
-    """Return ``tools`` in the OpenAI format, checking that a ``search`` tool is among them.
+    """Return ``tools`` in the OpenAI format.
 
-    Raises:
-        UserError: No tool is named ``search`` (the one action a policy can call).
+    Any tools may be bound; a policy calls only ``search`` (with ``query_list``) and, when one
+    is bound, ``answer``. Without a ``search`` tool every step is answer-only.
     """
-    formatted = [convert_to_openai_tool(tool) for tool in tools]
-    if SEARCH_TOOL not in _names(formatted):
-        raise UserError(
-            "A search policy acts through a tool named `search` taking `query_list` "
-            f"(parallel_search_tool(index) makes one); the tools bound are {_names(formatted)}."
-        )
-    return formatted
+    return [convert_to_openai_tool(tool) for tool in tools]
 
 
 def _names(tools: Sequence[Any]) -> list[str]:
@@ -81,7 +75,8 @@ class ToolStep:
 
     Attributes:
         answer_tool: The bound answer tool's name, or ``None``: an answer is the content.
-        answer_only: ``tool_choice="none"``: the step may only answer.
+        answer_only: The step may only answer (``tool_choice="none"``, or no ``search`` tool
+            bound).
         index: The step's number in the conversation (assistant turns before it, plus one);
             tool-call ids are made from it, so replaying a conversation gives the same ids.
     """
@@ -129,7 +124,8 @@ def prepare_tool_step(
     names = _names(tools)
     step = ToolStep(
         answer_tool=ANSWER_TOOL if ANSWER_TOOL in names else None,
-        answer_only=choice == "none",
+        # Without a search tool bound, an answer is the only action the policy can take.
+        answer_only=choice == "none" or SEARCH_TOOL not in names,
         index=1 + sum(isinstance(m, AIMessage) for m in messages),
     )
     if style == "raw" and regex is None and "regex" not in kwargs:

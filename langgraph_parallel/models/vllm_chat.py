@@ -98,10 +98,12 @@ class ChatVLLM(VLLMChatSettings):
         options["include_stop_str_in_output"] = True
         top = options.pop("top_logprobs")
         options["logprobs"] = top if self.logprobs else None
-        if regex:
+        schema = options.pop("json_schema")
+        if regex or schema:
             from vllm.sampling_params import StructuredOutputsParams
 
-            options["structured_outputs"] = StructuredOutputsParams(regex=regex)
+            guide = {"json": schema} if schema else {"regex": regex}
+            options["structured_outputs"] = StructuredOutputsParams(**guide)
         options.update(kwargs)
         return SamplingParams(**options)
 

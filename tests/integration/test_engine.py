@@ -343,3 +343,19 @@ def test_a_trajectory_whose_context_fills_answers_over_the_trimmed_transcript(ho
     assert state["stop_reason"] == "answered" and state["answer"]  # the answer-only grammar
     assert "<information>" in state["messages"][2].text  # the state keeps the passages
     model.worker.shutdown()
+
+
+def test_structured_output_is_decoded_under_the_schema_by_the_engine(chat_model):
+    from pydantic import BaseModel
+
+    class City(BaseModel):
+        name: str
+        country: str
+
+    city = chat_model.with_structured_output(City).invoke("Name a city and its country as JSON.")
+    assert isinstance(city, City) and city.name
+    schema = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
+    reply = chat_model.with_structured_output(schema, include_raw=True).invoke(
+        "Is Paris in France?"
+    )
+    assert reply["parsing_error"] is None and isinstance(reply["parsed"]["yes"], bool)

@@ -131,3 +131,15 @@ def test_served_client_prompts_and_constrains_as_the_engine_does(server_url: str
     assert first.usage_metadata["input_tokens"] == expected
     logprobs = first.response_metadata["logprobs"]["content"]
     assert len(logprobs) == 1 and len(logprobs[0]["top_logprobs"]) >= 12  # 16, less same-text ids
+
+
+def test_structured_output_is_decoded_under_the_schema_by_the_server(server_url: str) -> None:
+    from pydantic import BaseModel
+
+    class City(BaseModel):
+        name: str
+        country: str
+
+    model = ChatVLLMServer(base_url=server_url, model="smollm2", max_tokens=48)
+    city = model.with_structured_output(City).invoke("Name a city and its country as JSON.")
+    assert isinstance(city, City) and city.name

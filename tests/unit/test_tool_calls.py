@@ -43,9 +43,8 @@ class EngineStub(ChatVLLM):
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
-        # A started engine for the trained policy: raw prompt, the rules (its card's choice).
+        # A started engine; the prompt (raw, the rules) is the card's of the trained policy.
         self._worker = SimpleNamespace(dead=False)  # type: ignore[assignment]
-        self._style, self._raw_prompt = "raw", "rules"
 
     @property
     def asked(self) -> list[tuple[str, list[str] | None, dict[str, Any]]]:
@@ -137,14 +136,38 @@ def test_a_step_with_no_action_comes_back_as_text_with_the_reason() -> None:
     assert reply.response_metadata["action_error"]
 
 
-def test_binding_needs_a_search_tool() -> None:
+def test_any_tools_bind_and_without_a_search_tool_every_step_answers() -> None:
     @tool
     def lookup(query: str) -> str:
         """Look up."""
         return query
 
-    with pytest.raises(UserError, match="named `search`"):
-        EngineStub(model="smollm2-parallel").bind_tools([lookup])
+    model = EngineStub(model="smollm2-parallel", steps=["<think> t </think><answer> x </answer>"])
+    reply = model.bind_tools([lookup]).invoke([HumanMessage(QUESTION)])
+    assert reply.content == "x" and reply.tool_calls == []
+    assert "<search>" not in model.asked[0][2]["regex"]  # the answer-only grammar
+
+
+def test_structured_output_decodes_under_the_schema_and_parses_the_reply() -> None:
+    from pydantic import BaseModel
+
+    class City(BaseModel):
+        name: str
+        country: str
+
+    model = EngineStub(model="smollm2", steps=['{"name": "Paris", "country": "France"}'])
+    assert model.with_structured_output(City).invoke("A city?") == City(
+        name="Paris", country="France"
+    )
+    assert model.asked[0][2]["json_schema"]["properties"].keys() == {"name", "country"}
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    cut = EngineStub(model="smollm2", steps=['{"n": 4', '{"n": 4}'])
+    first = cut.with_structured_output(schema, include_raw=True).invoke("A number?")
+    assert first["parsed"] is None and first["parsing_error"] is not None  # cut by max_tokens
+    assert cut.with_structured_output(schema).invoke("Again?") == {"n": 4}
+    assert cut.asked[0][2]["json_schema"] == schema
+    with pytest.raises(UserError, match="method='json_schema'"):
+        model.with_structured_output(City, method="function_calling")
 
 
 def test_a_call_without_tools_is_unchanged() -> None:
