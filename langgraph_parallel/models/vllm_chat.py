@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Sequence
+import queue
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, ClassVar
 
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field, PrivateAttr
 
 from langgraph_parallel.models.engine import get_engine
@@ -130,6 +132,71 @@ class ChatVLLM(VLLMChatSettings):
         output = await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
         return self._to_result(output)
 
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """Yield the reply's text as the engine decodes it; the last chunk carries the usage.
+
+        A call with bound tools, or for several samples (``n``), yields its whole reply as
+        one chunk: a tool call is known only once its step is complete.
+        """
+        if "tools" in kwargs or kwargs.get("n", self.n) != 1:
+            yield _whole(self._generate(messages, stop, run_manager, **kwargs))
+            return
+        outputs: queue.Queue[Any] = queue.Queue()
+        done = self.worker.stream(self.render(messages), self._params(stop, **kwargs), outputs.put)
+        done.add_done_callback(lambda _: outputs.put(_END))
+        state = _StreamState()
+        try:
+            while (output := outputs.get(timeout=self.timeout)) is not _END:
+                if chunk := state.chunk(output):
+                    if run_manager:
+                        run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+                    yield chunk
+        except queue.Empty:
+            done.cancel()  # the engine aborts the request instead of finishing it for no one
+            raise TimeoutError(f"no token for {self.timeout} s") from None
+        done.result()  # an engine error ends the stream as it ends a call
+        yield state.last(self)
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """:meth:`_stream` on the caller's event loop (the tokens are handed to it)."""
+        if "tools" in kwargs or kwargs.get("n", self.n) != 1:
+            yield _whole(await self._agenerate(messages, stop, run_manager, **kwargs))
+            return
+        if self._worker is None or self._worker.dead:  # a start takes seconds: off the loop
+            await asyncio.to_thread(lambda: self.worker)
+        loop = asyncio.get_running_loop()
+        outputs: asyncio.Queue[Any] = asyncio.Queue()
+
+        def hand_over(output: Any) -> None:  # on the worker's thread: to this loop
+            loop.call_soon_threadsafe(outputs.put_nowait, output)
+
+        done = self.worker.stream(self.render(messages), self._params(stop, **kwargs), hand_over)
+        done.add_done_callback(lambda _: loop.call_soon_threadsafe(outputs.put_nowait, _END))
+        state = _StreamState()
+        try:
+            while (output := await asyncio.wait_for(outputs.get(), self.timeout)) is not _END:
+                if chunk := state.chunk(output):
+                    if run_manager:
+                        await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+                    yield chunk
+        except asyncio.TimeoutError:
+            done.cancel()
+            raise
+        done.result()
+        yield state.last(self)
+
     def _to_result(self, output: Any) -> ChatResult:
         prompt_tokens = len(output.prompt_token_ids or [])
         cached = int(output.num_cached_tokens or 0)
@@ -150,6 +217,70 @@ class ChatVLLM(VLLMChatSettings):
                 )
                 for i, completion in enumerate(output.outputs)
             ]
+        )
+
+
+_END = object()
+"""Put after a stream's last output."""
+
+
+def _whole(result: ChatResult) -> ChatGenerationChunk:
+    """Return a complete reply as one stream chunk."""
+    message = result.generations[0].message
+    return ChatGenerationChunk(
+        message=AIMessageChunk(
+            content=message.content,
+            tool_calls=getattr(message, "tool_calls", []),
+            additional_kwargs=message.additional_kwargs,
+            response_metadata=message.response_metadata,
+            usage_metadata=getattr(message, "usage_metadata", None),
+            id=message.id,
+        )
+    )
+
+
+class _StreamState:
+    """What a stream has seen: its prompt, cached and decoded token counts, how it ended."""
+
+    def __init__(self) -> None:
+        self.prompt_tokens = 0
+        self.cached = 0
+        self.tokens = 0
+        self.finish_reason: str | None = None
+        self.stop_reason: Any = None
+
+    def chunk(self, output: Any) -> ChatGenerationChunk | None:
+        """Return the new text of one delta output as a chunk (``None`` when it has none)."""
+        if output.prompt_token_ids:
+            self.prompt_tokens = len(output.prompt_token_ids)
+        self.cached = int(output.num_cached_tokens or self.cached or 0)
+        (completion,) = output.outputs
+        self.tokens += len(completion.token_ids)
+        self.finish_reason = completion.finish_reason or self.finish_reason
+        self.stop_reason = completion.stop_reason or self.stop_reason
+        if not completion.text:
+            return None
+        return ChatGenerationChunk(message=AIMessageChunk(content=completion.text))
+
+    def last(self, model: ChatVLLM) -> ChatGenerationChunk:
+        """Return the closing chunk: no text, the usage and how the reply ended."""
+        final = generation(
+            "",
+            model=model.model,
+            finish_reason=self.finish_reason,
+            stop_reason=self.stop_reason,
+            prompt_tokens=self.prompt_tokens,
+            output_tokens=self.tokens,
+            cached_tokens=self.cached,
+            first=True,
+            logprobs=None,
+        ).message
+        return ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                response_metadata=final.response_metadata,
+                usage_metadata=getattr(final, "usage_metadata", None),
+            )
         )
 
 

@@ -88,6 +88,35 @@ class EngineWorker:
             params.seed = None
         return self._schedule(self._generate(prompt_token_ids, params, f"lgp-{next(self._ids)}"))
 
+    def stream(
+        self, prompt_token_ids: list[int], params: Any, on_output: Callable[[Any], None]
+    ) -> Future[Any]:
+        """Queue one request whose new tokens go to ``on_output`` as they are decoded.
+
+        ``on_output`` gets each ``vllm.RequestOutput`` holding only the tokens decoded since the
+        last one (on the worker's thread: hand them over, do not block); the future resolves
+        when the request ends. Cancelling it aborts the request.
+        """
+        from vllm.sampling_params import RequestOutputKind
+
+        params.output_kind = RequestOutputKind.DELTA
+        if not self.per_request_seeds:
+            params.seed = None
+        request = f"lgp-{next(self._ids)}"
+        return self._schedule(self._deltas(prompt_token_ids, params, request, on_output))
+
+    async def _deltas(
+        self,
+        prompt_token_ids: list[int],
+        params: Any,
+        request_id: str,
+        on_output: Callable[[Any], None],
+    ) -> None:
+        async for output in self.engine.generate(
+            {"prompt_token_ids": prompt_token_ids}, params, request_id
+        ):
+            on_output(output)
+
     async def _generate(self, prompt_token_ids: list[int], params: Any, request_id: str) -> Any:
         final = None
         async for output in self.engine.generate(

@@ -359,3 +359,22 @@ def test_structured_output_is_decoded_under_the_schema_by_the_engine(chat_model)
         "Is Paris in France?"
     )
     assert reply["parsing_error"] is None and isinstance(reply["parsed"]["yes"], bool)
+
+
+def test_the_engine_streams_the_reply_it_would_return_with_the_usage_at_the_end(chat_model):
+    import functools
+    import operator
+
+    prompt = "Question: who wrote Hamlet?\nAnswer:"
+    whole = chat_model.invoke(prompt)
+    chunks = list(chat_model.stream(prompt))
+    merged = functools.reduce(operator.add, chunks)
+    assert len(chunks) > 2 and merged.content == whole.content  # greedy: the same tokens
+    assert merged.usage_metadata["output_tokens"] == whole.usage_metadata["output_tokens"]
+    assert merged.response_metadata["finish_reason"] == whole.response_metadata["finish_reason"]
+
+    async def collect():
+        return [chunk async for chunk in chat_model.astream(prompt)]
+
+    merged = functools.reduce(operator.add, asyncio.run(collect()))
+    assert merged.content == whole.content and merged.usage_metadata["output_tokens"] > 0

@@ -170,6 +170,14 @@ def test_structured_output_decodes_under_the_schema_and_parses_the_reply() -> No
         model.with_structured_output(City, method="function_calling")
 
 
+def test_a_streamed_step_with_tools_comes_whole_with_its_tool_call() -> None:
+    model = EngineStub(model="smollm2-parallel", steps=[SEARCH])
+    chunks = list(model.bind_tools([search_tool()]).stream([HumanMessage(QUESTION)]))
+    calls = [call for chunk in chunks for call in chunk.tool_calls]
+    assert [call["name"] for call in calls] == ["search"]
+    assert any(chunk.usage_metadata for chunk in chunks)
+
+
 def test_a_call_without_tools_is_unchanged() -> None:
     model = EngineStub(model="smollm2-parallel", steps=[SEARCH])
     reply = model.invoke([HumanMessage("Question: q\n")], stop=["</search>"])
