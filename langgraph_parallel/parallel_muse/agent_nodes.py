@@ -58,7 +58,7 @@ class AgentStartNode(DualNode):
     def body(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Body[dict[str, Any]]:
         """Return ``question``, ``agent_input`` and ``thread_prefix``."""
         run = uuid.uuid4().hex[:12]
-        thread = state.get("thread_id")
+        thread = state.get("from_thread")
         if thread:
             snapshot = yield Either(
                 self.agent.get_state, self.agent.aget_state, (thread_config(thread),)
@@ -113,8 +113,8 @@ class AgentRouterNode(RouterNode):
                     checkpoint_id=point["checkpoint_id"],
                     as_node=point["as_node"],
                 )
-            elif branch["index"] == 0 and state.get("thread_id"):
-                task["thread_id"] = state["thread_id"]  # the caller's finished run
+            elif branch["index"] == 0 and state.get("from_thread"):
+                task["thread_id"] = state["from_thread"]  # the caller's finished run
             else:
                 task["input"] = state["agent_input"]
             sends.append(Send("rollout", task))

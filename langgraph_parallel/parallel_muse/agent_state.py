@@ -67,13 +67,15 @@ class MuseAgentInput(TypedDict, total=False):
     Attributes:
         messages: The agent's input conversation (its first run starts from it).
         question: A question alone: the user message of the first run.
-        thread_id: A thread of the agent that has already run: it is the first trajectory, and
-            the others fork it (no first run).
+        from_thread: The ``thread_id`` of a run of the agent that has already finished: it is
+            the first trajectory, and the others fork it (no first run). Named apart from the
+            wrapper's own ``config["configurable"]["thread_id"]``, which is the thread of this
+            ParallelMuse run.
     """
 
     messages: list[AnyMessage]
     question: str
-    thread_id: str
+    from_thread: str
 
 
 class MuseAgentOutput(MuseOutput):
@@ -94,6 +96,6 @@ class MuseAgentState(MuseState):
     """
 
     messages: NotRequired[list[AnyMessage]]
-    thread_id: NotRequired[str]
+    from_thread: NotRequired[str]
     agent_input: NotRequired[dict[str, Any]]
     thread_prefix: NotRequired[str]

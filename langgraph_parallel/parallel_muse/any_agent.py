@@ -8,7 +8,7 @@ your own) in ParallelMuse's graph::
           report -> aggregate -> END
 
 1. ``rollout`` t0 runs the agent once on the input, in a thread of its own (or, given a
-   ``thread_id``, reads that finished run);
+   ``from_thread``, reads that finished run);
 2. ``router`` ranks its AI messages by the uncertainty of their tokens per region, from the
    logprobs the agent's chat model put in each reply (:mod:`.agent_steps`, the scores of
    :mod:`.uncertainty`), and plans forks under the budget (:mod:`.plan`);
@@ -107,7 +107,7 @@ def parallel_muse_agent(
         model: Writes reports and is the analyst of ``join="select"``; ``None``: reports are
             extracted from the trajectories and the join votes.
         budget: Most trajectories, the first run included.
-        initial_rollouts: Full runs before branching (a given ``thread_id`` is the first).
+        initial_rollouts: Full runs before branching (a given ``from_thread`` is the first).
         top_k_steps: Branch points per round.
         samples_per_step: Forks per branch point.
         rounds: Branching rounds.
@@ -131,8 +131,8 @@ def parallel_muse_agent(
             ``report_style``, ``report_max_tokens``, ...).
 
     Returns:
-        A compiled graph: input ``messages``, a ``question`` or a finished ``thread_id`` of the
-        agent (:class:`~.agent_state.MuseAgentInput`); output
+        A compiled graph: input ``messages``, a ``question`` or ``from_thread`` (a finished
+        thread of the agent; :class:`~.agent_state.MuseAgentInput`); output
         :class:`~.agent_state.MuseAgentOutput`. Per-run overrides:
         ``invoke(..., context=MuseContext(...))``.
 

@@ -172,7 +172,7 @@ def test_a_finished_thread_is_forked_without_running_it_again() -> None:
     before = thread_messages(agent, "mine")
     calls = len(model.calls)
 
-    out = parallel_muse_agent(agent, budget=2, top_k_steps=1).invoke({"thread_id": "mine"})
+    out = parallel_muse_agent(agent, budget=2, top_k_steps=1).invoke({"from_thread": "mine"})
 
     first, fork = out["trajectories"]
     assert first["thread_id"] == "mine" and first["answer"] == "yes"
@@ -186,7 +186,7 @@ def test_keep_threads_false_deletes_the_runs_threads_but_not_the_callers() -> No
     agent = search_agent(SeededAgentModel(reply=three_steps))
     agent.invoke({"messages": [HumanMessage(QUESTION)]}, {"configurable": {"thread_id": "mine"}})
     muse = parallel_muse_agent(agent, budget=3, top_k_steps=1, keep_threads=False)
-    out = muse.invoke({"thread_id": "mine"})
+    out = muse.invoke({"from_thread": "mine"})
     assert out["messages"][-1].content == "yes"  # read before the threads went
     assert thread_messages(agent, "mine")  # the caller's thread is kept
     for fork in out["trajectories"][1:]:
