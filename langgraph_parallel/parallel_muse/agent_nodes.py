@@ -25,7 +25,6 @@ from langgraph_parallel.agent.nodes import Body, DualNode, Either
 from langgraph_parallel.errors import UserError, clean_text, reported_error
 from langgraph_parallel.models.sampling import sampling_config
 from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, ForkSource
-from langgraph_parallel.parallel_muse.agent_steps import NO_LOGPROBS
 from langgraph_parallel.parallel_muse.agent_thread import (
     aread_rollout,
     arun_rollout,
@@ -136,8 +135,9 @@ class AgentRolloutNode(DualNode):
             ``configurable`` entries).
         retry: The retry policy the node is added with.
 
-    Raises:
-        UserError: The agent's replies carry no logprobs (nothing to rank the steps by).
+    Without token logprobs in the agent's replies no step can be ranked, so, as in
+    :func:`~langgraph_parallel.parallel_muse.graph.create_parallel_muse_graph`, nothing is
+    forked and the budget goes to fresh runs (independent rollouts).
     """
 
     def __init__(
@@ -172,9 +172,6 @@ class AgentRolloutNode(DualNode):
             except Exception as exc:  # this trajectory ends here; the other branches go on
                 error = reported_error(exc, runtime, self.retry)
         trajectory = yield Either(read_rollout, aread_rollout, (self.agent, task, error))
-        own = [s for s in trajectory["steps"] if s["origin"] == branch["id"]]
-        if error is None and own and not any(s["logprobs"] for s in own):
-            raise UserError(NO_LOGPROBS)
         answer, reason = trajectory["answer"], trajectory["stop_reason"]
         emit(runtime, "rollout_end", rollout=branch["id"], answer=answer, stop_reason=reason)
         return {"trajectories": [trajectory], "counters": trajectory["counters"]}

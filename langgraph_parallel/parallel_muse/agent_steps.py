@@ -35,14 +35,7 @@ from langgraph_parallel.parallel_muse.state import branch_identity
 from langgraph_parallel.parallel_muse.uncertainty import Step
 from langgraph_parallel.parallel_search.agent_searches import tool_searches
 
-__all__ = ["NO_LOGPROBS", "agent_step", "agent_trajectory", "conversation_dicts"]
-
-NO_LOGPROBS = (
-    "ParallelMuse ranks an agent's steps by the token logprobs its chat model returns "
-    "(response_metadata['logprobs']), and this agent's replies have none. Give the agent a model "
-    "that returns them: ChatVLLM or ChatVLLMServer (on by default), or "
-    "ChatOpenAI(logprobs=True, top_logprobs=16)."
-)
+__all__ = ["agent_step", "agent_trajectory", "conversation_dicts"]
 
 
 def agent_step(message: AIMessage, *, index: int, origin: str, fork: dict[str, str] | None) -> Step:

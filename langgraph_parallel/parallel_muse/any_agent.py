@@ -137,8 +137,9 @@ def parallel_muse_agent(
         ``invoke(..., context=MuseContext(...))``.
 
     Raises:
-        UserError: ``agent`` has no checkpointer or no ``messages`` (at once), or its model
-            returns no logprobs (at the first run).
+        UserError: ``agent`` has no checkpointer or no ``messages`` (at once). A model that
+            returns no logprobs is not an error: as in the graph, nothing can be ranked, so
+            nothing is forked and the budget goes to fresh runs.
         ValueError: An invalid or unknown setting.
     """
     check_agent(agent)

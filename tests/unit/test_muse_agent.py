@@ -234,13 +234,16 @@ def test_a_state_without_messages_is_refused_with_the_fix() -> None:
         parallel_muse_agent(builder.compile(checkpointer=InMemorySaver()))
 
 
-def test_a_model_without_logprobs_is_refused_with_the_fix() -> None:
+def test_a_model_without_logprobs_gets_fresh_runs_as_in_the_graph() -> None:
     def plain(seed: Any, step: int) -> AIMessage:
         return agent_reply("so", answer="yes", logprobs=False)
 
-    muse = parallel_muse_agent(search_agent(SeededAgentModel(reply=plain)), budget=2)
-    with pytest.raises(UserError, match=r"ChatOpenAI\(logprobs=True, top_logprobs=16\)"):
-        ask(muse)
+    model = SeededAgentModel(reply=plain)
+    out = ask(parallel_muse_agent(search_agent(model), budget=3))
+    # Nothing to rank a step by: no fork, the budget spent on independent runs, as the graph.
+    assert out["branch_points"] == []
+    assert [t["parent"] for t in out["trajectories"]] == [None, None, None]
+    assert out["answer"] == "yes"
 
 
 def test_settings_the_agent_has_itself_and_select_without_an_analyst_are_refused() -> None:
