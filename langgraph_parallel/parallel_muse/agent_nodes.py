@@ -28,6 +28,7 @@ from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, Fork
 from langgraph_parallel.parallel_muse.agent_thread import (
     aread_rollout,
     arun_rollout,
+    forkable,
     read_rollout,
     run_rollout,
     thread_config,
@@ -59,9 +60,8 @@ class AgentStartNode(DualNode):
         run = uuid.uuid4().hex[:12]
         thread = state.get("from_thread")
         if thread:
-            snapshot = yield Either(
-                self.agent.get_state, self.agent.aget_state, (thread_config(thread),)
-            )
+            agent = forkable(self.agent)
+            snapshot = yield Either(agent.get_state, agent.aget_state, (thread_config(thread),))
             messages = convert_to_messages(snapshot.values.get("messages") or [])
             if not any(isinstance(m, AIMessage) for m in messages):
                 raise UserError(
@@ -165,13 +165,14 @@ class AgentRolloutNode(DualNode):
         branch = task["branch"]
         emit(runtime, "rollout_start", **rollout_start_event(branch))
         error = None
+        agent = forkable(self.agent)
         if "fork" in task or "input" in task:
             config = self.run_config(task["thread_id"], branch["seed"], ctx)
             try:
-                yield Either(run_rollout, arun_rollout, (self.agent, task, config))
+                yield Either(run_rollout, arun_rollout, (agent, task, config))
             except Exception as exc:  # this trajectory ends here; the other branches go on
                 error = reported_error(exc, runtime, self.retry)
-        trajectory = yield Either(read_rollout, aread_rollout, (self.agent, task, error))
+        trajectory = yield Either(read_rollout, aread_rollout, (agent, task, error))
         answer, reason = trajectory["answer"], trajectory["stop_reason"]
         emit(runtime, "rollout_end", rollout=branch["id"], answer=answer, stop_reason=reason)
         return {"trajectories": [trajectory], "counters": trajectory["counters"]}
@@ -210,11 +211,12 @@ class AgentAggregateNode(AggregateNode):
         messages: list[Any] = []
         if chosen:
             config = thread_config(chosen)
-            snapshot = yield Either(self.agent.get_state, self.agent.aget_state, (config,))
+            agent = forkable(self.agent)
+            snapshot = yield Either(agent.get_state, agent.aget_state, (config,))
             messages = list(snapshot.values.get("messages") or [])
         mine = [t for t in threads.values() if t.startswith(str(state.get("thread_prefix")))]
         if not self.keep_threads and mine:
-            yield Either(_delete_threads, _adelete_threads, (self.agent, mine))
+            yield Either(_delete_threads, _adelete_threads, (forkable(self.agent), mine))
         return {**update, "messages": messages}
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "check_agent",
     "fork_points",
     "lineage",
+    "forkable",
     "read_rollout",
     "run_rollout",
     "thread_config",
@@ -54,23 +55,51 @@ __all__ = [
 
 
 def check_agent(agent: Any) -> None:
-    """Check that ``agent`` can be forked: a compiled graph with a checkpointer and ``messages``.
+    """Check that ``agent`` can be forked: a compiled graph whose state has ``messages``.
+
+    Its checkpointer is checked when the wrapper runs (:func:`forkable`): LangGraph Server
+    gives one to the graphs it serves only then.
 
     Raises:
-        UserError: It has no checkpointer of its own, or its state has no ``messages`` key.
+        UserError: Its state has no ``messages`` key.
     """
-    if not isinstance(getattr(agent, "checkpointer", None), BaseCheckpointSaver):
-        raise UserError(
-            "ParallelMuse forks an agent from its checkpoints, and this graph has no "
-            "checkpointer of its own: compile it with checkpointer=InMemorySaver() (from "
-            "langgraph.checkpoint.memory), e.g. create_agent(..., checkpointer=InMemorySaver())."
-        )
     if "messages" not in getattr(agent, "channels", {}):
         raise UserError(
             "ParallelMuse reads an agent's steps from its state's `messages` key, and this "
             "graph's state has none: use create_agent, MessagesState, or a state with "
             "`messages: Annotated[list[AnyMessage], add_messages]`."
         )
+
+
+# LangGraph's config key for the running graph's checkpointer (langgraph._internal._constants).
+_RUNNING_CHECKPOINTER = "__pregel_checkpointer"
+
+
+def forkable(agent: Any) -> Any:
+    """Return ``agent`` with a checkpointer to fork it through: its own, else the running one's.
+
+    An agent compiled without one (as LangGraph Server wants the graphs it serves) keeps its
+    threads in the checkpointer the wrapper runs with (the server's, or ``checkpointer=`` of
+    :func:`~langgraph_parallel.parallel_muse.any_agent.parallel_muse_agent`). Call it inside a
+    node of the running wrapper.
+
+    Raises:
+        UserError: Neither the agent nor the running wrapper has a checkpointer.
+    """
+    if isinstance(getattr(agent, "checkpointer", None), BaseCheckpointSaver):
+        return agent
+    from langgraph.config import get_config
+
+    running = (get_config().get("configurable") or {}).get(_RUNNING_CHECKPOINTER)
+    if isinstance(running, BaseCheckpointSaver):
+        return agent.copy(update={"checkpointer": running})
+    raise UserError(
+        "ParallelMuse forks an agent from its checkpoints, and neither the agent nor this run "
+        "has a checkpointer: compile the agent with checkpointer=InMemorySaver() (from "
+        "langgraph.checkpoint.memory), e.g. create_agent(..., checkpointer=InMemorySaver()), "
+        "or pass checkpointer= to parallel_muse_agent (LangGraph Server gives the graphs it "
+        "serves one)."
+    )
 
 
 def thread_config(thread_id: str, **configurable: Any) -> RunnableConfig:

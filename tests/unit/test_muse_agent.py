@@ -217,10 +217,21 @@ def test_a_failing_branch_ends_alone_and_a_transient_one_resumes_its_thread() ->
     assert out["aggregation"]["excluded"] == ["t2"] and out["answer"] == "yes"
 
 
-def test_a_graph_without_a_checkpointer_is_refused_with_the_fix() -> None:
-    agent = create_agent(SeededAgentModel(reply=three_steps), tools=[])
+def test_an_agent_without_a_checkpointer_forks_through_the_running_wrappers() -> None:
+    tool = parallel_search_tool(CountingSearcher())
+    model = SeededAgentModel(reply=three_steps)
+    agent = create_agent(model, tools=[tool], middleware=[ParallelSearchMiddleware()])
+    # Built without one (as LangGraph Server wants), refused only when nothing gives one.
     with pytest.raises(UserError, match=r"checkpointer=InMemorySaver\(\)"):
-        parallel_muse_agent(agent)
+        ask(parallel_muse_agent(agent, budget=2, top_k_steps=1))
+    saver = InMemorySaver()
+    muse = parallel_muse_agent(agent, budget=2, top_k_steps=1, checkpointer=saver)
+    out = ask(muse, configurable={"thread_id": "muse"})
+    first, fork = out["trajectories"]
+    assert fork["parent"] == first["id"] and out["answer"] == "yes"
+    # The agent's threads live in the wrapper's checkpointer, beside the wrapper's own.
+    threads = {c.config["configurable"]["thread_id"] for c in saver.list(None)}
+    assert {"muse", first["thread_id"], fork["thread_id"]} <= threads
 
 
 def test_a_state_without_messages_is_refused_with_the_fix() -> None:
