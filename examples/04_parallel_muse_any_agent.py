@@ -1,10 +1,10 @@
 """ParallelMuse for the agent you already have: fork it at its most uncertain step.
 
-`parallel_muse_agent(agent)` takes any compiled LangGraph agent with a checkpointer whose state
-holds `messages` (here the `create_agent` app of example 03). It runs the agent once, ranks its
-steps by the uncertainty of the tokens its model generated (the model's logprobs), re-runs the
-agent from the checkpoint just before the most uncertain step in new threads, sampled, and joins
-the answers. The original run's thread is left as it was.
+`create_parallel_muse_graph(agent)` takes any compiled LangGraph agent with a checkpointer whose
+state holds `messages` (here the `create_agent` app of example 03). It runs the agent once,
+ranks its steps by the uncertainty of the tokens its model generated (the model's logprobs),
+re-runs the agent from the checkpoint just before the most uncertain step in new threads,
+sampled, and joins the answers. The original run's thread is left as it was.
 
     .venv/bin/python examples/04_parallel_muse_any_agent.py                # scripted, 5 pages
     .venv/bin/python examples/04_parallel_muse_any_agent.py --real         # policy + HotpotQA
@@ -20,7 +20,12 @@ from _demo import DemoMuseModel, TinySearcher
 from langchain.agents import create_agent
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langgraph_parallel import ParallelSearchMiddleware, parallel_muse_agent, parallel_search_tool
+from langgraph_parallel import (
+    MuseContext,
+    ParallelSearchMiddleware,
+    create_parallel_muse_graph,
+    parallel_search_tool,
+)
 from langgraph_parallel.parallel_muse.tree import draw_tree
 
 QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
@@ -51,9 +56,10 @@ def main() -> None:
     )
     # The agent searches once, at step 0: min_branch_step=0 (the paper's rule) forks there; the
     # default, 1, would give a one-search run fresh rollouts instead of forks.
-    muse = parallel_muse_agent(
-        agent, budget=4, top_k_steps=1, samples_per_step=3, min_branch_step=0
+    context = MuseContext(
+        budget=4, top_k_steps=1, samples_per_step=3, min_branch_step=0, join="majority"
     )
+    muse = create_parallel_muse_graph(agent, context=context)
     out = muse.invoke({"messages": [{"role": "user", "content": QUESTION}]})
 
     for point in out["branch_points"]:

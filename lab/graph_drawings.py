@@ -35,7 +35,8 @@ CAPTIONS = {
     "`observe` joins them.",
     "sequential_search": "The sequential Search-R1 baseline: the same graph with "
     "`decompose=False`.",
-    "parallel_muse": "ParallelMuse: `create_parallel_muse_graph(model, search)`. `router` sends "
+    "parallel_muse": "ParallelMuse: "
+    "`create_parallel_muse_graph(parallel_search_rollouts(model, search))`. `router` sends "
     "rollouts and forks from uncertain steps (ranked by the perplexity of a region's tokens, "
     '`mode="ppl"`, or by their entropy; `min_branch_step=1`, the default, never forks at step '
     "0, whose fork would be a fresh rollout; `0` is the paper's any step), then one `report` per "
@@ -54,8 +55,9 @@ CAPTIONS = {
     "batched retrieval, the middleware adds the decomposition instruction, caps sub-queries and "
     "keeps the graph's counters (`examples/03_create_agent_parallel_search.py`).",
     "parallel_muse_agent": "ParallelMuse over any checkpointed agent: "
-    "`parallel_muse_agent(agent)`, here the `parallel_search_agent` app with an `InMemorySaver`. "
-    "`start` reads the input (messages, a question, or a finished `thread_id`); each `rollout` "
+    "`create_parallel_muse_graph(agent)`, here the `parallel_search_agent` app with an "
+    "`InMemorySaver`. "
+    "`start` reads the input (messages, a question, or a finished `from_thread`); each `rollout` "
     "is one run of the agent in a thread of its own, the first on the input, the others forked "
     "from the checkpoint before the most uncertain step (ranked from the logprobs of the "
     "agent's replies); `report` and `aggregate` as in `parallel_muse` "

@@ -17,23 +17,20 @@ if TYPE_CHECKING:
     from langgraph_parallel.agent.run import run_question
     from langgraph_parallel.agent.state import FanOutState, ParallelSearchState
     from langgraph_parallel.baselines.direct import create_direct_graph
+    from langgraph_parallel.baselines.rollouts import independent_rollouts
     from langgraph_parallel.errors import UserError
     from langgraph_parallel.models.served_chat import ChatVLLMServer
     from langgraph_parallel.models.server import chat_openai_for_server
     from langgraph_parallel.models.vllm_chat import ChatVLLM
-    from langgraph_parallel.parallel_muse.any_agent import parallel_muse_agent
     from langgraph_parallel.parallel_muse.context import MuseContext
-    from langgraph_parallel.parallel_muse.graph import (
-        add_parallel_muse,
-        create_parallel_muse_graph,
-        create_rollouts_graph,
-    )
+    from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph
     from langgraph_parallel.parallel_search.agent_tool import parallel_search_tool
     from langgraph_parallel.parallel_search.graph import (
         add_parallel_search,
         create_fan_out_search_graph,
         create_parallel_search_graph,
     )
+    from langgraph_parallel.parallel_search.loop import parallel_search_rollouts
     from langgraph_parallel.parallel_search.middleware import ParallelSearchMiddleware
     from langgraph_parallel.retrieval import CorpusIndex, Searcher, default_index
 
@@ -48,19 +45,18 @@ _EXPORTS = {
     "FanOutState": "langgraph_parallel.agent.state",
     "ParallelSearchState": "langgraph_parallel.agent.state",
     "create_direct_graph": "langgraph_parallel.baselines.direct",
+    "independent_rollouts": "langgraph_parallel.baselines.rollouts",
     "UserError": "langgraph_parallel.errors",
     "ChatVLLMServer": "langgraph_parallel.models.served_chat",
     "chat_openai_for_server": "langgraph_parallel.models.server",
     "ChatVLLM": "langgraph_parallel.models.vllm_chat",
-    "parallel_muse_agent": "langgraph_parallel.parallel_muse.any_agent",
     "MuseContext": "langgraph_parallel.parallel_muse.context",
-    "add_parallel_muse": "langgraph_parallel.parallel_muse.graph",
     "create_parallel_muse_graph": "langgraph_parallel.parallel_muse.graph",
-    "create_rollouts_graph": "langgraph_parallel.parallel_muse.graph",
     "add_parallel_search": "langgraph_parallel.parallel_search.graph",
     "create_fan_out_search_graph": "langgraph_parallel.parallel_search.graph",
     "create_parallel_search_graph": "langgraph_parallel.parallel_search.graph",
     "parallel_search_tool": "langgraph_parallel.parallel_search.agent_tool",
+    "parallel_search_rollouts": "langgraph_parallel.parallel_search.loop",
     "ParallelSearchMiddleware": "langgraph_parallel.parallel_search.middleware",
     "CorpusIndex": "langgraph_parallel.retrieval",
     "Searcher": "langgraph_parallel.retrieval",
@@ -78,16 +74,15 @@ __all__ = [
     "SearchContext",
     "Searcher",
     "UserError",
-    "add_parallel_muse",
     "add_parallel_search",
     "chat_openai_for_server",
     "create_direct_graph",
     "create_fan_out_search_graph",
     "create_parallel_muse_graph",
     "create_parallel_search_graph",
-    "create_rollouts_graph",
     "default_index",
-    "parallel_muse_agent",
+    "independent_rollouts",
+    "parallel_search_rollouts",
     "parallel_search_tool",
     "run_question",
 ]

@@ -223,3 +223,45 @@ class SeededAgentModel(ConfigurableSampling):
         }
         message = item.model_copy(update={"usage_metadata": usage})
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+_DOOR_OPTIONS = ("retry_policy", "checkpointer", "store", "name", "model", "agent_config")
+_DOOR_OPTIONS += ("keep_threads",)
+
+
+def _door(options: dict[str, Any]) -> dict[str, Any]:
+    return {key: options.pop(key) for key in _DOOR_OPTIONS if key in options}
+
+
+def muse_graph(model: BaseChatModel, search: Any, **options: Any) -> Any:
+    """ParallelMuse over the ParallelSearch loop through the one door, settings given flat."""
+    from langgraph_parallel import MuseContext, create_parallel_muse_graph, parallel_search_rollouts
+
+    door = _door(options)
+    budget = options.pop("passage_sentences", "auto")
+    rollouts = parallel_search_rollouts(model, search, passage_sentences=budget)
+    return create_parallel_muse_graph(rollouts, context=MuseContext(**options), **door)
+
+
+def rollouts_graph(model: BaseChatModel, search: Any, **options: Any) -> Any:
+    """The independent-rollouts baseline through the one door, settings given flat."""
+    from langgraph_parallel import (
+        create_parallel_muse_graph,
+        independent_rollouts,
+        parallel_search_rollouts,
+    )
+
+    door = {"name": "rollouts", **_door(options)}
+    budget = options.pop("passage_sentences", "auto")
+    rollouts = parallel_search_rollouts(model, search, passage_sentences=budget)
+    return create_parallel_muse_graph(rollouts, context=independent_rollouts(**options), **door)
+
+
+def muse_agent(agent: Any, **options: Any) -> Any:
+    """ParallelMuse over a checkpointed agent through the one door, settings given flat."""
+    from langgraph_parallel import MuseContext, create_parallel_muse_graph
+
+    door = _door(options)
+    join = "select" if door.get("model") is not None else "majority"
+    context = MuseContext(**{"join": join, **options})
+    return create_parallel_muse_graph(agent, context=context, **door)

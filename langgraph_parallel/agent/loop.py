@@ -4,12 +4,14 @@
 ``Command``; what a search step does between two thinks is the *act*, which the caller adds
 (:data:`Act`): ParallelSearch's fan-out (``fan_out --Send per sub-query--> search -> observe``,
 :func:`langgraph_parallel.parallel_search.loop.search_act`) for its graph, its sequential
-baseline and every ParallelMuse rollout. The loop knows neither paper.
+baseline and every ParallelMuse rollout. The loop knows neither paper: ParallelMuse gets the
+loop as :class:`LoopRollouts` (a model and the act), built by the paper that owns the act.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -20,7 +22,7 @@ from langgraph_parallel.agent.context import SearchContext
 from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.agent.think import THINK_ROUTES, ThinkNode, answer_node
 
-__all__ = ["ACT_ENTRY", "ACT_EXIT", "Act", "add_agent_loop"]
+__all__ = ["ACT_ENTRY", "ACT_EXIT", "Act", "LoopRollouts", "add_agent_loop"]
 
 ACT_ENTRY = "fan_out"
 """The node ``think`` routes a search step to: the act's first node."""
@@ -30,6 +32,26 @@ ACT_EXIT = "observe"
 Act = Callable[[StateGraph[Any, Any, Any, Any]], None]
 """Adds the act's nodes to a builder, entered at :data:`ACT_ENTRY`, leaving from
 :data:`ACT_EXIT` (whose update appends the observation to ``messages``)."""
+
+
+@dataclass(frozen=True)
+class LoopRollouts:
+    """The agent loop as ParallelMuse's rollouts: the model that steps and the act it runs.
+
+    Built by the paper that owns the act (``parallel_search_rollouts(model, search)``) and given
+    to :func:`~langgraph_parallel.parallel_muse.graph.create_parallel_muse_graph`, which runs
+    each rollout as this loop, started from its branch's message prefix.
+
+    Attributes:
+        model: The chat model of every step (and, by default, of reports and the analyst).
+        act: Returns the act for the run's settings and retry policy.
+        passage_sentences: How the act shows each retrieved passage: its title and first N
+            sentences, or ``None`` for whole passages (already resolved from ``auto``).
+    """
+
+    model: BaseChatModel
+    act: Callable[[SearchContext, RetryPolicy | None], Act]
+    passage_sentences: int | None = None
 
 
 def add_agent_loop(

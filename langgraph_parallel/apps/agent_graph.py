@@ -18,8 +18,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import NotRequired, TypedDict
 
+from langgraph_parallel.agent.searches import tool_searches
 from langgraph_parallel.agent.state import add_counters
-from langgraph_parallel.parallel_search.agent_searches import tool_searches
 
 __all__ = ["AgentQuestionState", "create_agent_question_graph"]
 

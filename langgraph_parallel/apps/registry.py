@@ -7,6 +7,7 @@ models through here, so a name means the same thing everywhere. Searchers come f
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -25,7 +26,7 @@ GraphName = Literal[
     "parallel-search-unconstrained",
     # ParallelSearch as langchain's create_agent with our tool and middleware (apps/agent_graph)
     "create-agent",
-    # ParallelMuse forking that create_agent app through its checkpointer (parallel_muse/any_agent)
+    # ParallelMuse forking that create_agent app through its checkpointer (parallel_muse/graph)
     "parallel-muse-agent",
 ]
 GRAPH_NAMES: tuple[str, ...] = get_args(GraphName)
@@ -94,36 +95,55 @@ def build_graph(graph: str, model: Any, search: Any, /, **options: Any) -> Any:
         # One option set serves every name (CLI, harness); the direct graph has no search loop.
         kept = {key: value for key, value in options.items() if key in DIRECT_OPTIONS}
         return create_direct_graph(model, **kept)
-    if graph in ("parallel-muse", "rollouts-majority"):
-        from langgraph_parallel.parallel_muse.graph import (
-            create_parallel_muse_graph,
-            create_rollouts_graph,
-        )
+    if graph in ("parallel-muse", "rollouts-majority", "parallel-muse-agent"):
+        from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph
+        from langgraph_parallel.parallel_search.loop import parallel_search_rollouts
 
-        if graph == "parallel-muse":
-            return create_parallel_muse_graph(model, search, **options)
-        return create_rollouts_graph(model, search, **{"join": "majority", **options})
-    if graph in ("parallel-search-agent", "create-agent", "parallel-muse-agent"):
-        forked, studio = graph == "parallel-muse-agent", graph == "parallel-search-agent"
-        agent = _search_agent(model, search, options, studio=studio, checkpointed=forked)
-        if graph == "parallel-search-agent":
+        context, door = _muse_settings(options, baseline=graph == "rollouts-majority")
+        if graph != "parallel-muse-agent":
+            budget = options.get("passage_sentences", "auto")
+            rollouts = parallel_search_rollouts(model, search, passage_sentences=budget)
+            return create_parallel_muse_graph(rollouts, context=context, **door)
+        # The agent's loop settings go into the agent; its threads are read by no one after
+        # the join, so they are not kept.
+        agent = _search_agent(model, search, options, studio=False, checkpointed=True)
+        door.update(model=model, keep_threads=False)
+        return create_parallel_muse_graph(agent, context=context, **door)
+    if graph in ("parallel-search-agent", "create-agent"):
+        studio = graph == "parallel-search-agent"
+        agent = _search_agent(model, search, options, studio=studio, checkpointed=False)
+        if studio:
             return agent
-        if forked:
-            from langgraph_parallel.parallel_muse.any_agent import (
-                AGENT_SETTINGS,
-                parallel_muse_agent,
-            )
-
-            # The agent's loop settings went into the agent; its threads are read by no one
-            # after the join, so they are not kept.
-            wanted = AGENT_SETTINGS | {"retry_policy"}  # its rollouts retry whole agent runs
-            settings = {key: value for key, value in options.items() if key in wanted}
-            settings.update(model=model, keep_threads=False, name=options.get("name"))
-            return parallel_muse_agent(agent, **settings)
         from langgraph_parallel.apps.agent_graph import create_agent_question_graph
 
         return create_agent_question_graph(agent, name=options.get("name"))
     raise UserError(f"Unknown graph {graph!r}; choose one of: {', '.join(GRAPH_NAMES)}.")
+
+
+_DOOR_OPTIONS = ("retry_policy", "checkpointer", "store", "name")
+"""Options of :func:`create_parallel_muse_graph` itself; every other one is a context field."""
+
+
+def _muse_settings(options: Mapping[str, Any], *, baseline: bool) -> tuple[Any, dict[str, Any]]:
+    """Split flat CLI/harness ``options`` into a ``MuseContext`` and the door's own options.
+
+    ``passage_sentences`` is left out: it belongs to the rollouts (``auto`` is resolved
+    against the model there); ``baseline`` gives the independent-rollouts context
+    (``rounds=0``).
+    """
+    from langgraph_parallel.baselines.rollouts import independent_rollouts
+    from langgraph_parallel.parallel_muse.context import MuseContext
+
+    door = {key: options[key] for key in _DOOR_OPTIONS if key in options}
+    left = (*_DOOR_OPTIONS, "passage_sentences")
+    fields = {key: value for key, value in options.items() if key not in left}
+    known = {f.name for f in dataclasses.fields(MuseContext)}
+    if unknown := sorted(set(fields) - known):
+        raise ValueError(
+            f"Unknown ParallelMuse setting(s) {', '.join(unknown)}; valid ones are the "
+            f"MuseContext fields: {', '.join(sorted(known))}."
+        )
+    return (independent_rollouts if baseline else MuseContext)(**fields), door
 
 
 def _search_agent(

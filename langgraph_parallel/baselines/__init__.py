@@ -1,5 +1,6 @@
-"""Comparison graphs: ``direct`` answers closed-book, without retrieval.
+"""Comparison graphs and settings: closed book (``direct``) and independent rollouts (``rollouts``).
 
-The sequential Search-R1 agent is the ParallelSearch graph with ``decompose=False``, so both
-agents run the same code.
+``direct`` answers without retrieval; ``rollouts`` is ParallelMuse's baseline, a ``MuseContext``
+with ``rounds=0``. The sequential Search-R1 agent is the ParallelSearch graph with
+``decompose=False``, so both agents run the same code.
 """

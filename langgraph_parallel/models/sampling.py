@@ -2,7 +2,7 @@
 
 A model inside a compiled agent (``create_agent``, a user's own graph) was bound when the agent
 was built, so a caller that re-runs the agent (ParallelMuse forking it:
-:mod:`~langgraph_parallel.parallel_muse.any_agent`) cannot pass it ``temperature=...`` per call.
+:mod:`~langgraph_parallel.parallel_muse.graph`) cannot pass it ``temperature=...`` per call.
 What does reach every model call of a run is the run's config: LangChain hands the node's config,
 ``configurable`` included, to each runnable it calls. So the caller puts
 ``sampling_temperature``, ``sampling_top_p`` and ``sampling_seed`` there (:func:`sampling_config`):

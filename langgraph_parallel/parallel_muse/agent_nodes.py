@@ -1,7 +1,8 @@
 """The nodes of ParallelMuse over any checkpointed agent: the agent's runs in place of rollouts.
 
-The graph (:mod:`.any_agent`) is ParallelMuse's own, ``router`` -> ``rollout`` per branch ->
-``router`` ... -> ``report`` -> ``aggregate``, with its planning, reports and joins unchanged.
+The graph (:mod:`.graph`, over an agent) is ParallelMuse's own, ``router`` -> ``rollout`` per
+branch -> ``router`` ... -> ``report`` -> ``aggregate``, with its planning, reports and joins
+unchanged.
 What differs is a rollout: here it is one run of the caller's agent in a thread of its own
 (:mod:`.agent_thread`), a fresh run on the agent's input or a fork from a checkpoint of the
 parent's thread, and its trajectory is read back from that thread (:mod:`.agent_steps`).

@@ -1,4 +1,4 @@
-"""State of ParallelMuse over any checkpointed agent (:mod:`.any_agent`): input, payloads, output.
+"""State of ParallelMuse over any checkpointed agent (:mod:`.graph`): input, payloads, output.
 
 The wrapper reuses ParallelMuse's state (:class:`~.state.MuseState`) and adds what an agent run
 needs: the agent's input, where each trajectory's thread is, and the conversation of the

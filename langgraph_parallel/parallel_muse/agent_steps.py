@@ -25,6 +25,7 @@ from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from langgraph_parallel.agent.searches import tool_searches
 from langgraph_parallel.agent.state import SearchResult, add_counters
 from langgraph_parallel.errors import clean_text, storable
 from langgraph_parallel.models.transcript import message_action, observation_text, step_text
@@ -33,7 +34,6 @@ from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, Agen
 from langgraph_parallel.parallel_muse.regions import make_step
 from langgraph_parallel.parallel_muse.state import branch_identity
 from langgraph_parallel.parallel_muse.uncertainty import Step
-from langgraph_parallel.parallel_search.agent_searches import tool_searches
 
 __all__ = ["agent_step", "agent_trajectory", "conversation_dicts"]
 

@@ -80,7 +80,7 @@ def forkable(agent: Any) -> Any:
 
     An agent compiled without one (as LangGraph Server wants the graphs it serves) keeps its
     threads in the checkpointer the wrapper runs with (the server's, or ``checkpointer=`` of
-    :func:`~langgraph_parallel.parallel_muse.any_agent.parallel_muse_agent`). Call it inside a
+    :func:`~langgraph_parallel.parallel_muse.graph.create_parallel_muse_graph`). Call it inside a
     node of the running wrapper.
 
     Raises:
@@ -97,8 +97,8 @@ def forkable(agent: Any) -> Any:
         "ParallelMuse forks an agent from its checkpoints, and neither the agent nor this run "
         "has a checkpointer: compile the agent with checkpointer=InMemorySaver() (from "
         "langgraph.checkpoint.memory), e.g. create_agent(..., checkpointer=InMemorySaver()), "
-        "or pass checkpointer= to parallel_muse_agent (LangGraph Server gives the graphs it "
-        "serves one)."
+        "or pass checkpointer= to create_parallel_muse_graph (LangGraph Server gives the graphs "
+        "it serves one)."
     )
 
 

@@ -1,15 +1,30 @@
-"""ParallelMuse graphs: uncertainty-guided partial rollouts, and the independent-rollouts baseline.
+"""ParallelMuse's one door: fork rollouts at their most uncertain steps, report, join.
 
-Shape (both graphs; the baseline just never branches)::
+:func:`create_parallel_muse_graph` takes the rollouts to fork, either the agent loop
+(:class:`~langgraph_parallel.agent.loop.LoopRollouts`, e.g. ``parallel_search_rollouts(model,
+search)``) or any checkpointed agent (``create_agent``, a ``MessagesState`` graph of your own),
+and its settings as one :class:`~.context.MuseContext`. Both build the same graph::
 
-    START -> router --Send per rollout--> rollout -> router ... --Send per report--> report
-          -> aggregate -> END        (router -> aggregate directly when no report is needed)
+    START [-> start] -> router --Send per rollout--> rollout -> router ... --Send per report-->
+          report -> aggregate -> END        (router -> aggregate directly when no report is needed)
 
-``rollout`` is a subgraph: the agent loop of ParallelSearch, started from the branch's message
-prefix (:mod:`~langgraph_parallel.parallel_muse.rollout`); Studio's xray drawing shows its steps.
+What differs is ``rollout``. Over the loop it is a subgraph, the loop started from the branch's
+message prefix (:mod:`.rollout`; Studio's xray drawing shows its steps). Over an agent it is one
+run of the agent in a thread of its own: ``start`` reads the input (messages, a question, or a
+finished ``from_thread``), the first run goes on the input, and each fork re-runs the agent from
+the checkpoint just before the chosen step (:mod:`.agent_thread`, LangGraph's time travel);
+the agent's replies are scored from the logprobs its chat model put in them (:mod:`.agent_steps`)
+and the output's ``messages`` are the chosen trajectory's conversation.
 
-Budget and rounds: :mod:`~langgraph_parallel.parallel_muse.plan`; scores and branch points:
-:mod:`~.uncertainty`; joins: :mod:`~.reduce`.
+Sampling of an agent's runs: each run's config carries ``temperature``, ``top_p`` and a seed per
+trajectory (:mod:`~langgraph_parallel.models.sampling`), which ``ChatVLLM`` and
+``ChatVLLMServer`` apply; any other model applies them when built with ``init_chat_model(...,
+configurable_fields=("temperature", "top_p", "seed"), config_prefix="sampling")``, else samples
+as it was built.
+
+The independent-rollouts baseline is the same door with ``rounds=0``
+(:func:`~langgraph_parallel.baselines.rollouts.independent_rollouts`). Budget and rounds:
+:mod:`.plan`; scores and branch points: :mod:`.uncertainty`; joins: :mod:`.reduce`.
 """
 
 from __future__ import annotations
@@ -25,55 +40,160 @@ from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import with_defaults
 from langgraph_parallel.agent.limits import muse_recursion_limit, recursion_limit_for
+from langgraph_parallel.agent.loop import LoopRollouts
 from langgraph_parallel.agent.nodes import as_node
-from langgraph_parallel.agent.state import require_state_keys
-from langgraph_parallel.agent.step import passage_budget
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
-from langgraph_parallel.parallel_muse.context import Join, MuseContext, ReportMode
+from langgraph_parallel.parallel_muse.agent_nodes import (
+    AgentAggregateNode,
+    AgentRolloutNode,
+    AgentRouterNode,
+    AgentStartNode,
+)
+from langgraph_parallel.parallel_muse.agent_state import (
+    AgentRolloutInput,
+    MuseAgentInput,
+    MuseAgentOutput,
+    MuseAgentState,
+)
+from langgraph_parallel.parallel_muse.agent_thread import check_agent
+from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.reduce import AggregateNode
 from langgraph_parallel.parallel_muse.report import ReportNode
 from langgraph_parallel.parallel_muse.rollout import create_rollout_graph
 from langgraph_parallel.parallel_muse.router import MuseRoute, RouterNode
 from langgraph_parallel.parallel_muse.state import MuseInput, MuseOutput, MuseState, ReportTask
-from langgraph_parallel.parallel_muse.uncertainty import Mode, Region
-from langgraph_parallel.retrieval.search import SearchSource
 
-__all__ = ["add_parallel_muse", "create_parallel_muse_graph", "create_rollouts_graph"]
+__all__ = ["create_parallel_muse_graph"]
 
 
-def _build(
-    model: BaseChatModel,
-    search: SearchSource,
-    settings: Mapping[str, Any],
+def create_parallel_muse_graph(
+    rollouts: LoopRollouts | Any,
     *,
+    context: MuseContext | None = None,
+    model: BaseChatModel | None = None,
+    agent_config: Mapping[str, Any] | None = None,
+    keep_threads: bool = True,
+    retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
+    checkpointer: Any = None,
+    store: Any = None,
+    name: str | None = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build ParallelMuse over ``rollouts``: fork at the most uncertain steps, report, join.
+
+    Example:
+        >>> muse = create_parallel_muse_graph(  # doctest: +SKIP
+        ...     parallel_search_rollouts(ChatVLLM(model="smollm2-parallel"), default_index()),
+        ...     context=MuseContext(budget=4),
+        ... )
+        >>> muse.invoke({"question": "..."})["answer"]  # doctest: +SKIP
+        >>> agent = create_agent(model, tools=[...], checkpointer=InMemorySaver())  # +SKIP
+        >>> create_parallel_muse_graph(agent).invoke({"messages": [...]})  # doctest: +SKIP
+
+    Args:
+        rollouts: What a rollout runs. The agent loop (:class:`LoopRollouts`), or a compiled
+            graph whose state has ``messages``, with a checkpointer of its own or forked
+            through the one this graph runs with (``checkpointer``, or LangGraph Server's).
+            Uncertainty needs token logprobs in ``response_metadata["logprobs"]["content"]``
+            (``ChatVLLM``, ``ChatVLLMServer``, or ``ChatOpenAI(logprobs=True,
+            top_logprobs=16)``); without them no step is forked and the budget goes to fresh
+            rollouts.
+        context: Every setting (:class:`MuseContext`; default ``MuseContext()``, with
+            ``join="majority"`` over an agent and no ``model``). Over an agent, the loop's
+            fields (``max_turns``, ``top_k``, ...) are not read: the agent bounds its own steps.
+            ``rounds=0`` is the independent-rollouts baseline. Over the loop, the build-time
+            ``passage_sentences`` is the rollouts' (``parallel_search_rollouts(...,
+            passage_sentences=...)``, the model's declared budget by default).
+        model: Writes reports and is the analyst of ``join="select"``; default: the loop's
+            model, and over an agent none (reports are extracted and the join votes).
+        agent_config: Over an agent: config merged into every run of it (``recursion_limit``,
+            more ``configurable`` entries).
+        keep_threads: Over an agent: ``False`` deletes the threads this run made from the
+            agent's checkpointer once joined (for callers that never read them).
+        retry_policy: Retries of transient model and search errors (``None``: none); see
+            :mod:`~langgraph_parallel.errors`. A rollout that still fails ends its own
+            trajectory (``model_error: ...`` or ``agent_error: ...``) and the others are joined.
+        checkpointer: Passed to ``compile``; use one thread per question. It also holds an
+            agent's threads when the agent has no checkpointer of its own.
+        store: Passed to ``compile``.
+        name: Graph name (default ``parallel_muse``).
+
+    Returns:
+        A compiled graph. Over the loop: input ``{"question": str}``, output
+        :class:`~.state.MuseOutput`. Over an agent: input ``messages``, a ``question`` or a
+        ``from_thread`` (:class:`~.agent_state.MuseAgentInput`), output
+        :class:`~.agent_state.MuseAgentOutput`. Per-run overrides: ``invoke(...,
+        context=MuseContext(...))``. A compiled graph is a node: add it to your own
+        ``StateGraph`` (shared keys ``question`` and ``answer``) with ``add_node``.
+
+    Raises:
+        UserError: ``rollouts`` is a graph whose state has no ``messages`` (at once), or, when
+            it runs, neither the agent nor this graph has a checkpointer.
+        ValueError: ``join="select"`` with no analyst.
+    """
+    name = name or "parallel_muse"
+    if isinstance(rollouts, LoopRollouts):
+        analyst = model or rollouts.model
+        settings = context or MuseContext()
+        # The loop observes as its rollouts were built to (per-run contexts may still override).
+        settings = dataclasses.replace(settings, passage_sentences=rollouts.passage_sentences)
+        return _loop_graph(rollouts, analyst, settings, retry_policy, checkpointer, store, name)
+    check_agent(rollouts)
+    settings = context or MuseContext(join="select" if model is not None else "majority")
+    if settings.join == "select" and model is None:
+        raise ValueError(
+            "join='select' needs an analyst: pass model=..., or "
+            "context=MuseContext(join='majority')."
+        )
+    builder = StateGraph(
+        MuseAgentState,
+        context_schema=with_defaults(settings, "MuseContext"),
+        input_schema=MuseAgentInput,
+        output_schema=MuseAgentOutput,
+    )
+    retry = retry_policy
+    builder.add_node("start", as_node(AgentStartNode(rollouts), "start"))
+    router = as_node(AgentRouterNode(settings), "router")
+    builder.add_node("router", router, destinations=get_args(MuseRoute))
+    # Send payloads (AgentRolloutInput, ReportTask) are not the graph state.
+    node = AgentRolloutNode(rollouts, settings, agent_config, retry)
+    rollout = cast(Any, as_node(node, "rollout"))
+    builder.add_node("rollout", rollout, input_schema=AgentRolloutInput, retry_policy=retry)
+    report = cast(Any, as_node(ReportNode(model, settings, retry=retry), "report"))
+    builder.add_node("report", report, input_schema=ReportTask, retry_policy=retry)
+    joined = AgentAggregateNode(rollouts, model, settings, retry, keep_threads=keep_threads)
+    builder.add_node("aggregate", as_node(joined, "aggregate"), retry_policy=retry)
+    builder.add_edge(START, "start")
+    builder.add_edge("start", "router")
+    builder.add_edge("rollout", "router")
+    builder.add_edge("report", "aggregate")
+    builder.add_edge("aggregate", END)
+    graph = builder.compile(checkpointer=checkpointer, store=store, name=name)
+    return graph.with_config(recursion_limit=muse_recursion_limit(settings.rounds))
+
+
+def _loop_graph(
+    rollouts: LoopRollouts,
+    analyst: BaseChatModel,
+    settings: MuseContext,
     retry: RetryPolicy | None,
     checkpointer: Any,
     store: Any,
     name: str,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    fields = {f.name for f in dataclasses.fields(MuseContext)}
-    unknown = sorted(set(settings) - fields)
-    if unknown:
-        raise ValueError(
-            f"Unknown ParallelMuse setting(s) {', '.join(unknown)}; valid ones are the "
-            f"MuseContext fields: {', '.join(sorted(fields))}."
-        )
-    # Rollouts are the ParallelSearch loop: the same budget rule (``auto``: the model's).
-    budget = passage_budget(model, settings.get("passage_sentences", "auto"))
-    defaults = MuseContext(**{**settings, "passage_sentences": budget})
+    """Build ParallelMuse whose rollouts are the agent loop as a subgraph."""
     builder = StateGraph(
         MuseState,
-        context_schema=with_defaults(defaults, "MuseContext"),
+        context_schema=with_defaults(settings, "MuseContext"),
         input_schema=MuseInput,
         output_schema=MuseOutput,
     )
     # Send payloads (ReportTask) are not the graph state; the overloads cannot say so.
-    router = as_node(RouterNode(defaults), "router")
+    router = as_node(RouterNode(settings), "router")
     builder.add_node("router", router, destinations=get_args(MuseRoute))
-    builder.add_node("rollout", create_rollout_graph(model, search, defaults, retry=retry))
-    report = cast(Any, as_node(ReportNode(model, defaults, retry=retry), "report"))
+    builder.add_node("rollout", create_rollout_graph(rollouts, settings, retry=retry))
+    report = cast(Any, as_node(ReportNode(analyst, settings, retry=retry), "report"))
     builder.add_node("report", report, input_schema=ReportTask, retry_policy=retry)
-    aggregate = as_node(AggregateNode(model, defaults, retry=retry), "aggregate")
+    aggregate = as_node(AggregateNode(analyst, settings, retry=retry), "aggregate")
     builder.add_node("aggregate", aggregate, retry_policy=retry)
     builder.add_edge(START, "router")
     builder.add_edge("rollout", "router")
@@ -81,181 +201,5 @@ def _build(
     builder.add_edge("aggregate", END)
     graph = builder.compile(checkpointer=checkpointer, store=store, name=name)
     # A subgraph runs under its parent's recursion_limit, so it must fit a rollout's turns too.
-    limit = max(muse_recursion_limit(defaults.rounds), recursion_limit_for(defaults.max_turns))
+    limit = max(muse_recursion_limit(settings.rounds), recursion_limit_for(settings.max_turns))
     return graph.with_config(recursion_limit=limit)
-
-
-def create_parallel_muse_graph(
-    model: BaseChatModel,
-    search: SearchSource,
-    *,
-    budget: int = 8,
-    initial_rollouts: int = 1,
-    top_k_steps: int = 2,
-    samples_per_step: int = 3,
-    rounds: int = 1,
-    region: Region = "exploration",
-    mode: Mode = "ppl",
-    join: Join = "select",
-    reports: ReportMode = "distinct",
-    max_turns: int = 4,
-    top_k: int = 3,
-    temperature: float = 0.6,
-    top_p: float = 0.95,
-    retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
-    checkpointer: Any = None,
-    store: Any = None,
-    name: str | None = None,
-    **settings: Any,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Build ParallelMuse: fork the agent at its most uncertain steps, then report and join.
-
-    Args:
-        model: Any LangChain chat model. Uncertainty needs token logprobs in
-            ``response_metadata["logprobs"]["content"]`` (``ChatVLLM``, or ``ChatOpenAI`` with
-            ``logprobs=True, top_logprobs=16``); without them no step is forked and the budget
-            goes to fresh rollouts.
-        search: A :class:`~langgraph_parallel.retrieval.search.Searcher` or LangChain retriever.
-        budget: Most trajectories per question.
-        initial_rollouts: Full rollouts before branching.
-        top_k_steps: Branch points per round.
-        samples_per_step: Branches per branch point.
-        rounds: Branching rounds (at least 1).
-        region: ``exploration``, ``reasoning``, ``all`` or ``mixed``.
-        mode: ``ppl`` or ``entropy`` (see :class:`MuseContext`).
-        join: ``select``, ``majority`` or ``weighted``.
-        reports: Report calls: ``all``; ``distinct`` (one per distinct steps and answer, copied
-            to the others with ``reused_from`` set); ``contested`` (distinct, for the answered
-            ones only if ``join="select"`` meets differing answers; else no reports).
-        max_turns: Model steps per trajectory (inherited ones included; see ``final_answer_step``).
-        top_k: Documents per sub-query.
-        temperature: Sampling temperature of agent steps.
-        top_p: Nucleus sampling of agent steps.
-        retry_policy: Retries of transient model and search errors (``None``: none); see
-            :mod:`~langgraph_parallel.errors`. A call that still fails ends its own
-            trajectory (``model_error: ...``) and the others are joined as usual.
-        checkpointer: Passed to ``compile``; use one thread per question (trajectories and
-            counters accumulate within a thread).
-        store: Passed to ``compile``.
-        name: Graph name (default ``parallel_muse``).
-        **settings: Any other :class:`MuseContext` field (``max_tokens``, ``seed``,
-            ``prompt_style``, ...; ``passage_sentences`` is ``auto`` as in ParallelSearch).
-
-    Returns:
-        A compiled graph: input ``{"question": str}``, output :class:`MuseOutput`. Per-run
-        overrides: ``invoke(..., context=MuseContext(...))``.
-
-    Raises:
-        ValueError: An invalid or unknown setting.
-    """
-    if rounds < 1:
-        raise ValueError(
-            f"rounds must be at least 1 (got {rounds}); for independent rollouts use "
-            "create_rollouts_graph."
-        )
-    settings.update(
-        budget=budget,
-        initial_rollouts=initial_rollouts,
-        top_k_steps=top_k_steps,
-        samples_per_step=samples_per_step,
-        rounds=rounds,
-        region=region,
-        mode=mode,
-        join=join,
-        reports=reports,
-        max_turns=max_turns,
-        top_k=top_k,
-        temperature=temperature,
-        top_p=top_p,
-    )
-    name = name or "parallel_muse"
-    return _build(
-        model,
-        search,
-        settings,
-        retry=retry_policy,
-        checkpointer=checkpointer,
-        store=store,
-        name=name,
-    )
-
-
-def create_rollouts_graph(
-    model: BaseChatModel,
-    search: SearchSource,
-    *,
-    budget: int = 8,
-    join: Join = "majority",
-    retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
-    checkpointer: Any = None,
-    store: Any = None,
-    name: str | None = None,
-    **settings: Any,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Build the baseline: ``budget`` independent full rollouts, then the same report and join.
-
-    The same nodes as :func:`create_parallel_muse_graph` with ``rounds=0``: all rollouts are
-    sent at once, sampled with distinct seeds.
-
-    Args:
-        model: Any LangChain chat model.
-        search: A searcher or LangChain retriever.
-        budget: Number of rollouts.
-        join: ``majority`` (default), ``weighted`` or ``select``.
-        retry_policy: Retries of transient errors, as in :func:`create_parallel_muse_graph`.
-        checkpointer: Passed to ``compile``.
-        store: Passed to ``compile``.
-        name: Graph name (default ``rollouts``).
-        **settings: Any other :class:`MuseContext` field (``max_turns``, ``top_k``,
-            ``temperature``, ``top_p``, ``max_tokens``, ``reports``, ...), same defaults as
-            ParallelMuse.
-
-    Returns:
-        A compiled graph with the input and output of :func:`create_parallel_muse_graph`.
-    """
-    # Without rounds every rollout starts at once (initial_rollouts is not used).
-    settings.update(budget=budget, initial_rollouts=1, rounds=0, join=join)
-    name = name or "rollouts"
-    return _build(
-        model,
-        search,
-        settings,
-        retry=retry_policy,
-        checkpointer=checkpointer,
-        store=store,
-        name=name,
-    )
-
-
-def add_parallel_muse(
-    builder: StateGraph[Any, Any, Any, Any],
-    model: BaseChatModel,
-    search: SearchSource,
-    *,
-    name: str = "parallel_muse",
-    **settings: Any,
-) -> str:
-    """Add ParallelMuse to an existing graph builder as one node.
-
-    The counterpart of :func:`~langgraph_parallel.parallel_search.graph.add_parallel_search`.
-    The node reads the parent's ``question`` and writes ``answer`` back, with every other
-    output key the parent state also has (``stop_reason``, ``counters``, ``trajectories``,
-    ``reports``, ``aggregation``, ...). Wire it with ordinary edges.
-
-    Args:
-        builder: The user's ``StateGraph``.
-        model: Any LangChain chat model (see :func:`create_parallel_muse_graph`).
-        search: A searcher or LangChain retriever.
-        name: Node name (also the subgraph's name).
-        **settings: Keyword options of :func:`create_parallel_muse_graph` (``budget``, ...).
-
-    Returns:
-        The node name.
-
-    Raises:
-        ValueError: The builder's state has no ``question`` or ``answer`` key, or a setting
-            is invalid.
-    """
-    require_state_keys(builder, {"question": "str", "answer": "str | None"}, "add_parallel_muse")
-    builder.add_node(name, create_parallel_muse_graph(model, search, name=name, **settings))
-    return name

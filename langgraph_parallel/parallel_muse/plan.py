@@ -3,7 +3,7 @@
 :func:`plan_branches` decides the rollouts of the next round (:class:`~.state.Branch` payloads,
 made by :func:`fresh_branch` and :func:`fork`), :func:`plan_reports` the report calls;
 the router (:mod:`.router`) sends them. They read trajectories, never a graph, so the
-ParallelMuse graph and the wrapper of any checkpointed agent (:mod:`.any_agent`) plan alike.
+ParallelMuse graph and the wrapper of any checkpointed agent (:mod:`.graph`) plan alike.
 
 Budget accounting: every rollout is one trajectory and counts against ``budget``, whatever it
 produces. A round forks ``top_k_steps`` points with ``samples_per_step`` branches each, the most

@@ -1,10 +1,11 @@
 """The ParallelMuse rollout: the shared agent loop as a subgraph, started from a message prefix.
 
-``start -> think -> fan_out -> search* -> observe -> think ... -> finish``: the nodes between
-``start`` and ``finish`` are the ParallelSearch agent loop itself
-(:func:`~langgraph_parallel.agent.loop.add_agent_loop`), so a rollout's steps are
-prompted, searched, retried (the nodes' ``RetryPolicy``), streamed and checkpointed exactly as
-ParallelSearch's are, and Studio draws them inside ``rollout``.
+``start -> think -> <act> -> think ... -> finish``: the nodes between ``start`` and ``finish``
+are the agent loop itself (:func:`~langgraph_parallel.agent.loop.add_agent_loop`) with the act
+the :class:`~langgraph_parallel.agent.loop.LoopRollouts` carry (ParallelSearch's fan-out for
+``parallel_search_rollouts``), so a rollout's steps are prompted, searched, retried (the nodes'
+``RetryPolicy``), streamed and checkpointed exactly as the loop's are, and Studio draws them
+inside ``rollout``.
 
 A branch starts from ``messages[:i]`` of its parent, copied verbatim: stored messages are plain
 ``{"role", "content"}`` dicts with no ids or timestamps, so the prompt the engine sees for the
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -25,7 +25,7 @@ from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import run_context, with_defaults
 from langgraph_parallel.agent.events import emit
-from langgraph_parallel.agent.loop import add_agent_loop
+from langgraph_parallel.agent.loop import LoopRollouts, add_agent_loop
 from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.agent.think import answer_node
 from langgraph_parallel.parallel_muse.context import MuseContext
@@ -38,8 +38,6 @@ from langgraph_parallel.parallel_muse.state import (
     branch_identity,
     rollout_start_event,
 )
-from langgraph_parallel.parallel_search.loop import search_act
-from langgraph_parallel.retrieval.search import SearchSource
 
 __all__ = ["create_rollout_graph", "to_dicts", "to_messages"]
 
@@ -126,8 +124,7 @@ def finish_node(state: RolloutState, runtime: Runtime[Any]) -> dict[str, Any]:
 
 
 def create_rollout_graph(
-    model: BaseChatModel,
-    search: SearchSource,
+    rollouts: LoopRollouts,
     defaults: MuseContext,
     *,
     retry: RetryPolicy | None,
@@ -139,9 +136,8 @@ def create_rollout_graph(
     inside the ParallelMuse graph it uses the parent's.
 
     Args:
-        model: Any LangChain chat model; token logprobs are read from
-            ``response_metadata["logprobs"]["content"]`` when present.
-        search: A searcher or LangChain retriever.
+        rollouts: The loop to run: its model (token logprobs are read from
+            ``response_metadata["logprobs"]["content"]`` when present) and its act.
         defaults: Settings used when the run passes no :class:`MuseContext`.
         retry: Retry policy of the loop's ``think`` and ``search`` nodes.
     """
@@ -152,9 +148,9 @@ def create_rollout_graph(
         output_schema=RolloutOutput,
     )
     builder.add_node("start", as_node(StartNode(defaults), "start"))
-    act = search_act(search, defaults, retry=retry)
+    act = rollouts.act(defaults, retry)
     add_agent_loop(
-        builder, model, defaults, act, retry=retry, record_steps=True, answer=finish_node
+        builder, rollouts.model, defaults, act, retry=retry, record_steps=True, answer=finish_node
     )
     builder.add_edge(START, "start")
     builder.add_edge("start", "think")

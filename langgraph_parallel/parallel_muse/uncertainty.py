@@ -51,7 +51,7 @@ class Step(TypedDict):
         message_index: Index of this step's message in the trajectory's ``messages``; the prefix a
             branch from this step starts from is ``messages[:message_index]``.
         origin: Id of the trajectory whose model call produced the step.
-        tool_calls: An agent's step (:mod:`.any_agent`): the message's tool calls, which
+        tool_calls: An agent's step (:mod:`.graph`): the message's tool calls, which
             the text (what the engine generated) may not spell out.
         fork: An agent's step: where a fork of it starts, its thread's ``checkpoint_id`` and
             the node (``as_node``) that wrote that checkpoint; ``None`` when no checkpoint

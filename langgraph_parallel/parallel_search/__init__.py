@@ -4,6 +4,6 @@
 (one sub-query against the searcher) and ``graph`` (the factories and ``add_parallel_search``).
 For langchain's ``create_agent``: ``agent_tool`` (the same fan-out as one ``search`` tool taking
 ``query_list``) and ``middleware`` (the decomposition instruction, the sub-query cap, the turn
-limit and the graph's counters); ``agent_searches`` reads what the tool searched back out of a
-conversation.
+limit and the graph's counters). ``loop``'s ``parallel_search_rollouts`` gives the loop to
+ParallelMuse.
 """

@@ -11,18 +11,20 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, cast
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.graph import StateGraph
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.agent.context import SearchContext
-from langgraph_parallel.agent.loop import Act
+from langgraph_parallel.agent.context import PassageBudgetOption, SearchContext
+from langgraph_parallel.agent.loop import Act, LoopRollouts
 from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.agent.state import SubQuery
+from langgraph_parallel.agent.step import passage_budget
 from langgraph_parallel.parallel_search.fan_out import FanOutNode, ObserveNode, dispatch
 from langgraph_parallel.parallel_search.search import SearchNode
 from langgraph_parallel.retrieval.search import SearchSource, as_searcher
 
-__all__ = ["add_fan_out", "search_act"]
+__all__ = ["add_fan_out", "parallel_search_rollouts", "search_act"]
 
 
 def add_fan_out(
@@ -70,3 +72,29 @@ def search_act(search: SearchSource, context: SearchContext, *, retry: RetryPoli
         retry: Retry policy of the ``search`` node (transient errors only).
     """
     return partial(add_fan_out, search=search, context=context, as_message=True, retry=retry)
+
+
+def parallel_search_rollouts(
+    model: BaseChatModel, search: SearchSource, *, passage_sentences: PassageBudgetOption = "auto"
+) -> LoopRollouts:
+    """Return the ParallelSearch loop as ParallelMuse's rollouts.
+
+    Example:
+        >>> muse = create_parallel_muse_graph(  # doctest: +SKIP
+        ...     parallel_search_rollouts(ChatVLLM(model="smollm2-parallel"), default_index()),
+        ...     context=MuseContext(budget=4),
+        ... )
+
+    Args:
+        model: The chat model of every step.
+        search: A searcher or LangChain retriever.
+        passage_sentences: Show each retrieved passage as its title and first N sentences;
+            ``auto`` (default): the budget the model declares, as the ParallelSearch graph's;
+            ``None``: whole passages.
+    """
+
+    def act(context: SearchContext, retry: RetryPolicy | None) -> Act:
+        return search_act(search, context, retry=retry)
+
+    budget = passage_budget(model, passage_sentences)
+    return LoopRollouts(model=model, act=act, passage_sentences=budget)

@@ -20,8 +20,8 @@ from pydantic import PrivateAttr
 
 from langgraph_parallel import ChatVLLM, ParallelSearchMiddleware, parallel_search_tool
 from langgraph_parallel.models.replies import raw_text
-from langgraph_parallel.parallel_muse.any_agent import parallel_muse_agent
 from langgraph_parallel.parallel_muse.uncertainty import select_branch_points
+from tests.fakes import muse_agent
 
 pytestmark = [pytest.mark.integration, pytest.mark.engine]
 
@@ -47,7 +47,7 @@ def test_forks_start_from_the_parents_prompt_and_read_it_from_the_cache(hotpot_i
         checkpointer=InMemorySaver(),
     )
     # min_branch_step=0: any step may be the fork point, as select_branch_points ranks them.
-    muse = parallel_muse_agent(
+    muse = muse_agent(
         agent, budget=3, top_k_steps=1, samples_per_step=2, region="all", min_branch_step=0
     )
     out = muse.invoke({"messages": [{"role": "user", "content": QUESTION}]})

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from langgraph_parallel.eval.datasets import load_questions
-from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph
 from langgraph_parallel.retrieval import CorpusIndex, MiniLMEmbeddings
 from langgraph_parallel.retrieval.corpus import bundled_corpus_path
+from tests.fakes import muse_graph
 
 pytestmark = [pytest.mark.integration, pytest.mark.engine]
 
@@ -40,7 +40,7 @@ def small_index(question, tmp_path_factory):
 
 
 def test_every_branch_call_reads_the_prefix_cache(chat_model, small_index, question):
-    graph = create_parallel_muse_graph(
+    graph = muse_graph(
         chat_model,
         small_index,
         budget=4,
@@ -83,11 +83,11 @@ def test_rollouts_graph_and_every_join_run_on_the_engine(chat_model, small_index
     """The rollouts-majority baseline end to end, then weighted and the analyst on its output."""
     from langgraph_parallel.metrics import normalize_answer
     from langgraph_parallel.parallel_muse.context import MuseContext
-    from langgraph_parallel.parallel_muse.graph import create_rollouts_graph
     from langgraph_parallel.parallel_muse.reduce import AggregateNode, vote
+    from tests.fakes import rollouts_graph
 
     settings = {"max_turns": 2, "max_tokens": 48, "report_max_tokens": 32, "temperature": 1.0}
-    graph = create_rollouts_graph(chat_model, small_index, budget=3, **settings)
+    graph = rollouts_graph(chat_model, small_index, budget=3, **settings)
     state = graph.invoke({"question": question.question})
 
     trajectories = state["trajectories"]
@@ -127,9 +127,9 @@ def test_rollouts_graph_and_every_join_run_on_the_engine(chat_model, small_index
 
 def test_a_continued_report_is_prefilled_from_the_prefix_cache(chat_model, small_index, question):
     """report_style="continue": the report prompt extends the trajectory's last agent prompt."""
-    from langgraph_parallel.parallel_muse.graph import create_rollouts_graph
+    from tests.fakes import rollouts_graph
 
-    graph = create_rollouts_graph(
+    graph = rollouts_graph(
         chat_model,
         small_index,
         budget=2,

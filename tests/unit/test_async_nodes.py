@@ -12,8 +12,7 @@ from langchain_core.messages import HumanMessage
 from langgraph_parallel import create_parallel_search_graph
 from langgraph_parallel.agent.nodes import Invoke, Wait, arun_body, run_body
 from langgraph_parallel.baselines.direct import create_direct_graph
-from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph
-from tests.fakes import CountingSearcher, ScriptedChatModel
+from tests.fakes import CountingSearcher, ScriptedChatModel, muse_graph
 from tests.unit.test_muse import SPREADS, FakeChat, three_step_agent
 
 
@@ -106,13 +105,9 @@ def test_direct_and_parallel_search_end_alike_on_both_paths():
 
 def test_parallel_muse_ends_alike_on_both_paths():
     options = {"budget": 4, "samples_per_step": 3, "join": "select"}
-    graph = create_parallel_muse_graph(
-        FakeChat(agent=three_step_agent(SPREADS)), CountingSearcher(), **options
-    )
+    graph = muse_graph(FakeChat(agent=three_step_agent(SPREADS)), CountingSearcher(), **options)
     sync = graph.invoke({"question": "Q?"})
-    graph = create_parallel_muse_graph(
-        FakeChat(agent=three_step_agent(SPREADS)), CountingSearcher(), **options
-    )
+    graph = muse_graph(FakeChat(agent=three_step_agent(SPREADS)), CountingSearcher(), **options)
     awaited = asyncio.run(graph.ainvoke({"question": "Q?"}))
     assert awaited["answer"] == sync["answer"] and awaited["stop_reason"] == sync["stop_reason"]
     assert awaited["counters"] == sync["counters"]

@@ -59,7 +59,9 @@ def test_the_top_level_exports_what_the_docs_import_and_nothing_unknown() -> Non
             names = re.sub(r"#[^\n]*", "", names).strip("() \n")
             imported |= {n.strip().split(" as ")[0] for n in names.split(",") if n.strip()}
     assert imported and imported <= set(package.__all__), imported - set(package.__all__)
-    assert {"FanOutState", "parallel_muse_agent"} <= set(package.__all__)
+    assert {"FanOutState", "create_parallel_muse_graph", "parallel_search_rollouts"} <= set(
+        package.__all__
+    )
     with pytest.raises(ImportError, match="cannot import name 'ThinkNode'"):
         exec("from langgraph_parallel import ThinkNode", {})
     with pytest.raises(AttributeError):

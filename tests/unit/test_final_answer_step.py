@@ -23,11 +23,11 @@ from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.apps.ask import render_event
 from langgraph_parallel.parallel_muse.accounting import muse_costs
 from langgraph_parallel.parallel_muse.context import MuseContext
-from langgraph_parallel.parallel_muse.graph import create_rollouts_graph
 from langgraph_parallel.parallel_muse.plan import fork
 from langgraph_parallel.parallel_muse.rollout import create_rollout_graph
+from langgraph_parallel.parallel_search.loop import parallel_search_rollouts
 from langgraph_parallel.protocol import action_regex, answer_regex
-from tests.fakes import CountingSearcher
+from tests.fakes import CountingSearcher, rollouts_graph
 
 SEARCH = "<think> look it up </think>\n<search> q{n} </search>"
 ANSWER = "<think> found </think>\n<answer> Paris </answer>"
@@ -210,7 +210,7 @@ def test_a_small_recursion_limit_still_ends_with_a_reason(limit: int) -> None:
 @pytest.mark.parametrize("final_answer_step", [True, False])
 def test_rollouts_count_the_final_step_like_any_other(final_answer_step: bool) -> None:
     chat = StepChat(steps=[SEARCH, SEARCH, ANSWER])
-    graph = create_rollouts_graph(
+    graph = rollouts_graph(
         chat, CountingSearcher(), budget=2, max_turns=2, final_answer_step=final_answer_step
     )
     state = graph.invoke({"question": "Q?"})
@@ -234,13 +234,14 @@ def test_rollouts_count_the_final_step_like_any_other(final_answer_step: bool) -
 def test_a_fork_of_the_final_step_is_again_the_answer_only_step() -> None:
     ctx = MuseContext(max_turns=2)
     chat = GrammarChat(steps=[SEARCH, SEARCH, ANSWER])
-    parent = create_rollouts_graph(chat, CountingSearcher(), budget=1, max_turns=2)
+    parent = rollouts_graph(chat, CountingSearcher(), budget=1, max_turns=2)
     trajectory = parent.invoke({"question": "Q?"})["trajectories"][0]
     assert [s["action"] for s in trajectory["steps"]] == ["search", "search", "answer"]
     branch = fork(trajectory, 2, 1, ctx, 1)
     assert len(branch["steps"]) == 2 and branch["messages"][-1]["role"] == "user"
     chat.call_kwargs.clear()
-    rollout = create_rollout_graph(chat, CountingSearcher(), ctx, retry=None)
+    rollouts = parallel_search_rollouts(chat, CountingSearcher())
+    rollout = create_rollout_graph(rollouts, ctx, retry=None)
     out = rollout.invoke({"branch": branch})
     (forked,) = out["trajectories"]
     assert forked["answer"] == "Paris" and forked["stop_reason"] == "answered"

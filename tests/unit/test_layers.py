@@ -28,10 +28,11 @@ LAYERS: dict[str, int] = {
     "rewards": 3,
     # the Search-R1 step loop both papers run
     "agent": 4,
-    # the papers and the baselines
+    # the papers, on one floor: neither imports the other (ParallelMuse gets the loop's act
+    # injected, agent/loop.py's LoopRollouts), then the baselines they are measured against
     "parallel_search": 5,
-    "baselines": 5,
-    "parallel_muse": 6,
+    "parallel_muse": 5,
+    "baselines": 6,
     # what measures and trains them
     "eval": 7,
     "train": 8,

@@ -14,8 +14,7 @@ from langgraph_parallel import create_parallel_search_graph
 from langgraph_parallel.agent.limits import muse_recursion_limit, recursion_limit_for
 from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.baselines.direct import create_direct_graph
-from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph
-from tests.fakes import CountingSearcher, FuzzChatModel, ScriptedChatModel
+from tests.fakes import CountingSearcher, FuzzChatModel, ScriptedChatModel, muse_graph
 
 SEARCH_FOREVER = ["<search> again ## more </search>"]
 LIMITS = settings(max_examples=40, deadline=None, derandomize=True, database=None)
@@ -53,7 +52,7 @@ def test_default_recursion_limit_fits_max_turns() -> None:
     assert search_graph(4).config["recursion_limit"] == recursion_limit_for(4) == 100
     assert search_graph(40).config["recursion_limit"] == recursion_limit_for(40) >= 4 * 40 + 2
     model, search = FuzzChatModel(), CountingSearcher()
-    graph = create_parallel_muse_graph(model, search, rounds=60)
+    graph = muse_graph(model, search, rounds=60)
     assert graph.config["recursion_limit"] == muse_recursion_limit(60) >= 2 * 60 + 5
 
 
@@ -103,7 +102,7 @@ def test_any_recursion_limit_gives_a_final_state(
 @given(st.integers(2, 30), st.integers(0, 4), st.integers(1, 8))
 def test_any_recursion_limit_gives_a_final_muse_state(limit: int, rounds: int, budget: int) -> None:
     model = FuzzChatModel(outputs=["<search> a </search>", "<answer> x </answer>"])
-    graph = create_parallel_muse_graph(
+    graph = muse_graph(
         model, CountingSearcher(), budget=budget, rounds=max(rounds, 1), samples_per_step=1
     )
     state = graph.invoke({"question": "Q?"}, {"recursion_limit": limit})

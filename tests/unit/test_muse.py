@@ -21,10 +21,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from langgraph_parallel.parallel_muse.context import MuseContext
-from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph, create_rollouts_graph
 from langgraph_parallel.parallel_muse.plan import plan_branches
 from langgraph_parallel.parallel_muse.regions import region_spans
-from tests.fakes import CountingSearcher
+from tests.fakes import CountingSearcher, muse_graph, rollouts_graph
 
 ANALYST_MARK = "numbered reports"
 REPORT_MARK = "Compress the"
@@ -111,7 +110,7 @@ SPREADS = [
 
 def run_muse(agent, **options):
     model = FakeChat(agent=agent)
-    graph = create_parallel_muse_graph(model, CountingSearcher(), **options)
+    graph = muse_graph(model, CountingSearcher(), **options)
     return graph.invoke({"question": "Q?"}), model
 
 
@@ -312,7 +311,7 @@ VOTERS = {0: "Paris", 1: "paris.", 2: "London", 3: None}
 
 def run_baseline(join, analyst="<choice>1</choice>", spreads=None):
     model = FakeChat(agent=answers_by_seed(VOTERS, spreads), analyst=analyst)
-    graph = create_rollouts_graph(model, CountingSearcher(), budget=4, join=join, max_turns=2)
+    graph = rollouts_graph(model, CountingSearcher(), budget=4, join=join, max_turns=2)
     return graph.invoke({"question": "Q?"})
 
 
@@ -347,14 +346,14 @@ def test_select_falls_back_to_majority_on_unparsable_output(analyst):
 
 def test_no_answer_anywhere_is_reported():
     model = FakeChat(agent=answers_by_seed({0: None, 1: None}))
-    graph = create_rollouts_graph(model, CountingSearcher(), budget=2, join="select", max_turns=1)
+    graph = rollouts_graph(model, CountingSearcher(), budget=2, join="select", max_turns=1)
     state = graph.invoke({"question": "Q?"})
     assert state["answer"] is None and state["stop_reason"].startswith("no_answer")
     assert len(state["reports"]) == 2
 
 
 def test_graph_draws_every_node_and_edge():
-    graph = create_parallel_muse_graph(FakeChat(agent=None), CountingSearcher())
+    graph = muse_graph(FakeChat(agent=None), CountingSearcher())
     mermaid = graph.get_graph().draw_mermaid()
     for edge in (
         "router -.-> rollout",
@@ -369,7 +368,7 @@ def test_graph_draws_every_node_and_edge():
 
 
 def test_xray_drawing_shows_the_agent_loop_inside_each_rollout():
-    graph = create_parallel_muse_graph(FakeChat(agent=None), CountingSearcher())
+    graph = muse_graph(FakeChat(agent=None), CountingSearcher())
     drawing = graph.get_graph(xray=True)
     inner = {n.split(":", 1)[1] for n in drawing.nodes if n.startswith("rollout:")}
     assert {"start", "think", "fan_out", "search", "observe", "answer"} <= inner
@@ -381,21 +380,41 @@ def test_xray_drawing_shows_the_agent_loop_inside_each_rollout():
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"rounds": 0}, "create_rollouts_graph"),
+        ({"budget": 0}, "budget must be at least 1"),
         ({"region": "x"}, "region"),
         ({"initial_rollouts": 9}, "budget"),
         ({"min_branch_step": -1}, "min_branch_step must be 0 or more"),
-        ({"beam": 2}, "Unknown"),
+        ({"beam": 2}, "unexpected keyword argument 'beam'"),
     ],
 )
 def test_invalid_settings_say_how_to_fix_them(options, message):
-    with pytest.raises(ValueError, match=message):
-        create_parallel_muse_graph(FakeChat(agent=None), CountingSearcher(), **options)
+    with pytest.raises((ValueError, TypeError), match=message):
+        muse_graph(FakeChat(agent=None), CountingSearcher(), **options)
+
+
+def test_the_baseline_is_the_same_door_with_rounds_zero():
+    from langgraph_parallel import (
+        MuseContext,
+        create_parallel_muse_graph,
+        independent_rollouts,
+        parallel_search_rollouts,
+    )
+
+    context = independent_rollouts(budget=3)
+    assert (context.rounds, context.join) == (0, "majority")
+    model = FakeChat(agent=three_step_agent(SPREADS))
+    rollouts = parallel_search_rollouts(model, CountingSearcher())
+    state = create_parallel_muse_graph(rollouts, context=context).invoke({"question": "Q?"})
+    # Every rollout starts at once from the question: none is a fork.
+    assert [t["parent"] for t in state["trajectories"]] == [None, None, None]
+    forked = MuseContext(budget=3, top_k_steps=1, join="majority")
+    state = create_parallel_muse_graph(rollouts, context=forked).invoke({"question": "Q?"})
+    assert [t["parent"] for t in state["trajectories"]][1:] == ["t0", "t0"]
 
 
 def test_a_context_dict_keeps_the_build_time_settings():
     # The LangGraph API server passes the run's context as a (often empty) dict.
-    graph = create_rollouts_graph(
+    graph = rollouts_graph(
         FakeChat(agent=three_step_agent(SPREADS)), CountingSearcher(), budget=3, join="weighted"
     )
     assert len(graph.invoke({"question": "Q?"}, context={})["trajectories"]) == 3
@@ -403,11 +422,9 @@ def test_a_context_dict_keeps_the_build_time_settings():
     assert len(state["trajectories"]) == 2 and state["aggregation"]["join"] == "weighted"
 
 
-def test_add_parallel_muse_puts_the_fork_graph_into_a_users_graph():
+def test_the_compiled_graph_is_a_node_of_a_users_graph():
     from langgraph.graph import END, START, StateGraph
     from typing_extensions import TypedDict
-
-    from langgraph_parallel.parallel_muse.graph import add_parallel_muse
 
     class UserState(TypedDict, total=False):
         question: str
@@ -418,19 +435,14 @@ def test_add_parallel_muse_puts_the_fork_graph_into_a_users_graph():
     builder = StateGraph(UserState)
     builder.add_node("plan", lambda state: {"notes": "planned"})
     model = FakeChat(agent=three_step_agent(SPREADS))
-    node = add_parallel_muse(builder, model, CountingSearcher(), budget=3, join="majority")
+    node = "parallel_muse"
+    builder.add_node(node, muse_graph(model, CountingSearcher(), budget=3, join="majority"))
     builder.add_edge(START, "plan")
     builder.add_edge("plan", node)
     builder.add_edge(node, END)
     state = builder.compile().invoke({"question": "Q?"})
     assert state["answer"] == "x" and state["notes"] == "planned"
     assert len(state["trajectories"]) == 3  # the subgraph's output keys the parent shares
-
-    class NoAnswer(TypedDict):
-        question: str
-
-    with pytest.raises(ValueError, match=r"answer: str \| None"):
-        add_parallel_muse(StateGraph(NoAnswer), model, CountingSearcher())
 
 
 def test_add_parallel_search_names_the_keys_a_users_state_lacks():
@@ -450,7 +462,7 @@ def test_rollouts_stream_live_events_with_their_ids():
     from langgraph_parallel.agent.run import run_question
 
     model = FakeChat(agent=three_step_agent(SPREADS))
-    graph = create_parallel_muse_graph(model, CountingSearcher(), budget=4)
+    graph = muse_graph(model, CountingSearcher(), budget=4)
     events = []
     run = run_question(graph, "Q?", on_event=events.append)
     ids = {t["id"] for t in run.state["trajectories"]}

@@ -23,10 +23,9 @@ from langgraph_parallel.apps.registry import GRAPH_NAMES, build_graph
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.muse import muse_fields
 from langgraph_parallel.eval.recall import run_searches
-from langgraph_parallel.parallel_muse.any_agent import parallel_muse_agent
 from langgraph_parallel.parallel_muse.tree import mermaid_tree
 from langgraph_parallel.parallel_muse.uncertainty import select_branch_points
-from tests.fakes import CountingSearcher, SeededAgentModel, agent_reply
+from tests.fakes import CountingSearcher, SeededAgentModel, agent_reply, muse_agent
 
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
 
@@ -62,7 +61,7 @@ def thread_messages(agent: Any, thread_id: str) -> list[Any]:
 def test_a_create_agent_app_is_forked_at_its_most_uncertain_step_into_new_threads() -> None:
     model = SeededAgentModel(reply=three_steps)
     agent = search_agent(model)
-    out = ask(parallel_muse_agent(agent, budget=4, top_k_steps=1, samples_per_step=3))
+    out = ask(muse_agent(agent, budget=4, top_k_steps=1, samples_per_step=3))
 
     first, *forks = out["trajectories"]
     assert [t["id"] for t in out["trajectories"]] == ["t0", "t1", "t2", "t3"]
@@ -124,7 +123,7 @@ def test_a_graph_that_is_not_ours_is_forked_from_its_own_checkpoints() -> None:
     builder.add_edge("lookup", "llm")
     agent = builder.compile(checkpointer=InMemorySaver())
 
-    muse = parallel_muse_agent(agent, budget=3, top_k_steps=1, region="reasoning")
+    muse = muse_agent(agent, budget=3, top_k_steps=1, region="reasoning")
     out = muse.invoke({"question": "Look it up?"})
 
     first, *forks = out["trajectories"]
@@ -154,7 +153,7 @@ def test_the_budget_counts_every_trajectory_the_first_included(
     budget: int, top_k_steps: int, samples: int, forks: list[int]
 ) -> None:
     model = SeededAgentModel(reply=three_steps)
-    muse = parallel_muse_agent(
+    muse = muse_agent(
         search_agent(model), budget=budget, top_k_steps=top_k_steps, samples_per_step=samples,
         min_branch_step=0,  # the paper's any step: (5, 2, 2) forks step 0 too
     )  # fmt: skip
@@ -172,7 +171,7 @@ def test_a_finished_thread_is_forked_without_running_it_again() -> None:
     before = thread_messages(agent, "mine")
     calls = len(model.calls)
 
-    out = parallel_muse_agent(agent, budget=2, top_k_steps=1).invoke({"from_thread": "mine"})
+    out = muse_agent(agent, budget=2, top_k_steps=1).invoke({"from_thread": "mine"})
 
     first, fork = out["trajectories"]
     assert first["thread_id"] == "mine" and first["answer"] == "yes"
@@ -185,7 +184,7 @@ def test_a_finished_thread_is_forked_without_running_it_again() -> None:
 def test_keep_threads_false_deletes_the_runs_threads_but_not_the_callers() -> None:
     agent = search_agent(SeededAgentModel(reply=three_steps))
     agent.invoke({"messages": [HumanMessage(QUESTION)]}, {"configurable": {"thread_id": "mine"}})
-    muse = parallel_muse_agent(agent, budget=3, top_k_steps=1, keep_threads=False)
+    muse = muse_agent(agent, budget=3, top_k_steps=1, keep_threads=False)
     out = muse.invoke({"from_thread": "mine"})
     assert out["messages"][-1].content == "yes"  # read before the threads went
     assert thread_messages(agent, "mine")  # the caller's thread is kept
@@ -206,7 +205,7 @@ def test_a_failing_branch_ends_alone_and_a_transient_one_resumes_its_thread() ->
         return three_steps(seed, step)
 
     model = SeededAgentModel(reply=reply)
-    out = ask(parallel_muse_agent(search_agent(model), budget=4, top_k_steps=1))
+    out = ask(muse_agent(search_agent(model), budget=4, top_k_steps=1))
 
     by_id = {t["id"]: t for t in out["trajectories"]}
     assert by_id["t2"]["stop_reason"] == "agent_error: RuntimeError: engine died"
@@ -223,9 +222,9 @@ def test_an_agent_without_a_checkpointer_forks_through_the_running_wrappers() ->
     agent = create_agent(model, tools=[tool], middleware=[ParallelSearchMiddleware()])
     # Built without one (as LangGraph Server wants), refused only when nothing gives one.
     with pytest.raises(UserError, match=r"checkpointer=InMemorySaver\(\)"):
-        ask(parallel_muse_agent(agent, budget=2, top_k_steps=1))
+        ask(muse_agent(agent, budget=2, top_k_steps=1))
     saver = InMemorySaver()
-    muse = parallel_muse_agent(agent, budget=2, top_k_steps=1, checkpointer=saver)
+    muse = muse_agent(agent, budget=2, top_k_steps=1, checkpointer=saver)
     out = ask(muse, configurable={"thread_id": "muse"})
     first, fork = out["trajectories"]
     assert fork["parent"] == first["id"] and out["answer"] == "yes"
@@ -242,7 +241,7 @@ def test_a_state_without_messages_is_refused_with_the_fix() -> None:
     builder.add_node("noop", lambda state: {})
     builder.add_edge(START, "noop")
     with pytest.raises(UserError, match="`messages`"):
-        parallel_muse_agent(builder.compile(checkpointer=InMemorySaver()))
+        muse_agent(builder.compile(checkpointer=InMemorySaver()))
 
 
 def test_a_model_without_logprobs_gets_fresh_runs_as_in_the_graph() -> None:
@@ -250,26 +249,27 @@ def test_a_model_without_logprobs_gets_fresh_runs_as_in_the_graph() -> None:
         return agent_reply("so", answer="yes", logprobs=False)
 
     model = SeededAgentModel(reply=plain)
-    out = ask(parallel_muse_agent(search_agent(model), budget=3))
+    out = ask(muse_agent(search_agent(model), budget=3))
     # Nothing to rank a step by: no fork, the budget spent on independent runs, as the graph.
     assert out["branch_points"] == []
     assert [t["parent"] for t in out["trajectories"]] == [None, None, None]
     assert out["answer"] == "yes"
 
 
-def test_settings_the_agent_has_itself_and_select_without_an_analyst_are_refused() -> None:
+def test_the_agent_bounds_its_own_steps_and_select_without_an_analyst_is_refused() -> None:
     agent = search_agent(SeededAgentModel(reply=three_steps))
-    with pytest.raises(ValueError, match="max_turns"):
-        parallel_muse_agent(agent, max_turns=2)
+    # The loop's own fields are not read over an agent: its three steps all run.
+    out = ask(muse_agent(agent, budget=1, max_turns=1))
+    assert len(out["trajectories"][0]["steps"]) == 3 and out["answer"] == "yes"
     with pytest.raises(ValueError, match="needs an analyst"):
-        parallel_muse_agent(agent, join="select")
+        muse_agent(agent, join="select")
     with pytest.raises(UserError, match="messages, a question, or the thread_id"):
-        parallel_muse_agent(agent).invoke({})
+        muse_agent(agent).invoke({})
 
 
 def test_it_runs_under_ainvoke_too() -> None:
     model = SeededAgentModel(reply=three_steps)
-    muse = parallel_muse_agent(search_agent(model), budget=3, top_k_steps=1)
+    muse = muse_agent(search_agent(model), budget=3, top_k_steps=1)
     question = {"messages": [{"role": "user", "content": QUESTION}]}
     out = asyncio.run(muse.ainvoke(question))
     assert len(out["trajectories"]) == 3 and out["answer"] == "yes"
@@ -311,7 +311,7 @@ def test_under_ainvoke_an_agent_with_async_only_tools_runs_its_async_path() -> N
     tool = StructuredTool.from_function(coroutine=search, name="search", description="Search.")
     model = SeededAgentModel(reply=three_steps)
     agent = create_agent(model, tools=[tool], checkpointer=InMemorySaver())
-    muse = parallel_muse_agent(agent, budget=3, top_k_steps=1)
+    muse = muse_agent(agent, budget=3, top_k_steps=1)
     question = {"messages": [{"role": "user", "content": QUESTION}]}
     out = asyncio.run(muse.ainvoke(question))
     assert len(out["trajectories"]) == 3 and out["answer"] == "yes"

@@ -17,10 +17,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from langgraph_parallel.parallel_muse.context import MuseContext
-from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph, create_rollouts_graph
 from langgraph_parallel.parallel_muse.plan import plan_reports
 from langgraph_parallel.parallel_muse.router import RouterNode
-from tests.fakes import CountingSearcher
+from tests.fakes import CountingSearcher, muse_graph, rollouts_graph
 
 REPORT_MARK = "Compress the"
 FOLLOWUP_MARK = "Compress your work"  # report_style="continue": the last turn asks
@@ -82,7 +81,7 @@ def run(answers: dict[int, str | None], **options: Any) -> tuple[dict[str, Any],
         **{k: options.pop(k) for k in ("analyst", "search_first", "fail_reports") if k in options},
     )
     options.setdefault("max_turns", 1)
-    graph = create_rollouts_graph(model, CountingSearcher(), budget=len(answers), **options)
+    graph = rollouts_graph(model, CountingSearcher(), budget=len(answers), **options)
     return graph.invoke({"question": "Q?"}), model
 
 
@@ -156,7 +155,7 @@ def test_a_failed_report_call_is_shared_by_its_copies():
 
 def test_invalid_reports_value_names_the_valid_ones():
     with pytest.raises(ValueError, match="reports must be one of all, distinct, contested"):
-        create_parallel_muse_graph(SeededChat(answers={}), CountingSearcher(), reports="some")
+        muse_graph(SeededChat(answers={}), CountingSearcher(), reports="some")
     with pytest.raises(ValueError, match="all, distinct, contested"):
         MuseContext(reports="every")
 

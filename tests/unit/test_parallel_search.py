@@ -186,7 +186,7 @@ def test_think_bound_reaches_the_step_regex_and_runs_can_change_it():
 
 
 def test_only_steps_whose_logprobs_are_read_ask_an_engine_for_alternatives():
-    from langgraph_parallel.parallel_muse.graph import create_rollouts_graph
+    from tests.fakes import rollouts_graph
 
     class Constrained(ScriptedChatModel):
         regex: str | None = None  # what this package's engines have
@@ -197,7 +197,7 @@ def test_only_steps_whose_logprobs_are_read_ask_an_engine_for_alternatives():
     create_parallel_search_graph(searching, CountingSearcher()).invoke({"question": "Q?"})
     assert searching.call_kwargs[0]["top_logprobs"] == 0  # nothing reads them
     forking = Constrained(script=script)
-    rollouts = create_rollouts_graph(forking, CountingSearcher(), budget=1, max_turns=1)
+    rollouts = rollouts_graph(forking, CountingSearcher(), budget=1, max_turns=1)
     rollouts.invoke({"question": "Q?"})
     assert forking.call_kwargs and all("top_logprobs" not in kw for kw in forking.call_kwargs)
     other = ScriptedChatModel(script=script)  # another vendor's model: its own settings

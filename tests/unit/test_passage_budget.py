@@ -19,7 +19,6 @@ from langgraph_parallel.agent.context import SearchContext
 from langgraph_parallel.agent.step import passage_budget
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.adapters import MODEL_CARD
-from langgraph_parallel.parallel_muse.graph import create_rollouts_graph
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.retrieval.corpus import load_corpus
 from langgraph_parallel.retrieval.documents import Passage, format_passages, shown_text
@@ -27,7 +26,7 @@ from langgraph_parallel.retrieval.sentences import marked_sentence_ends, sentenc
 from langgraph_parallel.train.gold import gold_question
 from langgraph_parallel.train.lora import serving_keys
 from langgraph_parallel.train.synth import synthesize
-from tests.fakes import ScriptedChatModel
+from tests.fakes import ScriptedChatModel, rollouts_graph
 
 THREE = "Ed Wood was an American filmmaker. He was born in 1924. He died in 1978."
 
@@ -195,13 +194,13 @@ def test_passage_budget_reads_the_models_declaration() -> None:
 
 def test_parallel_muse_rollouts_take_the_models_budget() -> None:
     model = Declaring(script=STEPS, passage_sentences=1)
-    graph = create_rollouts_graph(model, FixedSearcher(), budget=1, max_turns=2)
+    graph = rollouts_graph(model, FixedSearcher(), budget=1, max_turns=2)
     state = graph.invoke({"question": "When did Ed Wood die?"})
     observation = state["trajectories"][0]["messages"][2]["content"]
     assert (
         "Ed Wood was an American filmmaker.\n" in observation and "He was born" not in observation
     )
-    override = create_rollouts_graph(
+    override = rollouts_graph(
         Declaring(script=STEPS, passage_sentences=1),
         FixedSearcher(),
         budget=1,

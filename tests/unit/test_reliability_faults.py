@@ -21,8 +21,14 @@ from langgraph_parallel.errors import (
     is_transient,
     retry_now,
 )
-from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph, create_rollouts_graph
-from tests.fakes import CountingSearcher, FlakySearcher, FuzzChatModel, ScriptedChatModel
+from tests.fakes import (
+    CountingSearcher,
+    FlakySearcher,
+    FuzzChatModel,
+    ScriptedChatModel,
+    muse_graph,
+    rollouts_graph,
+)
 
 FAST = RetryPolicy(initial_interval=0.001, max_attempts=3, jitter=False, retry_on=is_transient)
 TOO_LONG = ValueError("This model's maximum context length is 2048 tokens")
@@ -239,7 +245,7 @@ def fails_on_seed(bad_seeds: set[int], error: Exception = TOO_LONG) -> Any:
 
 
 def test_a_failing_muse_branch_is_reported_and_the_others_still_aggregate() -> None:
-    graph = create_rollouts_graph(fails_on_seed({1}), CountingSearcher(), budget=3)
+    graph = rollouts_graph(fails_on_seed({1}), CountingSearcher(), budget=3)
     state = graph.invoke({"question": "Q?"})
     by_id = {t["id"]: t for t in state["trajectories"]}
     assert by_id["t1"]["stop_reason"] == f"model_error: ValueError: {TOO_LONG}"
@@ -250,7 +256,7 @@ def test_a_failing_muse_branch_is_reported_and_the_others_still_aggregate() -> N
 
 
 def test_every_muse_branch_failing_is_a_stated_no_answer() -> None:
-    graph = create_parallel_muse_graph(fails_on_seed({0, 1, 2}), CountingSearcher(), budget=3)
+    graph = muse_graph(fails_on_seed({0, 1, 2}), CountingSearcher(), budget=3)
     state = graph.invoke({"question": "Q?"})
     assert state["answer"] is None and state["stop_reason"].startswith("no_answer: ")
     assert all(t["stop_reason"].startswith("model_error: ") for t in state["trajectories"])
@@ -261,7 +267,7 @@ def test_transient_muse_faults_are_retried_by_the_rollout_nodes() -> None:
         outputs=["<search> q </search>", "<answer> x </answer>"], fail_rate=0.3, seed=3
     )
     searcher = FlakySearcher(0.3, seed=4)
-    graph = create_rollouts_graph(model, searcher, budget=4, retry_policy=FAST)
+    graph = rollouts_graph(model, searcher, budget=4, retry_policy=FAST)
     for _ in range(10):
         model.reset(model.outputs)
         state = graph.invoke({"question": "Q?"})
@@ -296,7 +302,7 @@ def test_a_rollouts_model_call_is_retried_by_the_think_node_retry_policy() -> No
     # Two attempts: the node's RetryPolicy re-runs think after the first dropped connection.
     two = RetryPolicy(initial_interval=0.001, max_attempts=2, jitter=False, retry_on=is_transient)
     model, failed = flaky_first_calls(1)
-    graph = create_rollouts_graph(model, CountingSearcher(), budget=2, retry_policy=two)
+    graph = rollouts_graph(model, CountingSearcher(), budget=2, retry_policy=two)
     inner, final = set(), {}
     stream = graph.stream({"question": "Q?"}, stream_mode=["updates", "values"], subgraphs=True)
     for namespace, mode, chunk in stream:
@@ -311,7 +317,7 @@ def test_a_rollouts_model_call_is_retried_by_the_think_node_retry_policy() -> No
     # Without retries, or with fewer attempts than faults, each trajectory ends instead.
     for policy, faults in ((None, 1), (two, 2)):
         model, failed = flaky_first_calls(faults)
-        graph = create_rollouts_graph(model, CountingSearcher(), budget=2, retry_policy=policy)
+        graph = rollouts_graph(model, CountingSearcher(), budget=2, retry_policy=policy)
         state = graph.invoke({"question": "Q?"})
         assert state["answer"] is None
         assert [t["stop_reason"] for t in state["trajectories"]] == [
@@ -330,7 +336,7 @@ def test_failed_report_and_analyst_calls_fall_back() -> None:
             self.outputs = [f"<answer> a{seed % 2} </answer>"]
             return super()._generate(messages, stop, **kwargs)
 
-    graph = create_rollouts_graph(Model(), CountingSearcher(), budget=3, join="select")
+    graph = rollouts_graph(Model(), CountingSearcher(), budget=3, join="select")
     state = graph.invoke({"question": "Q?"})
     assert all(r["error"] == f"ValueError: {TOO_LONG}" for r in state["reports"])
     assert state["aggregation"]["method"] == "majority"

@@ -24,8 +24,7 @@ from langgraph.types import RetryPolicy
 from langgraph_parallel import create_parallel_search_graph
 from langgraph_parallel.baselines.direct import create_direct_graph
 from langgraph_parallel.errors import is_transient
-from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph
-from tests.fakes import FlakySearcher, FuzzChatModel
+from tests.fakes import FlakySearcher, FuzzChatModel, muse_graph
 
 MAX_TURNS = 3
 FAST_RETRY = RetryPolicy(
@@ -110,7 +109,7 @@ DIRECT = create_direct_graph(MODEL, retry_policy=FAST_RETRY)
 # ParallelMuse forks at uncertain steps: its model emits token logprobs, so the fuzz covers the
 # fork paths, not only independent rollouts.
 MUSE_MODEL = FuzzChatModel(logprobs=True)
-MUSE = create_parallel_muse_graph(MUSE_MODEL, SEARCHER, budget=3, search_timeout=0.02, **COMMON)
+MUSE = muse_graph(MUSE_MODEL, SEARCHER, budget=3, search_timeout=0.02, **COMMON)
 FUZZ = settings(
     deadline=None,
     derandomize=True,

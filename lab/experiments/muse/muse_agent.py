@@ -5,9 +5,10 @@ parallel-muse-agent,parallel-muse`` on the ParallelMuse experiment's three sampl
 chains (:func:`~.muse.datasets`: MuSiQue, 2Wiki compositional/inference, HotpotQA bridge;
 ``--limit`` each, seeded) with its settings (:data:`~.muse.COMMON`: budget 8, ``max_turns`` 6,
 BM25, extracted reports, the prefix cache emptied before each graph) and join ``select``. The
-wrapper forks the agent's checkpoints (:func:`~langgraph_parallel.parallel_muse.any_agent.
-parallel_muse_agent`); the graph forks its own rollout subgraph. Both run the shipped policy
-(``smollm2-parallel``), the wrapper as a tool-calling model inside ``create_agent``.
+wrapper forks the agent's checkpoints (:func:`~langgraph_parallel.parallel_muse.graph.
+create_parallel_muse_graph` over an agent); the graph forks its own rollout subgraph. Both run
+the shipped policy (``smollm2-parallel``), the wrapper as a tool-calling model inside
+``create_agent``.
 
 Then writes ``OUT/muse_agent.json``/``.md``: per sample and over all, EM of each join for both
 with the 95% paired bootstrap interval of the difference, agent cost and exploration tokens with

@@ -61,7 +61,12 @@ def run_all(scale: float, cap: int | None = None) -> list[dict[str, Any]]:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.types import RetryPolicy
 
-    import langgraph_parallel.parallel_muse.graph as muse
+    from langgraph_parallel import (
+        MuseContext,
+        create_parallel_muse_graph,
+        independent_rollouts,
+        parallel_search_rollouts,
+    )
     from langgraph_parallel.baselines.direct import create_direct_graph
     from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 
@@ -154,7 +159,9 @@ def run_all(scale: float, cap: int | None = None) -> list[dict[str, Any]]:
         ("30% transient branch faults (retried)", lambda: ConnectionError("reset")),
     ):
         model = FuzzChatModel(fail_rate=0.3, seed=3, error=error)
-        graph = muse.create_rollouts_graph(model, FlakySearcher(0.0), budget=4, retry_policy=retry)
+        rollouts = parallel_search_rollouts(model, FlakySearcher(0.0))
+        context = independent_rollouts(budget=4)
+        graph = create_parallel_muse_graph(rollouts, context=context, retry_policy=retry)
         rows.append(
             scenario(
                 label,
@@ -164,17 +171,17 @@ def run_all(scale: float, cap: int | None = None) -> list[dict[str, Any]]:
             )
         )
         model = FuzzChatModel(fail_rate=0.3, seed=5, error=error, logprobs=True)
-        graph = muse.create_parallel_muse_graph(
-            model, FlakySearcher(0.0), budget=4, max_turns=3, retry_policy=retry
-        )
+        rollouts = parallel_search_rollouts(model, FlakySearcher(0.0))
+        context = MuseContext(budget=4, max_turns=3)
+        graph = create_parallel_muse_graph(rollouts, context=context, retry_policy=retry)
         rows.append(
             scenario(label, "parallel-muse", repeat(graph, model, n(100), good), fault_count(model))
         )
     model = FuzzChatModel(logprobs=True)
     searcher = FlakySearcher(0.3, modes=ALL_SEARCH_FAULTS, seed=4)
-    graph = muse.create_parallel_muse_graph(
-        model, searcher, budget=3, max_turns=3, search_timeout=0.02, retry_policy=retry
-    )
+    context = MuseContext(budget=3, max_turns=3, search_timeout=0.02)
+    rollouts = parallel_search_rollouts(model, searcher)
+    graph = create_parallel_muse_graph(rollouts, context=context, retry_policy=retry)
     rows.append(
         scenario(
             "fuzzed model output + 30% search faults",

@@ -1,9 +1,10 @@
-"""What the ParallelSearch tool searched in a conversation: its sub-queries and the titles found.
+"""What a search tool searched in a conversation: its sub-queries and the titles found.
 
 The ``create_agent`` path keeps no ``search_results`` of its own: each ``search`` tool result
-carries them in its artifact (:class:`~.agent_tool.ParallelSearchTool`). Reading them back here
-gives the question interface and ParallelMuse's forked agents the rows our graphs write, so the
-harness scores gold-page recall the same way for all.
+carries them in its artifact (``{"queries", "titles"}``, as
+:class:`~langgraph_parallel.parallel_search.agent_tool.ParallelSearchTool` writes it). Reading
+them back here gives the question interface and ParallelMuse's forked agents the rows our graphs
+write, so the harness scores gold-page recall the same way for all.
 """
 
 from __future__ import annotations
