@@ -45,7 +45,14 @@ _RATIOS = (
     "reasoning_tokens",
     "reduction_cost",
 )
-_EM = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_single", "em_any")
+_EM = (
+    "em_join_graph",
+    "em_join_majority",
+    "em_join_weighted",
+    "em_join_evidence",
+    "em_single",
+    "em_any",
+)
 
 
 def _row(name: str, metrics: Mapping[str, Any], keys: Iterable[str]) -> str:
@@ -74,7 +81,8 @@ def muse_section(summary: Mapping[str, Any]) -> list[str]:
         "",
         "Tokens per question as the engine counted them. Agent = the rollouts, reduction =",
         "reports + analyst; cost = uncached prefill + generated. `em_join_graph` is the",
-        "graph's own answer; majority / weighted are voted over the same trajectories;",
+        "graph's own answer; majority / weighted / evidence are voted over the same",
+        "trajectories;",
         "`em_single` is the first rollout alone, `em_any` whether any trajectory was right.",
         "",
         *_header(_COST),

@@ -19,8 +19,8 @@ __all__ = [
     "ReportStyle",
 ]
 
-Join = Literal["select", "majority", "weighted"]
-JOINS: tuple[str, ...] = ("select", "majority", "weighted")
+Join = Literal["select", "majority", "weighted", "evidence"]
+JOINS: tuple[str, ...] = ("select", "majority", "weighted", "evidence")
 ReportMode = Literal["all", "distinct", "contested"]
 REPORT_MODES: tuple[str, ...] = ("all", "distinct", "contested")
 ReportStyle = Literal["auto", "model", "continue", "extract"]
@@ -48,7 +48,8 @@ class MuseContext(SearchContext):
         mode: ``ppl`` (the paper's score: perplexity of the region's sampled tokens) or
             ``entropy`` (mean entropy of their top-k candidates). On 8 seeded MuSiQue
             questions both picked the same branch points (``benchmarks/parallel_muse/sweep.md``).
-        join: How ``aggregate`` picks the answer: ``select``, ``majority`` or ``weighted``.
+        join: How ``aggregate`` picks the answer: ``select``, ``majority``, ``weighted`` or
+            ``evidence`` (:mod:`..reduce` has the rules).
         reports: Which trajectories get a report call. ``all``: every one. ``distinct``
             (default): one call per distinct report prompt (same steps and answer); the others
             get a copy naming its source in ``reused_from``. ``contested``: as ``distinct``, but

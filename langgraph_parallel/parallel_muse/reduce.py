@@ -14,6 +14,10 @@ Join modes of ``aggregate``:
   :func:`~langgraph_parallel.metrics.normalize_answer`.
 - ``weighted``: the same vote, each trajectory weighted by its answer confidence
   (:func:`~.uncertainty.answer_confidence`; 1 when the model gives no logprobs).
+- ``evidence``: the same vote, but a trajectory whose answer does not occur in the passages it
+  read (its observations) votes half (:func:`supported`). It needs no model call and no
+  logprobs: a small policy that cannot judge reports can still tell a copied answer from an
+  invented one. Yes/no answers cannot be found in a passage and vote whole.
 
 Vote ties go to the answer reached first (lowest trajectory index). Trajectories without an
 answer are left out of votes and of the analyst's reports, but keep their reports and are listed
@@ -43,15 +47,42 @@ from langgraph_parallel.parallel_muse.state import Trajectory
 from langgraph_parallel.parallel_muse.uncertainty import answer_confidence
 from langgraph_parallel.prompts import ANALYST_RAW_PRIMER
 
-__all__ = ["AggregateNode", "vote"]
+__all__ = ["AggregateNode", "supported", "vote"]
 
 _CHOICE = re.compile(r"<choice>\s*(\d+)\s*</choice>")
+_UNSUPPORTED_WEIGHT = 0.5
+"""The vote of an answer its own passages do not contain, under the ``evidence`` join."""
+
+
+def supported(trajectory: Trajectory) -> bool | None:
+    """Whether the trajectory's answer occurs in the passages it read, word for word.
+
+    Both sides are normalised as answers are scored (:func:`~langgraph_parallel.metrics.
+    normalize_answer`); the passages are the trajectory's observations (its user messages after
+    the first, which is the prompt or the question). ``None`` when there is nothing to look for:
+    no answer, or ``yes``/``no``.
+    """
+    answer = normalize_answer(trajectory["answer"] or "")
+    if answer in {"", "yes", "no"}:
+        return None
+    # Tags apart from the words they touch, or normalising would glue "Lyon.</information>".
+    read = " ".join(
+        normalize_answer(m["content"].replace("<", " <").replace(">", "> "))
+        for m in trajectory["messages"][1:]
+        if m["role"] == "user"
+    )
+    return f" {answer} " in f" {read} "
 
 
 def vote(
-    trajectories: Sequence[Trajectory], *, weighted: bool
+    trajectories: Sequence[Trajectory], *, weighted: bool, evidence: bool = False
 ) -> tuple[Trajectory | None, dict[str, float]]:
     """Vote over normalised answers (module docstring has the rules).
+
+    Args:
+        trajectories: The trajectories; those without an answer do not vote.
+        weighted: Weight each vote by the answer's confidence (the ``weighted`` join).
+        evidence: Halve the vote of an answer its own passages lack (the ``evidence`` join).
 
     Returns:
         The first trajectory with the winning answer (``None`` if nobody answered) and the total
@@ -67,6 +98,8 @@ def vote(
         if weighted and trajectory["steps"]:
             confidence = answer_confidence(trajectory["steps"][-1])
             weight = 1.0 if confidence is None else confidence
+        if evidence and supported(trajectory) is False:
+            weight *= _UNSUPPORTED_WEIGHT
         votes[key] = votes.get(key, 0.0) + weight
         first.setdefault(key, trajectory)
     if not votes:
@@ -101,7 +134,9 @@ class AggregateNode(DualNode):
         ctx = run_context(runtime, self.defaults)
         trajectories: list[Trajectory] = sorted(state.get("trajectories") or [], key=_index)
         answered = [t for t in trajectories if t["answer"]]
-        chosen, votes = vote(answered, weighted=ctx.join == "weighted")
+        chosen, votes = vote(
+            answered, weighted=ctx.join == "weighted", evidence=ctx.join == "evidence"
+        )
         record: dict[str, Any] = {
             "join": ctx.join,
             "method": ctx.join,
