@@ -95,7 +95,10 @@ _ANSWER_ONLY = {"anthropic-chat": {"type": "none"}}
 ``ChatAnthropic.bind_tools`` (langchain-anthropic 1.7) turns every string but ``"any"`` and
 ``"auto"`` into a forced call of the tool of that name, so ``"none"`` would force a call of a tool
 named ``none`` and the API would refuse the request; the Anthropic API's own form is a dict.
-OpenAI, Google and our vLLM chat models take ``"none"``."""
+OpenAI, Google (``FunctionCallingConfig`` mode ``NONE``) and our vLLM chat models take ``"none"``;
+``test_agent_tool`` checks each provider class's own request payload. The tool stays declared
+rather than being removed from the request: the transcript still holds its calls and results,
+and a request with tool calls but no tool declared is not well-formed for every provider."""
 
 
 def answer_only_choice(model: Any) -> str | dict[str, str]:

@@ -377,6 +377,7 @@ def test_the_tool_keeps_the_passage_budget() -> None:
 def test_the_turn_limit_forbids_tool_calls_the_way_each_real_provider_reads_it() -> None:
     from langchain.agents.middleware.types import ModelRequest
     from langchain_anthropic import ChatAnthropic
+    from langchain_google_genai import ChatGoogleGenerativeAI
     from langchain_openai import ChatOpenAI
 
     tool = parallel_search_tool(CountingSearcher())
@@ -385,18 +386,28 @@ def test_the_turn_limit_forbids_tool_calls_the_way_each_real_provider_reads_it()
         search_call({"query_list": ["a"]}),
         ToolMessage("x", tool_call_id="call_1"),
     ]
-    bound = {}
+    sent: dict[str, Any] = {}
     for model in (
         ChatAnthropic(model="claude-sonnet-4-5", api_key="not-used"),
         ChatOpenAI(model="gpt-4o-mini", api_key="not-used"),
+        ChatGoogleGenerativeAI(model="gemini-2.5-flash", google_api_key="not-used"),
     ):
         request = ModelRequest(model=model, messages=messages, tools=[tool], state={}, runtime=None)
         limited = ParallelSearchMiddleware(max_searches=1).model_request(request)
-        # What create_agent does with the request: bind the tools with its tool_choice.
-        bound[model._llm_type] = model.bind_tools([tool], tool_choice=limited.tool_choice).kwargs
+        # What create_agent does with the request: bind the tools with its tool_choice; then
+        # what the provider class would send, from its own payload method (no network).
+        kwargs = model.bind_tools([tool], tool_choice=limited.tool_choice).kwargs
+        if isinstance(model, ChatGoogleGenerativeAI):
+            config = model._prepare_request(messages, **kwargs)["config"]
+            sent[model._llm_type] = config.tool_config.function_calling_config.mode.value
+        else:
+            sent[model._llm_type] = model._get_request_payload(messages, **kwargs)["tool_choice"]
     # Anthropic's API form; its "none" string would force a call of a tool named "none".
-    assert bound["anthropic-chat"]["tool_choice"] == {"type": "none"}
-    assert bound["openai-chat"]["tool_choice"] == "none"
+    assert sent == {
+        "anthropic-chat": {"type": "none"},
+        "openai-chat": "none",
+        "chat-google-generative-ai": "NONE",
+    }
 
 
 def test_an_old_langchain_is_told_to_upgrade_not_to_install_the_extra(
