@@ -25,6 +25,26 @@ from langgraph_parallel.errors import UserError, describe_error
 from langgraph_parallel.models.quiet import LOG_ENV, quiet_environment
 from langgraph_parallel.train.cli import add_train_parser
 
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+"""Addresses only this machine can reach: ``serve`` binds them without an API key."""
+
+
+def serve_key(host: str, given: str | None) -> str | None:
+    """Return the API key ``serve`` requires, refusing to bind beyond this machine without one.
+
+    Raises:
+        UserError: ``host`` is reachable from other machines and no key is given.
+    """
+    from langgraph_parallel.models.served import API_KEY_ENV
+
+    key = given or os.environ.get(API_KEY_ENV) or None
+    if key is None and host not in LOCAL_HOSTS:
+        raise UserError(
+            f"serve --host {host} lets other machines in: require a key with --api-key KEY (or "
+            f"{API_KEY_ENV}=KEY) and give clients the same {API_KEY_ENV}, or bind 127.0.0.1."
+        )
+    return key
+
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve a model with vLLM's OpenAI-compatible server, warmed up, until stopped.
@@ -38,6 +58,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from langgraph_parallel.models.served import warm_up
     from langgraph_parallel.models.server import server_command, wait_until_up
 
+    key = serve_key(args.host, args.api_key)
     extra = list(args.vllm_args)
     if extra[:1] == ["--"]:
         extra = extra[1:]
@@ -47,11 +68,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     local = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
     url = f"http://{local}:{args.port}/v1"
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    proc = subprocess.Popen(command)
+    # The key reaches vLLM through its environment, not argv, which `ps` shows to every user.
+    env = {**os.environ, "VLLM_API_KEY": key} if key else None
+    proc = subprocess.Popen(command, env=env)
     try:
         wait_until_up(proc, url, timeout=600.0)
         try:
-            warmed = f"warmed up in {warm_up(url, args.model):.1f} s"
+            warmed = f"warmed up in {warm_up(url, args.model, api_key=key):.1f} s"
         except Exception as exc:  # a server that cannot take the warm-up can still serve
             warmed = f"warm-up failed: {describe_error(exc)}"
         print(f"serving {args.model} at {url} ({warmed})", file=sys.stderr)
@@ -128,7 +151,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve a model with vLLM's OpenAI-compatible server")
     serve.add_argument("--model", default="smollm2-parallel")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1, this machine only; any other needs an API key)",
+    )
+    serve.add_argument(
+        "--api-key",
+        default=None,
+        help="require this key as 'Authorization: Bearer KEY' on every request (default: "
+        "$LANGGRAPH_PARALLEL_API_KEY; clients read the same variable, or OPENAI_API_KEY)",
+    )
     serve.add_argument(
         "vllm_args",
         nargs=argparse.REMAINDER,

@@ -2,6 +2,7 @@
 
 ``ask`` looks for a ``langgraph-parallel serve`` (:func:`find_server`); ``serve`` and
 ``start_server(warm=True)`` send :func:`warm_up`'s requests before the first user question.
+A server started with an API key wants it from every client: :func:`client_api_key`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,18 @@ import urllib.request
 
 from langgraph_parallel.errors import UserError
 
-__all__ = ["DEFAULT_SERVER", "api_url", "find_server", "served_models", "warm_up"]
+__all__ = [
+    "API_KEY_ENV",
+    "DEFAULT_SERVER",
+    "api_url",
+    "client_api_key",
+    "find_server",
+    "served_models",
+    "warm_up",
+]
+
+API_KEY_ENV = "LANGGRAPH_PARALLEL_API_KEY"
+"""The environment variable holding the key of ``langgraph-parallel serve --api-key``."""
 
 
 DEFAULT_SERVER = "http://127.0.0.1:8000/v1"
@@ -27,11 +39,18 @@ def api_url(url: str) -> str:
     return url if url.endswith("/v1") else url + "/v1"
 
 
+def client_api_key() -> str:
+    """Return the key a client sends: :data:`API_KEY_ENV`, else ``OPENAI_API_KEY``, else a dummy.
+
+    vLLM checks it only when the server was started with a key.
+    """
+    return os.environ.get(API_KEY_ENV) or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+
+
 def served_models(base_url: str, *, timeout: float = 2.0) -> list[str] | None:
     """Return the model names a server serves, or ``None`` when nothing answers there."""
     request = urllib.request.Request(
-        api_url(base_url) + "/models",
-        headers={"Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', 'EMPTY')}"},
+        api_url(base_url) + "/models", headers={"Authorization": f"Bearer {client_api_key()}"}
     )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
@@ -78,20 +97,24 @@ def find_server(model: str, server: str | None) -> str | None:
 WARM_UP_QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
 
 
-def warm_up(base_url: str, model: str) -> float:
+def warm_up(base_url: str, model: str, *, api_key: str | None = None) -> float:
     """Send the requests whose first use is slow on a new server; return the seconds taken.
 
     On the 2-core CPU a fresh server took 1.3 s for its first request, 2.2 s more for the first
     with the action grammar (compiling it) and 2.0 s more for the first with top-16 logprobs;
     then 0.2-0.6 s for the same requests. One step of each action grammar with logprobs, as
-    the agents send it, pays all three before the first user question does.
+    the agents send it, pays all three before the first user question does. ``api_key``: the
+    server's (default :func:`client_api_key`).
     """
+    from pydantic import SecretStr
+
     from langgraph_parallel.models.served_chat import ChatVLLMServer
     from langgraph_parallel.prompts import raw_prompt
     from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
 
     begin = time.perf_counter()
-    client = ChatVLLMServer(base_url=base_url, model=model, max_tokens=16)
+    key = SecretStr(api_key or client_api_key())
+    client = ChatVLLMServer(base_url=base_url, model=model, max_tokens=16, api_key=key)
     if client.style == "raw":
         for decompose in (True, False):  # ParallelSearch's grammar and Search-R1's
             prompt = raw_prompt(WARM_UP_QUESTION, decompose, client.prompt_kind)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -30,12 +29,13 @@ from pydantic import Field, PrivateAttr, SecretStr
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
+from langgraph_parallel.models.served import client_api_key
 
 __all__ = ["ChatVLLMServer"]
 
 
 def _api_key() -> SecretStr:
-    return SecretStr(os.environ.get("OPENAI_API_KEY", "EMPTY"))
+    return SecretStr(client_api_key())
 
 
 class ChatVLLMServer(VLLMChatSettings):
@@ -53,7 +53,8 @@ class ChatVLLMServer(VLLMChatSettings):
     base_url: str
     """The server's OpenAI address, ending in ``/v1``."""
     api_key: SecretStr = Field(default_factory=_api_key)
-    """``OPENAI_API_KEY`` by default (vLLM checks it only when started with ``--api-key``)."""
+    """``LANGGRAPH_PARALLEL_API_KEY``, else ``OPENAI_API_KEY``, by default (vLLM checks it only
+    when started with a key: ``langgraph-parallel serve --api-key``)."""
     max_retries: int = 2
     """The ``openai`` client's own retries of a failed request (connection errors, 408/429/5xx),
     inside one model call; the graph's ``RetryPolicy`` retries whole calls after them."""

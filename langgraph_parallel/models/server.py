@@ -23,6 +23,7 @@ from typing import Any
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.engine import engine_defaults
 from langgraph_parallel.models.folders import resolve_model
+from langgraph_parallel.models.served import client_api_key
 
 
 def server_command(
@@ -79,6 +80,7 @@ def start_server(
     log_path: str | None = None,
     engine_kwargs: Mapping[str, Any] | None = None,
     warm: bool = False,
+    api_key: str | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start the server in a child process and wait until it answers ``/v1/models``.
 
@@ -93,6 +95,8 @@ def start_server(
         engine_kwargs: Engine settings over the defaults (see :func:`server_command`).
         warm: Then send :func:`~.served.warm_up`'s requests, as ``langgraph-parallel serve``
             does.
+        api_key: Require this key of every request (given to vLLM through its environment,
+            ``VLLM_API_KEY``, not its command line).
 
     Returns:
         The running process; stop it with :func:`stop_server`.
@@ -102,6 +106,8 @@ def start_server(
     """
     command = server_command(model, port=port, engine_kwargs=engine_kwargs)
     env = {**os.environ, "VLLM_LOGGING_LEVEL": os.environ.get("VLLM_LOGGING_LEVEL", "WARNING")}
+    if api_key:
+        env["VLLM_API_KEY"] = api_key
     if log_path:
         # The child keeps its own copy of the descriptor; the parent's is closed at once.
         with open(log_path, "ab") as log:
@@ -124,7 +130,7 @@ def start_server(
     if warm:
         from langgraph_parallel.models.served import warm_up
 
-        warm_up(f"http://127.0.0.1:{port}/v1", model)
+        warm_up(f"http://127.0.0.1:{port}/v1", model, api_key=api_key)
     return proc
 
 
@@ -146,6 +152,10 @@ def wait_until_up(
         try:
             with urllib.request.urlopen(base_url + "/models", timeout=2):
                 return
+        except urllib.error.HTTPError as exc:
+            if exc.code == 401:  # up, and asking for the API key it was started with
+                return
+            time.sleep(1.0)
         except (urllib.error.URLError, OSError):
             time.sleep(1.0)
     raise UserError(f"The vLLM server did not answer at {base_url} within {timeout:g} s.")
@@ -196,7 +206,7 @@ def chat_openai_for_server(base_url: str, model: str = "smollm2", **kwargs: Any)
     options: dict[str, Any] = {
         "base_url": base_url,
         "model": model,
-        "api_key": os.environ.get("OPENAI_API_KEY", "EMPTY"),
+        "api_key": client_api_key(),
         "temperature": 0.0,
         "logprobs": True,
         "top_logprobs": 16,

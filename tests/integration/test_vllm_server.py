@@ -18,6 +18,7 @@ import pytest
 
 from langgraph_parallel.models.folders import resolve_model
 from langgraph_parallel.models.replies import raw_text
+from langgraph_parallel.models.served import API_KEY_ENV, served_models
 from langgraph_parallel.models.served_chat import ChatVLLMServer
 from langgraph_parallel.models.server import chat_openai_for_server, start_server, stop_server
 from langgraph_parallel.models.usage import usage_counters
@@ -33,20 +34,46 @@ pytestmark = [pytest.mark.integration, pytest.mark.engine]
 ENGINE = {"kv_cache_memory_bytes": 512 << 20, "max_num_batched_tokens": 256}
 
 
+KEY = "test-key-42"
+"""The server requires it; the clients below read it from LANGGRAPH_PARALLEL_API_KEY."""
+
+
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("vllm_server") / "server.log"
     port = free_port()
     start = time.monotonic()
-    proc = start_server("smollm2", port=port, timeout=600, log_path=str(log), engine_kwargs=ENGINE)
+    proc = start_server(
+        "smollm2", port=port, timeout=600, log_path=str(log), engine_kwargs=ENGINE, api_key=KEY
+    )
     print(f"vLLM server up in {time.monotonic() - start:.1f} s")
+    before = os.environ.get(API_KEY_ENV)
+    os.environ[API_KEY_ENV] = KEY
     try:
         yield f"http://127.0.0.1:{port}/v1"
     finally:
+        if before is None:
+            os.environ.pop(API_KEY_ENV, None)
+        else:
+            os.environ[API_KEY_ENV] = before
         stop_server(proc)
         with pytest.raises(ProcessLookupError):  # the engine-core child is gone too
             os.killpg(proc.pid, 0)
         print(tail(str(Path(log)), 5))
+
+
+def test_the_server_refuses_requests_without_its_key(server_url: str) -> None:
+    import urllib.error
+    import urllib.request
+
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(server_url + "/models", timeout=10)
+    assert refused.value.code == 401
+    wrong = urllib.request.Request(server_url + "/models", headers={"Authorization": "Bearer no"})
+    with pytest.raises(urllib.error.HTTPError):
+        urllib.request.urlopen(wrong, timeout=10)
+    # Our clients send the key from the environment.
+    assert served_models(server_url) == ["smollm2"]
 
 
 def test_logprobs_come_with_top_16_alternatives(server_url: str) -> None:
