@@ -78,8 +78,8 @@ class AgentStartNode(DualNode):
                 given = [HumanMessage(state["question"])]
             if not given:
                 raise UserError(
-                    "ParallelMuse needs the agent's input: messages, a question, or the "
-                    "thread_id of a finished run of the agent."
+                    "ParallelMuse needs the agent's input: messages, a question, or "
+                    "from_thread, the thread_id of a finished run of the agent."
                 )
             messages, agent_input = convert_to_messages(given), {"messages": given}
             prefix = f"muse-{run}"

@@ -263,7 +263,7 @@ def test_the_agent_bounds_its_own_steps_and_select_without_an_analyst_is_refused
     assert len(out["trajectories"][0]["steps"]) == 3 and out["answer"] == "yes"
     with pytest.raises(ValueError, match="needs an analyst"):
         muse_agent(agent, join="select")
-    with pytest.raises(UserError, match="messages, a question, or the thread_id"):
+    with pytest.raises(UserError, match="messages, a question, or from_thread"):
         muse_agent(agent).invoke({})
 
 
