@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from langgraph_parallel.eval.muse import JOIN_KEYS
+
 __all__ = ["SAVING_PLOT", "TREES_FILE", "muse_section", "plot_saving_vs_length", "write_trees"]
 
 TREES_FILE = "trees.md"
@@ -44,14 +46,6 @@ _RATIOS = (
     "exploration_tokens",
     "reasoning_tokens",
     "reduction_cost",
-)
-_EM = (
-    "em_join_graph",
-    "em_join_majority",
-    "em_join_weighted",
-    "em_join_evidence",
-    "em_single",
-    "em_any",
 )
 
 
@@ -88,8 +82,8 @@ def muse_section(summary: Mapping[str, Any]) -> list[str]:
         *_header(_COST),
         *(_row(g, m, _COST) for g, m in graphs.items()),
         "",
-        *_header(_EM),
-        *(_row(g, m, _EM) for g, m in graphs.items()),
+        *_header(JOIN_KEYS),
+        *(_row(g, m, JOIN_KEYS) for g, m in graphs.items()),
     ]
     if PARTIAL in graphs and INDEPENDENT in graphs:
         partial, independent = graphs[PARTIAL], graphs[INDEPENDENT]

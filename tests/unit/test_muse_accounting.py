@@ -32,7 +32,20 @@ def step(text: str, origin: str, *, width: int = 2, logprobs: bool = True) -> di
 
 
 def trajectory(tid: str, index: int, steps: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
-    return {"id": tid, "index": index, "parent": None, "steps": steps, "answer": "Paris", **kw}
+    messages = [
+        {"role": "user", "content": "Question: capital?"},
+        {"role": "assistant", "content": SEARCH},
+        {"role": "user", "content": "<information>Paris is the capital.</information>"},
+    ]
+    return {
+        "id": tid,
+        "index": index,
+        "parent": None,
+        "steps": steps,
+        "answer": "Paris",
+        "messages": messages,
+        **kw,
+    }
 
 
 def tokens_in(text: str, region: str, width: int = 2) -> int:
@@ -106,12 +119,19 @@ def test_regions_are_unknown_without_logprobs_never_guessed() -> None:
 def test_fields_score_every_join_on_the_same_trajectories() -> None:
     state = run_state()
     fields = muse_fields(state, ["Paris"])
-    assert set(fields) == {*MUSE_KEYS, "tree"} and fields["tree"].startswith("flowchart TD")
+    assert set(fields) == {*MUSE_KEYS, "tree", "join_inputs"}
+    assert fields["tree"].startswith("flowchart TD")
     assert fields["em_join_graph"] == 0.0  # the graph picked Lyon
     assert fields["em_single"] == 1.0  # t0 alone said Paris
     assert fields["em_any"] == 1.0
     # One vote each: the tie goes to the answer reached first (t0).
     assert fields["em_join_majority"] == 1.0 and fields["em_join_weighted"] == 1.0
+    # Paris is in the passages both read, Lyon is not: Lyon's vote counts half.
+    assert fields["em_join_evidence"] == 1.0
+    assert [(i["answer"], i["em"], i["supported"]) for i in fields["join_inputs"]] == [
+        ("Paris", 1.0, True),
+        ("Lyon", 0.0, False),
+    ]
     assert muse_fields({"answer": "x", "counters": {}}, ["x"]) == {}
 
 
