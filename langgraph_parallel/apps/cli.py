@@ -35,7 +35,7 @@ def serve_key(host: str, given: str | None) -> str | None:
     Raises:
         UserError: ``host`` is reachable from other machines and no key is given.
     """
-    from langgraph_parallel.models.served import API_KEY_ENV
+    from langgraph_parallel.models.served_chat import API_KEY_ENV
 
     key = given or os.environ.get(API_KEY_ENV) or None
     if key is None and host not in LOCAL_HOSTS:

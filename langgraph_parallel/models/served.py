@@ -2,31 +2,21 @@
 
 ``ask`` looks for a ``langgraph-parallel serve`` (:func:`find_server`); ``serve`` and
 ``start_server(warm=True)`` send :func:`warm_up`'s requests before the first user question.
-A server started with an API key wants it from every client: :func:`client_api_key`.
+A server started with an API key wants it from every client:
+:func:`~langgraph_parallel.models.served_chat.client_api_key`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 import urllib.error
 import urllib.request
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.served_chat import ChatVLLMServer, client_api_key
 
-__all__ = [
-    "API_KEY_ENV",
-    "DEFAULT_SERVER",
-    "api_url",
-    "client_api_key",
-    "find_server",
-    "served_models",
-    "warm_up",
-]
-
-API_KEY_ENV = "LANGGRAPH_PARALLEL_API_KEY"
-"""The environment variable holding the key of ``langgraph-parallel serve --api-key``."""
+__all__ = ["DEFAULT_SERVER", "api_url", "find_server", "served_models", "warm_up"]
 
 
 DEFAULT_SERVER = "http://127.0.0.1:8000/v1"
@@ -37,14 +27,6 @@ def api_url(url: str) -> str:
     """Return a server address as its OpenAI base URL: ``http://host:port`` gains ``/v1``."""
     url = url.rstrip("/")
     return url if url.endswith("/v1") else url + "/v1"
-
-
-def client_api_key() -> str:
-    """Return the key a client sends: :data:`API_KEY_ENV`, else ``OPENAI_API_KEY``, else a dummy.
-
-    vLLM checks it only when the server was started with a key.
-    """
-    return os.environ.get(API_KEY_ENV) or os.environ.get("OPENAI_API_KEY") or "EMPTY"
 
 
 def served_models(base_url: str, *, timeout: float = 2.0) -> list[str] | None:
@@ -108,7 +90,6 @@ def warm_up(base_url: str, model: str, *, api_key: str | None = None) -> float:
     """
     from pydantic import SecretStr
 
-    from langgraph_parallel.models.served_chat import ChatVLLMServer
     from langgraph_parallel.prompts import raw_prompt
     from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -29,9 +30,19 @@ from pydantic import Field, PrivateAttr, SecretStr
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
-from langgraph_parallel.models.served import client_api_key
 
-__all__ = ["ChatVLLMServer"]
+__all__ = ["API_KEY_ENV", "ChatVLLMServer", "client_api_key"]
+
+API_KEY_ENV = "LANGGRAPH_PARALLEL_API_KEY"
+"""The environment variable holding the key of ``langgraph-parallel serve --api-key``."""
+
+
+def client_api_key() -> str:
+    """Return the key a client sends: :data:`API_KEY_ENV`, else ``OPENAI_API_KEY``, else a dummy.
+
+    vLLM checks it only when the server was started with a key.
+    """
+    return os.environ.get(API_KEY_ENV) or os.environ.get("OPENAI_API_KEY") or "EMPTY"
 
 
 def _api_key() -> SecretStr:

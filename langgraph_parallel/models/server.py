@@ -23,7 +23,7 @@ from typing import Any
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.engine import engine_defaults
 from langgraph_parallel.models.folders import resolve_model
-from langgraph_parallel.models.served import client_api_key
+from langgraph_parallel.models.served_chat import client_api_key
 
 
 def server_command(

@@ -18,8 +18,8 @@ import pytest
 
 from langgraph_parallel.models.folders import resolve_model
 from langgraph_parallel.models.replies import raw_text
-from langgraph_parallel.models.served import API_KEY_ENV, served_models
-from langgraph_parallel.models.served_chat import ChatVLLMServer
+from langgraph_parallel.models.served import served_models
+from langgraph_parallel.models.served_chat import API_KEY_ENV, ChatVLLMServer
 from langgraph_parallel.models.server import chat_openai_for_server, start_server, stop_server
 from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph

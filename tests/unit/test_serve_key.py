@@ -6,8 +6,7 @@ import pytest
 
 from langgraph_parallel.apps.cli import main, serve_key
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.models.served import API_KEY_ENV, client_api_key
-from langgraph_parallel.models.served_chat import ChatVLLMServer
+from langgraph_parallel.models.served_chat import API_KEY_ENV, ChatVLLMServer, client_api_key
 
 
 def test_a_local_host_needs_no_key_and_any_other_one_does(
