@@ -7,9 +7,11 @@ This model's maximum context length is ...``, issue 55), losing the evidence it 
 the older observations' passages left out (:func:`trimmed`), then, if that is still too long,
 with every observation's. Nothing changes for a run whose prompts fit.
 
-Why messages rather than tokens: the graphs do not tokenize (a served model's tokenizer is on
-the server), and the refusal itself says that a prompt is too long, in the words of vLLM,
-OpenAI and Anthropic (:func:`is_context_overflow`).
+When is a prompt too long: a model that declares its window and counts tokens exactly
+(``PolicySpec.context_tokens`` and ``get_num_tokens_from_messages``; ``ChatVLLM``) has each
+prompt counted before it is sent, with room for the reply, so the engine never refuses one.
+Any other model (a served one's tokenizer is on the server) says so itself: the refusal, in
+the words of vLLM, OpenAI and Anthropic (:func:`is_context_overflow`).
 """
 
 from __future__ import annotations

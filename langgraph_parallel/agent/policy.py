@@ -43,6 +43,10 @@ class PolicySpec:
         in_process_engine: It runs on an engine in this process, which a caller may start
             ahead of the first question (``model.worker``) or empty of its prefix cache
             (``model.reset_prefix_cache()``).
+        context_tokens: The most tokens one call may hold, prompt and reply (the engine's
+            ``max_model_len``), for a model that also counts a prompt's tokens exactly
+            (``get_num_tokens_from_messages``): the agent then checks a prompt before sending
+            it. ``None``: unknown; a prompt the model refuses as too long is retried trimmed.
     """
 
     style: Literal["chat", "raw"] = "chat"
@@ -51,6 +55,7 @@ class PolicySpec:
     constrained_decoding: bool = False
     logprobs: bool = False
     in_process_engine: bool = False
+    context_tokens: int | None = None
 
     def __post_init__(self) -> None:
         budget = self.passage_sentences

@@ -102,8 +102,9 @@ class ParallelSearchOutput(TypedDict):
 
     ``counters`` holds the :data:`COUNTER_KEYS` and graph-specific ones: ``invalid_steps``,
     ``truncated_steps``, ``parallel_turns``, ``first_turn_parallel``, ``final_answer_steps``
-    (1 when the final answer-only step ran) and ``trimmed_steps`` (1 when a full context made
-    the run answer over a trimmed transcript); see
+    (1 when the final answer-only step ran), ``trimmed_steps`` (1 when a full context made
+    the run answer over a trimmed transcript) and ``context_refusals`` (1 when the model refused
+    a prompt as too long, a model that declares no window); see
     :class:`~langgraph_parallel.agent.think.ThinkNode`.
     """
 

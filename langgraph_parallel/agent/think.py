@@ -14,6 +14,7 @@ from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.limits import STEPS_TO_ANSWER, STEPS_TO_SEARCH
 from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke
 from langgraph_parallel.agent.overflow import is_context_overflow, trimmed
+from langgraph_parallel.agent.policy import policy_of
 from langgraph_parallel.agent.state import ParallelSearchState, StepRecord
 from langgraph_parallel.agent.step import (
     first_prompt,
@@ -67,11 +68,14 @@ class ThinkNode(DualNode):
     way (no new evidence for a final step to read). A ParallelMuse fork from the final step
     inherits M steps, so its own first step is again the final answer-only step.
 
-    A step whose prompt no longer fits the model's context (the model refuses it as too long)
-    is made again, answer-only, over the transcript with the older observations' passages left
-    out, then with all of them (:mod:`~langgraph_parallel.agent.overflow`); the run ends after
-    it (``counters["trimmed_steps"] = 1``; ``answered``, or ``context_full: ...``). The state's
-    transcript keeps every observation.
+    A step whose prompt no longer fits the model's context is made answer-only, over the
+    transcript with the older observations' passages left out, then with all of them
+    (:mod:`~langgraph_parallel.agent.overflow`); the run ends after it
+    (``counters["trimmed_steps"] = 1``; ``answered``, or ``context_full: ...``). A model that
+    declares its window (``PolicySpec.context_tokens``; ``ChatVLLM``) has each prompt counted
+    before it is sent, so it is never sent one it must refuse; any other model's refusal is
+    what says so, and the step then also counts ``counters["context_refusals"] = 1``. The
+    state's transcript keeps every observation.
 
     The run's ``recursion_limit`` is checked too (the state's ``remaining_steps``): a search
     runs only while the super-steps for its turn, the next ``think`` and ``answer`` are left
@@ -136,18 +140,34 @@ class ThinkNode(DualNode):
         options = step_options(
             self.model, context, answer_only=final, keep_logprobs=self.record_steps, **sampling
         )
-        trimmed_step = False
+        trimmed_step = refused = False
+        sent = history + new
+        # A model that declares its window and counts tokens exactly (ChatVLLM) is never sent
+        # a prompt it must refuse: too long, the step goes answer-only over a trimmed prompt.
+        window = policy_of(self.model).context_tokens
+        too_long = False
+        if window is not None:
+            size = yield Blocking(self.model.get_num_tokens_from_messages, (sent,))
+            too_long = size + context.max_tokens > window
         try:
-            reply = yield Invoke(self.model, history + new, options)
+            if too_long:
+                fitted = yield from self._answer_trimmed(sent, context, sampling, window)
+                if fitted is None:
+                    reason = f"context_full: {_NO_ROOM.format(window=window)}"
+                    ended = {"messages": new, "answer": None, "stop_reason": reason}
+                    return Command(update=ended, goto="answer")
+                reply, trimmed_step = fitted, True
+            else:
+                reply = yield Invoke(self.model, sent, options)
         except Exception as exc:  # reported per question; see class docstring
             fitted = None
-            if is_context_overflow(exc):
-                fitted = yield from self._answer_trimmed(history + new, context, sampling)
+            if is_context_overflow(exc) and not too_long:
+                fitted = yield from self._answer_trimmed(sent, context, sampling, None)
             if fitted is None:
                 reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
                 failed = {"messages": new, "steps": 1, "answer": None, "stop_reason": reason}
                 return Command(update=failed, goto="answer")
-            reply, trimmed_step = fitted, True
+            reply, trimmed_step, refused = fitted, True, True
         try:
             step = read_step(reply)
         except Exception as exc:  # a reply of the wrong shape: reported like a failing call
@@ -161,6 +181,8 @@ class ThinkNode(DualNode):
             "steps": 1,
             "counters": dict(step.counters),
         }
+        if refused:  # the model refused a prompt (no declared window to check it against)
+            update["counters"]["context_refusals"] = 1
         if self.record_steps:
             record = StepRecord(
                 text=step.text,
@@ -188,12 +210,17 @@ class ThinkNode(DualNode):
         return self._route(action, update, steps, context, out_of_steps)
 
     def _answer_trimmed(
-        self, prompt: list[BaseMessage], context: SearchContext, sampling: dict[str, Any]
+        self,
+        prompt: list[BaseMessage],
+        context: SearchContext,
+        sampling: dict[str, Any],
+        window: int | None,
     ) -> Body[BaseMessage | None]:
         """Answer-only, over the prompt with older observations left out, then all of them.
 
-        Returns the reply, or ``None`` when no trimmed prompt fits either (see
-        :mod:`~langgraph_parallel.agent.overflow`).
+        With the model's ``window`` known, a trimmed prompt is counted first and only sent if it
+        fits; without, the model's refusal says so. Returns the reply, or ``None`` when no
+        trimmed prompt fits either (see :mod:`~langgraph_parallel.agent.overflow`).
         """
         options = step_options(
             self.model, context, answer_only=True, keep_logprobs=self.record_steps, **sampling
@@ -202,6 +229,10 @@ class ThinkNode(DualNode):
             messages = trimmed(prompt, keep_last)
             if messages is None:
                 continue
+            if window is not None:
+                size = yield Blocking(self.model.get_num_tokens_from_messages, (messages,))
+                if size + context.max_tokens > window:
+                    continue
             try:
                 reply: BaseMessage = yield Invoke(self.model, messages, options)
             except Exception as exc:
@@ -278,6 +309,12 @@ def _trimmed_route(action: Action, update: dict[str, Any]) -> Command[ThinkRoute
     )
     update.update(answer=None, stop_reason=reason)
     return Command(update=update, goto="answer")
+
+
+_NO_ROOM = (
+    "the prompt does not fit the model's context of {window} tokens, even with every "
+    "observation's passages left out; no call was made"
+)
 
 
 def _max_turns_reason(context: SearchContext) -> str:

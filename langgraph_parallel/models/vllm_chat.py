@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field, PrivateAttr
 
-from langgraph_parallel.models.engine import get_engine
+from langgraph_parallel.models.engine import engine_defaults, get_engine
 from langgraph_parallel.models.folders import resolve_model
 from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
 from langgraph_parallel.models.worker import EngineWorker
@@ -82,6 +82,21 @@ class ChatVLLM(VLLMChatSettings):
         """
         if not self.worker.reset_prefix_cache():
             raise RuntimeError("the engine refused to empty its prefix cache: requests running")
+
+    def _declare(self) -> dict[str, Any]:
+        # The engine's window, from the settings it will start with (no engine started here).
+        window = {**engine_defaults(), **self.engine_kwargs}.get("max_model_len")
+        return {**super()._declare(), "context_tokens": window}
+
+    def get_num_tokens_from_messages(
+        self, messages: list[BaseMessage], tools: Sequence[Any] | None = None
+    ) -> int:
+        """Return the exact prompt tokens of ``messages``, as :meth:`render` gives the engine.
+
+        ``tools`` are not rendered into the prompt (tool calls are decoded from the policy's own
+        text), so they count nothing.
+        """
+        return len(self.render(messages))
 
     def render(self, messages: Sequence[BaseMessage]) -> list[int]:
         """Return the prompt token ids the engine sees for ``messages``."""

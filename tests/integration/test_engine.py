@@ -328,8 +328,8 @@ def test_a_trajectory_whose_context_fills_answers_over_the_trimmed_transcript(ho
 
     # An engine of 640 tokens: the opening prompt (~90 tokens) and the first step fit, the
     # first observation (eight whole passages a sub-query, ~800 tokens and more) does not.
-    # vLLM refuses the second step's prompt ("This model's maximum context length is ..."),
-    # and the step is made again, answer-only, with the passages left out.
+    # ChatVLLM declares its window and counts the second step's prompt before sending it, so
+    # the step is made answer-only with the passages left out, and the engine never refuses.
     model = ChatVLLM(model="smollm2-parallel", engine_kwargs={"max_model_len": 640})
     graph = create_parallel_search_graph(
         model, hotpot_index, max_turns=6, top_k=8, passage_sentences=None
@@ -341,6 +341,7 @@ def test_a_trajectory_whose_context_fills_answers_over_the_trimmed_transcript(ho
         counters,
     )
     assert state["stop_reason"] == "answered" and state["answer"]  # the answer-only grammar
+    assert "context_refusals" not in counters  # counted before sending, never refused
     assert "<information>" in state["messages"][2].text  # the state keeps the passages
     model.worker.shutdown()
 

@@ -8,6 +8,7 @@ from langchain_core.messages import BaseMessage
 
 from langgraph_parallel import create_parallel_search_graph
 from langgraph_parallel.agent.overflow import LEFT_OUT, is_context_overflow
+from langgraph_parallel.agent.policy import PolicySpec
 from tests.fakes import CountingSearcher, ScriptedChatModel
 
 VLLM_REFUSAL = (
@@ -85,3 +86,56 @@ def test_overflow_is_read_from_each_providers_words_and_causes() -> None:
     wrapped.__cause__ = ValueError(VLLM_REFUSAL)
     assert is_context_overflow(wrapped)
     assert not is_context_overflow(ConnectionError("connection refused"))
+
+
+class Windowed(ScriptedChatModel):
+    """Declares a window and counts a prompt's tokens (its words here); it refuses, as vLLM
+    does, any prompt it is sent that would not fit, and records every size it was sent."""
+
+    window: int = 323
+    policy: PolicySpec = PolicySpec(style="raw")
+    sent: list[int] = []
+
+    def model_post_init(self, context: Any) -> None:
+        self.policy = PolicySpec(style="raw", context_tokens=self.window)
+        self.sent = []
+
+    def get_num_tokens_from_messages(self, messages: list[BaseMessage], tools: Any = None) -> int:
+        return sum(len(m.text.split()) for m in messages)
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.sent.append(self.get_num_tokens_from_messages(messages))
+        if self.sent[-1] + kwargs["max_tokens"] > self.window:
+            raise ValueError(VLLM_REFUSAL)
+        return super()._generate(messages, *args, **kwargs)
+
+
+def run_windowed(model: Windowed) -> dict[str, Any]:
+    graph = create_parallel_search_graph(model, CountingSearcher(), max_turns=6, max_tokens=32)
+    return graph.invoke({"question": "Q?"})
+
+
+def test_a_model_that_declares_its_window_is_never_sent_a_prompt_it_must_refuse() -> None:
+    # Words of the prompts (268, then 12 more a turn: the step and its 9-word observation) + 32
+    # to generate: the third step's 292 would not fit 323; with its older observation left out
+    # (7 words) it does, so it is made answer-only over that prompt, never sent whole.
+    model = Windowed(script=[*SEARCHES[:2], "<answer> a </answer>"])
+    state = run_windowed(model)
+    assert state["answer"] == "a" and state["counters"]["trimmed_steps"] == 1
+    assert "context_refusals" not in state["counters"]
+    assert len(model.sent) == 3 and max(model.sent) + 32 <= 323
+    assert sum(m.text == LEFT_OUT for m in model.calls[-1]) == 1  # the older observation
+
+
+def test_with_no_room_even_trimmed_no_call_is_made_and_the_run_says_why() -> None:
+    # The second step (280 + 32) does not fit 305, nor with its one observation left out.
+    model = Windowed(window=305, script=[SEARCHES[0], "<answer> a </answer>"])
+    state = run_windowed(model)
+    assert state["answer"] is None and state["stop_reason"].startswith("context_full: ")
+    assert "no call was made" in state["stop_reason"] and "305 tokens" in state["stop_reason"]
+    assert model.sent == [268]  # only the first step was sent
+
+
+def test_a_refused_prompt_is_counted_when_the_model_declares_no_window() -> None:
+    model = SmallContext(script=[*SEARCHES[:3], "<answer> long </answer>", "<answer> a </answer>"])
+    assert run(model)["counters"]["context_refusals"] == 1

@@ -9,6 +9,7 @@ import pytest
 
 from langgraph_parallel.agent.policy import PolicySpec, policy_of
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.engine import engine_defaults
 from langgraph_parallel.models.served_chat import ChatVLLMServer
 from langgraph_parallel.models.vllm_chat import ChatVLLM
 from tests.fakes import ScriptedChatModel
@@ -34,9 +35,18 @@ def test_the_in_process_policy_declares_its_card_without_starting_an_engine() ->
     spec = policy_of(model)
     assert spec.style == "raw" and spec.raw_prompt == "rules"
     assert spec.constrained_decoding and spec.logprobs and spec.in_process_engine
+    # Its window is the engine's max_model_len, from the settings it will start with.
+    assert spec.context_tokens == engine_defaults().get("max_model_len")
+    assert (
+        policy_of(ChatVLLM(model="smollm2", engine_kwargs={"max_model_len": 640})).context_tokens
+        == 640
+    )
     assert model._worker is None  # nothing started
     served = policy_of(ChatVLLMServer(base_url="http://127.0.0.1:9/v1", model="smollm2-parallel"))
-    assert served == PolicySpec(**{**spec.__dict__, "in_process_engine": False})
+    # A served model's window is the server's: not declared, so refusals say it.
+    assert served == PolicySpec(
+        **{**spec.__dict__, "in_process_engine": False, "context_tokens": None}
+    )
     # A base model without a card: chat defaults for a hub name, the field wins when set.
     assert policy_of(ChatVLLM(model="some/hub-model")).style == "chat"
     assert policy_of(ChatVLLM(model="some/hub-model", prompt_style="raw")).style == "raw"
