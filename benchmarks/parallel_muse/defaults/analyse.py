@@ -1,0 +1,177 @@
+"""ParallelMuse under its defaults against 8 independent rollouts: joins and the user's cost.
+
+Reads ``hotpotqa/`` (``run.sh``'s rows: both graphs, the same questions) and writes
+``joins.json`` and ``joins.md``: EM of every join on the same trajectories (the graph's own
+``select``, majority, weighted, evidence), of the first rollout and of any trajectory, the paired
+95% bootstrap intervals the issue asks for, join candidates scored offline from each row's
+``join_inputs`` (e.g. the most confident trajectory alone), how often answers are found in the
+passages their trajectory read, and the cost a user pays (agent + reduction, the cache warm).
+Run from the repository root: ``.venv/bin/python benchmarks/parallel_muse/defaults/analyse.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langgraph_parallel.eval.paired import paired_by_id
+from langgraph_parallel.eval.results import results_in
+from langgraph_parallel.eval.summary import mean_of
+from langgraph_parallel.metrics import normalize_answer
+
+HERE = Path(__file__).resolve().parent
+MUSE, ROLL = "parallel-muse", "rollouts-majority"
+JOINS = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_join_evidence")
+COSTS = ("agent_cost", "reduction_cost", "agent_uncached_prefill", "agent_generated")
+COSTS += ("agent_cached_prefill", "llm_calls", "trajectories", "forks")
+Inputs = Sequence[Mapping[str, Any]]
+
+
+def _vote(inputs: Inputs, weight: Callable[[Mapping[str, Any]], float]) -> float:
+    votes: dict[str, float] = {}
+    first: dict[str, Mapping[str, Any]] = {}
+    for t in inputs:
+        if t["answer"]:
+            key = normalize_answer(t["answer"])
+            votes[key] = votes.get(key, 0.0) + weight(t)
+            first.setdefault(key, t)
+    return float(first[max(votes, key=lambda k: votes[k])]["em"]) if votes else 0.0
+
+
+def _confidence(t: Mapping[str, Any]) -> float:
+    return 1.0 if t["confidence"] is None else float(t["confidence"])
+
+
+def _most_confident(inputs: Inputs) -> float:
+    answered = [t for t in inputs if t["answer"]]
+    return float(max(answered, key=_confidence)["em"]) if answered else 0.0
+
+
+OFFLINE: dict[str, Callable[[Inputs], float]] = {
+    "first rollout": lambda ins: float(ins[0]["em"]) if ins else 0.0,
+    "majority": lambda ins: _vote(ins, lambda t: 1.0),
+    "evidence": lambda ins: _vote(ins, lambda t: 0.5 if t["supported"] is False else 1.0),
+    "confidence-weighted": lambda ins: _vote(ins, _confidence),
+    "most confident alone": _most_confident,
+    "any right": lambda ins: max((float(t["em"]) for t in ins), default=0.0),
+}
+
+
+def _scores(rows: Sequence[Mapping[str, Any]], graph: str, key: str) -> dict[str, float]:
+    return {r["id"]: float(r.get(key) or 0.0) for r in rows if r["graph"] == graph}
+
+
+def _diff(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, Any]:
+    d = paired_by_id(a, b)
+    return {"a": d.a, "b": d.b, "diff": d.diff, "low": d.low, "high": d.high}
+
+
+def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Return the tables of ``joins.md`` for the questions both graphs answered."""
+    both = {r["id"] for r in rows if r["graph"] == MUSE} & {
+        r["id"] for r in rows if r["graph"] == ROLL
+    }
+    rows = [r for r in rows if r["id"] in both]
+    out: dict[str, Any] = {"n": len(both), "em": {}, "offline": {}, "vs": {}, "cost": {}}
+    for g in (MUSE, ROLL):
+        out["em"][g] = {
+            k: sum(_scores(rows, g, k).values()) for k in (*JOINS, "em_single", "em_any")
+        }
+        inputs = {r["id"]: r["join_inputs"] for r in rows if r["graph"] == g}
+        out["offline"][g] = {n: sum(fn(i) for i in inputs.values()) for n, fn in OFFLINE.items()}
+        found = [t["supported"] for i in inputs.values() for t in i]
+        out["offline"][g]["supported"] = [found.count(True), found.count(False), found.count(None)]
+        graph_rows = [r for r in rows if r["graph"] == g]
+        out["cost"][g] = {k: round(mean_of(graph_rows, k), 1) for k in COSTS}
+        cost = out["cost"][g]
+        cost["user_cost"] = round(cost["agent_cost"] + cost["reduction_cost"], 1)
+        cost["model_errors"] = sum("model_error" in str(r.get("stop_reason")) for r in graph_rows)
+        # Trajectories that answered over a trimmed transcript (a full context), and prompts
+        # the engine refused (none can be: ChatVLLM declares its window).
+        for key in ("trimmed_steps", "context_refusals"):
+            cost[key] = sum(int(r.get(key) or 0) for r in graph_rows)
+    best = max(JOINS[1:], key=lambda k: out["em"][ROLL][k])
+    m = {k: _scores(rows, MUSE, k) for k in (*JOINS, "em_single", "em_any")}
+    out["vs"] = {
+        "select (default) - first rollout": _diff(m["em_join_graph"], m["em_single"]),
+        "majority - first rollout": _diff(m["em_join_majority"], m["em_single"]),
+        "evidence - first rollout": _diff(m["em_join_evidence"], m["em_single"]),
+        f"select (default) - independent {best}": _diff(
+            m["em_join_graph"], _scores(rows, ROLL, best)
+        ),
+        f"majority - independent {best}": _diff(m["em_join_majority"], _scores(rows, ROLL, best)),
+    }
+    c = out["cost"]
+    c["user_ratio"] = round(c[MUSE]["user_cost"] / c[ROLL]["user_cost"], 3)
+    c["agent_ratio"] = round(c[MUSE]["agent_cost"] / c[ROLL]["agent_cost"], 3)
+    return out
+
+
+def markdown(result: Mapping[str, Any], command: str) -> str:
+    """Render :func:`analyse` as the folder's table page."""
+    n = result["n"]
+    lines = [
+        f"# ParallelMuse under its defaults vs 8 independent rollouts (HotpotQA bridge, n={n})",
+        "",
+        f"Rows: `{command}`; tables: `analyse.py`.",
+        "",
+        "| graph | select | majority | weighted | evidence | first rollout | any right |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for g in (MUSE, ROLL):
+        e = result["em"][g]
+        cells = [f"{e[k]:.0f}" for k in (*JOINS, "em_single", "em_any")]
+        lines.append(f"| {g} | " + " | ".join(cells) + " |")
+    lines += ["", f"Questions right of {n}. Paired differences (95% bootstrap):", ""]
+    for name, d in result["vs"].items():
+        lines.append(
+            f"- {name}: {d['a']:.3f} vs {d['b']:.3f}: {d['diff']:+.3f} "
+            f"[{d['low']:+.3f}, {d['high']:+.3f}]"
+        )
+    lines += ["", "Joins scored offline on the same trajectories (`join_inputs`):", ""]
+    for g in (MUSE, ROLL):
+        o = result["offline"][g]
+        cells = ", ".join(f"{k} {v:.0f}" for k, v in o.items() if k != "supported")
+        yes, no, none = o["supported"]
+        lines.append(
+            f"- {g}: {cells}; answers found in their own passages {yes}, not {no}, "
+            f"yes/no or none {none}"
+        )
+    c = result["cost"]
+    lines += [
+        "",
+        "Cost a question (tokens; cost = uncached prefill + generated, cache warm); the last",
+        "three columns are counts over all the questions:",
+        "",
+        "| graph | agent | reduction | user (agent + reduction) | uncached prefill | generated "
+        "| cached prefill | model calls | trajectories | forks | model errors | trimmed steps "
+        "| refused prompts |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for g in (MUSE, ROLL):
+        x = c[g]
+        lines.append(
+            f"| {g} | {x['agent_cost']} | {x['reduction_cost']} | {x['user_cost']} | "
+            f"{x['agent_uncached_prefill']} | {x['agent_generated']} | "
+            f"{x['agent_cached_prefill']} | {x['llm_calls']} | {x['trajectories']} | "
+            f"{x['forks']} | {x['model_errors']} | {x['trimmed_steps']} | "
+            f"{x['context_refusals']} |"
+        )
+    lines += ["", f"User cost ratio {c['user_ratio']}x, agent cost ratio {c['agent_ratio']}x.", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Write ``joins.json`` and ``joins.md`` from ``hotpotqa/``'s rows."""
+    rows = results_in(HERE / "hotpotqa")
+    command = "bash benchmarks/parallel_muse/defaults/run.sh"
+    result = analyse(rows)
+    (HERE / "joins.json").write_text(json.dumps(result, indent=1) + "\n")
+    (HERE / "joins.md").write_text(markdown(result, command))
+    print(markdown(result, command))
+
+
+if __name__ == "__main__":
+    main()
