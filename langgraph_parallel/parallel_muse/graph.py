@@ -56,7 +56,7 @@ from langgraph_parallel.parallel_muse.agent_state import (
     MuseAgentState,
 )
 from langgraph_parallel.parallel_muse.agent_thread import check_agent
-from langgraph_parallel.parallel_muse.context import MuseContext
+from langgraph_parallel.parallel_muse.context import MuseContext, resolve_join
 from langgraph_parallel.parallel_muse.reduce import AggregateNode
 from langgraph_parallel.parallel_muse.report import ReportNode
 from langgraph_parallel.parallel_muse.rollout import create_rollout_graph
@@ -97,9 +97,10 @@ def create_parallel_muse_graph(
             (``ChatVLLM``, ``ChatVLLMServer``, or ``ChatOpenAI(logprobs=True,
             top_logprobs=16)``); without them no step is forked and the budget goes to fresh
             rollouts.
-        context: Every setting (:class:`MuseContext`; default ``MuseContext()``, with
-            ``join="majority"`` over an agent and no ``model``). Over an agent, the loop's
-            fields (``max_turns``, ``top_k``, ...) are not read: the agent bounds its own steps.
+        context: Every setting (:class:`MuseContext`; default ``MuseContext()``; its
+            ``join="auto"`` is resolved here: ``select`` with a chat-model analyst, else
+            ``majority``). Over an agent, the loop's fields (``max_turns``, ``top_k``, ...) are
+            not read: the agent bounds its own steps.
             ``rounds=0`` is the independent-rollouts baseline. Over the loop, the build-time
             ``passage_sentences`` is the rollouts' (``parallel_search_rollouts(...,
             passage_sentences=...)``, the model's declared budget by default).
@@ -131,14 +132,18 @@ def create_parallel_muse_graph(
         ValueError: ``join="select"`` with no analyst.
     """
     name = name or "parallel_muse"
+    settings = context or MuseContext()
     if isinstance(rollouts, LoopRollouts):
         analyst = model or rollouts.model
-        settings = context or MuseContext()
         # The loop observes as its rollouts were built to (per-run contexts may still override).
-        settings = dataclasses.replace(settings, passage_sentences=rollouts.passage_sentences)
+        settings = dataclasses.replace(
+            settings,
+            passage_sentences=rollouts.passage_sentences,
+            join=resolve_join(settings.join, analyst),
+        )
         return _loop_graph(rollouts, analyst, settings, retry_policy, checkpointer, store, name)
     check_agent(rollouts)
-    settings = context or MuseContext(join="select" if model is not None else "majority")
+    settings = dataclasses.replace(settings, join=resolve_join(settings.join, model))
     if settings.join == "select" and model is None:
         raise ValueError(
             "join='select' needs an analyst: pass model=..., or "

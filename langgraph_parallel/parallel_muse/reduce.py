@@ -36,12 +36,11 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.agent.context import run_context
 from langgraph_parallel.agent.nodes import Blocking, Body, DualNode
 from langgraph_parallel.agent.step import prompt_style
 from langgraph_parallel.errors import reported_error
 from langgraph_parallel.metrics import normalize_answer
-from langgraph_parallel.parallel_muse.context import MuseContext
+from langgraph_parallel.parallel_muse.context import MuseContext, muse_context
 from langgraph_parallel.parallel_muse.report import greedy_call
 from langgraph_parallel.parallel_muse.state import Trajectory
 from langgraph_parallel.parallel_muse.uncertainty import answer_confidence
@@ -131,7 +130,7 @@ class AggregateNode(DualNode):
 
     def body(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Body[dict[str, Any]]:
         """Return ``answer``, ``stop_reason``, ``aggregation`` and ``aggregate_*`` counters."""
-        ctx = run_context(runtime, self.defaults)
+        ctx = muse_context(runtime, self.defaults)
         trajectories: list[Trajectory] = sorted(state.get("trajectories") or [], key=_index)
         answered = [t for t in trajectories if t["answer"]]
         chosen, votes = vote(

@@ -24,9 +24,8 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
-from langgraph_parallel.agent.context import run_context
 from langgraph_parallel.errors import clean_text
-from langgraph_parallel.parallel_muse.context import MuseContext
+from langgraph_parallel.parallel_muse.context import MuseContext, muse_context
 from langgraph_parallel.parallel_muse.plan import plan_branches, plan_reports
 from langgraph_parallel.parallel_muse.reduce import vote
 from langgraph_parallel.parallel_muse.state import Branch, RolloutInput, Trajectory
@@ -59,7 +58,7 @@ class RouterNode:
 
     def __call__(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Command[MuseRoute]:
         """Route to ``rollout``, ``report`` or ``aggregate`` (module docstring has the rules)."""
-        ctx = run_context(runtime, self.defaults)
+        ctx = muse_context(runtime, self.defaults)
         trajectories = list(state.get("trajectories") or [])
         dispatched = int(state.get("dispatched") or 0)
         branches, points, rounds_done = plan_branches(

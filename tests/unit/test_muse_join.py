@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph_parallel.eval.muse import muse_fields
 from langgraph_parallel.parallel_muse.reduce import supported, vote
-from tests.fakes import CountingSearcher, rollouts_graph
+from tests.fakes import CountingSearcher, muse_graph, rollouts_graph
 
 
 def trajectory(index: int, answer: str | None, passages: str) -> dict[str, Any]:
@@ -60,3 +60,35 @@ def test_the_graph_joins_by_evidence_and_the_row_keeps_what_joins_read() -> None
     inputs = fields["join_inputs"]
     assert [i["id"] for i in inputs] == ["t0", "t1", "t2"]
     assert {"answer", "em", "confidence", "supported", "parent"} <= set(inputs[0])
+
+
+def test_auto_asks_a_chat_analyst_to_select_and_lets_a_raw_policy_vote() -> None:
+    from langgraph_parallel.agent.policy import PolicySpec
+    from langgraph_parallel.parallel_muse.context import resolve_join
+    from tests.fakes import ScriptedChatModel
+
+    class RawPolicy(ScriptedChatModel):
+        policy: PolicySpec = PolicySpec(style="raw")
+
+    chat, raw = ScriptedChatModel(script=[]), RawPolicy(script=[])
+    assert resolve_join("auto", chat) == "select"
+    assert resolve_join("auto", raw) == "majority" and resolve_join("auto", None) == "majority"
+    assert resolve_join("weighted", chat) == "weighted"  # a join named is kept
+
+
+def test_a_raw_policy_graph_votes_by_default_and_makes_no_analyst_call() -> None:
+    from tests.unit.test_muse import SPREADS, FakeChat, three_step_agent
+
+    class RawFake(FakeChat):
+        prompt_style: str = "raw"
+
+    model = RawFake(agent=three_step_agent(SPREADS))
+    graph = muse_graph(model, CountingSearcher(), budget=3, max_turns=2)
+    state = graph.invoke({"question": "Q?"})
+    assert state["aggregation"]["join"] == "majority"
+    assert not any(k.startswith("aggregate_") for k in state["counters"])
+    # A run's own context saying auto gets the graph's resolution; one naming a join, that.
+    again = graph.invoke({"question": "Q?"}, context={"join": "auto"})
+    assert again["aggregation"]["join"] == "majority"
+    weighted = graph.invoke({"question": "Q?"}, context={"join": "weighted"})
+    assert weighted["aggregation"]["join"] == "weighted"
