@@ -172,10 +172,12 @@ def test_thread_runs_to_completion_over_http(server: httpx.Client, graph_id: str
         return
     if graph_id == "parallel_muse":
         # The context reached the nodes: two trajectories, each reported (extracted: the
-        # embedded model is prompted raw, report_style="auto"), then joined.
+        # embedded model is prompted raw, report_style="auto"), then joined by the vote that
+        # join="auto" gives a raw-prompt policy, with no analyst call.
         assert len(values["trajectories"]) == 2 == len(values["reports"])
         assert "report_calls" not in values["counters"]
-        assert values["aggregation"]["join"] == "select"
+        assert values["aggregation"]["join"] == "majority"
+        assert "aggregate_calls" not in values["counters"]
     else:
         assert values["messages"][0]["type"] == "human"  # the transcript is in the thread state
         assert values["counters"]["turns"] <= 2
