@@ -12,14 +12,14 @@ from langgraph_parallel.prompts import ANALYST_PROMPT, REPORT_FOLLOWUP_PROMPT, R
 
 __all__ = [
     "JOINS",
-    "muse_context",
-    "resolve_join",
     "REPORT_MODES",
     "REPORT_STYLES",
     "Join",
     "MuseContext",
     "ReportMode",
     "ReportStyle",
+    "muse_context",
+    "resolve_join",
 ]
 
 Join = Literal["auto", "select", "majority", "weighted", "evidence"]
