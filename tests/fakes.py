@@ -225,8 +225,16 @@ class SeededAgentModel(ConfigurableSampling):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-_DOOR_OPTIONS = ("retry_policy", "checkpointer", "store", "name", "model", "agent_config")
-_DOOR_OPTIONS += ("keep_threads",)
+_DOOR_OPTIONS = (
+    "retry_policy",
+    "checkpointer",
+    "store",
+    "name",
+    "model",
+    "agent_config",
+    "keep_threads",
+)
+"""Keywords of create_parallel_muse_graph itself; the helpers put every other one in the context."""
 
 
 def _door(options: dict[str, Any]) -> dict[str, Any]:
