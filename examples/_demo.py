@@ -16,9 +16,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from langgraph_parallel.dialect.tool_calls import prepare_tool_step
 from langgraph_parallel.models.sampling import ConfigurableSampling
-from langgraph_parallel.models.tool_calls import openai_tools, prepare_tool_step
 from langgraph_parallel.parallel_muse.regions import region_spans
 from langgraph_parallel.retrieval.documents import Passage
 
@@ -77,7 +78,7 @@ class DemoChatModel(BaseChatModel):
 class DemoToolModel(DemoChatModel):
     """:class:`DemoChatModel` as a tool-calling model, made one the way ``ChatVLLM`` is.
 
-    ``bind_tools`` and each call go through ``langgraph_parallel.models.tool_calls``: the
+    ``bind_tools`` and each call go through ``langgraph_parallel.dialect.tool_calls``: the
     ``create_agent`` conversation is rendered as the graph's raw transcript, and the step the
     demo writes comes back as a ``search`` tool call or as the answer.
     """
@@ -87,7 +88,7 @@ class DemoToolModel(DemoChatModel):
     ) -> Runnable[Any, AIMessage]:
         if tool_choice is not None:
             kw["tool_choice"] = tool_choice
-        return self.bind(tools=openai_tools(tools), **kw)
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kw)
 
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any

@@ -19,9 +19,9 @@ from langgraph_parallel.models.embedded import (
     embedded_model_dir,
     validate_model_dir,
 )
-from langgraph_parallel.prompts import RawPrompt
 
 __all__ = [
+    "RawPrompt",
     "folder_prompt_style",
     "folder_raw_prompt",
     "model_card",
@@ -29,6 +29,11 @@ __all__ = [
     "resolve_model",
     "served_prompt",
 ]
+
+RawPrompt = Literal["rules", "few_shot"]
+"""A card's raw prompt: the ``rules`` alone (trained policies) or ``few_shot`` demos. The same
+type as :data:`langgraph_parallel.prompts.RawPrompt`, written here because the models do not
+import the prompts (they only carry the card's choice to whoever renders it)."""
 
 
 def resolve_model(model: str) -> tuple[str, Literal["chat", "raw"]]:

@@ -19,14 +19,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.dialect import DEFAULT_DIALECT, ToolReader, tool_dialect
 from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
-from langgraph_parallel.models.folders import model_card, served_prompt
+from langgraph_parallel.models.folders import RawPrompt, model_card, served_prompt
 from langgraph_parallel.models.sampling import ConfigurableSampling
-from langgraph_parallel.models.tool_calls import ToolStep, openai_tools, prepare_tool_step
-from langgraph_parallel.prompts import RawPrompt
 
 __all__ = ["VLLMChatSettings", "chat_turns", "generation", "message_text", "raw_text"]
 
@@ -57,6 +57,9 @@ class VLLMChatSettings(ConfigurableSampling):
     top_logprobs: int = 16
     regex: str | None = None
     """Constrain every generation to this regular expression (vLLM structured outputs)."""
+    dialect: str = DEFAULT_DIALECT
+    """How bound tools become the policy's steps and its steps tool calls: a name registered
+    under the ``langgraph_parallel.dialects`` entry points (:mod:`~.dialect`)."""
     timeout: float | None = 900.0
 
     IN_PROCESS: ClassVar[bool] = False
@@ -120,9 +123,10 @@ class VLLMChatSettings(ConfigurableSampling):
 
         The policy's ``<search>`` steps come back as one ``search`` call with ``query_list``,
         its answers as content (or an ``answer`` call), decoded with the action grammar; see
-        :mod:`~langgraph_parallel.models.tool_calls`. Any other tools may be bound too (so
-        middleware that adds tools keeps working), but a search policy calls only those two;
-        without a ``search`` tool every step is answer-only.
+        :mod:`~langgraph_parallel.dialect.tool_calls` (the ``dialect`` field names another).
+        Any other tools may be bound too (so middleware that adds tools keeps working), but a
+        search policy calls only those two; without a ``search`` tool every step is
+        answer-only.
 
         Args:
             tools: The tools (``parallel_search_tool(index)`` makes the ``search`` one).
@@ -133,7 +137,7 @@ class VLLMChatSettings(ConfigurableSampling):
         """
         if tool_choice is not None:
             kwargs["tool_choice"] = tool_choice
-        return self.bind(tools=openai_tools(tools), **kwargs)
+        return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
 
     def with_structured_output(
         self, schema: dict[str, Any] | type, *, include_raw: bool = False, **kwargs: Any
@@ -196,16 +200,16 @@ class VLLMChatSettings(ConfigurableSampling):
 
     def tool_step(
         self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> tuple[list[BaseMessage], list[str] | None, ToolStep | None]:
-        """Prepare a call that has bound tools (:func:`~.tool_calls.prepare_tool_step`)."""
+    ) -> tuple[list[BaseMessage], list[str] | None, ToolReader | None]:
+        """Prepare a call that has bound tools (the :attr:`dialect`'s ``prepare``)."""
         if "tools" not in kwargs:  # a plain call: nothing to render differently, no engine use
             return list(messages), stop, None
-        return prepare_tool_step(
+        return tool_dialect(self.dialect).prepare(
             messages, stop, kwargs, style=self.style, kind=self.prompt_kind, regex=self.regex
         )
 
     @staticmethod
-    def tool_reply(result: ChatResult, step: ToolStep | None) -> ChatResult:
+    def tool_reply(result: ChatResult, step: ToolReader | None) -> ChatResult:
         """Return ``result`` read as tool calls when the call had bound tools."""
         return result if step is None else step.reply(result)
 

@@ -85,21 +85,22 @@ def warm_up(base_url: str, model: str, *, api_key: str | None = None) -> float:
     On the 2-core CPU a fresh server took 1.3 s for its first request, 2.2 s more for the first
     with the action grammar (compiling it) and 2.0 s more for the first with top-16 logprobs;
     then 0.2-0.6 s for the same requests. One step of each action grammar with logprobs, as
-    the agents send it, pays all three before the first user question does. ``api_key``: the
+    the agents send it (the model's dialect says which: ``warm_up_calls``), pays all three
+    before the first user question does. ``api_key``: the
     server's (default :func:`client_api_key`).
     """
     from pydantic import SecretStr
 
-    from langgraph_parallel.prompts import raw_prompt
-    from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
+    from langgraph_parallel.models.dialect import tool_dialect
 
     begin = time.perf_counter()
     key = SecretStr(api_key or client_api_key())
     client = ChatVLLMServer(base_url=base_url, model=model, max_tokens=16, api_key=key)
     if client.style == "raw":
-        for decompose in (True, False):  # ParallelSearch's grammar and Search-R1's
-            prompt = raw_prompt(WARM_UP_QUESTION, decompose, client.prompt_kind)
-            client.invoke(prompt, stop=list(STOP_SEQUENCES), regex=action_regex(decompose))
+        for prompt, options in tool_dialect(client.dialect).warm_up_calls(
+            WARM_UP_QUESTION, client.prompt_kind
+        ):
+            client.invoke(prompt, **options)
     else:
         client.invoke(WARM_UP_QUESTION)
     return time.perf_counter() - begin

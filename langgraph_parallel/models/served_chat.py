@@ -9,7 +9,7 @@ renders them (:mod:`~langgraph_parallel.models.replies`), with the action gramma
 logprobs in the chat shape, and usage with the server's cached prompt tokens (the server needs
 ``--enable-prompt-tokens-details``, which ``langgraph-parallel serve`` passes). So a graph runs
 the same on ``langgraph-parallel serve`` as in process, and many processes share one engine;
-``bind_tools`` works as ``ChatVLLM``'s does (:mod:`~langgraph_parallel.models.tool_calls`).
+``bind_tools`` works as ``ChatVLLM``'s does (:mod:`~langgraph_parallel.dialect.tool_calls`).
 
 Written on the ``openai`` SDK (retries, timeouts, connection pooling) rather than on
 ``ChatOpenAI``, whose chat-only request shape is the thing that does not fit.

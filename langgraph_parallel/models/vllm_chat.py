@@ -40,7 +40,7 @@ class ChatVLLM(VLLMChatSettings):
     prefix cache serves.
 
     ``bind_tools([search_tool])`` makes it a tool-calling model for ``create_agent``: each step
-    comes back as a ``search`` call or an answer (:mod:`~langgraph_parallel.models.tool_calls`).
+    comes back as a ``search`` call or an answer (:mod:`~langgraph_parallel.dialect.tool_calls`).
 
     Example:
         >>> llm = ChatVLLM(model="smollm2", max_tokens=64)  # doctest: +SKIP

@@ -27,8 +27,8 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langgraph_parallel.agent.searches import tool_searches
 from langgraph_parallel.agent.state import SearchResult, add_counters
+from langgraph_parallel.dialect.transcript import message_action, observation_text, step_text
 from langgraph_parallel.errors import clean_text, storable
-from langgraph_parallel.models.transcript import message_action, observation_text, step_text
 from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, AgentTrajectory
 from langgraph_parallel.parallel_muse.regions import make_step
@@ -70,9 +70,9 @@ def agent_step(message: AIMessage, *, index: int, origin: str, fork: dict[str, s
 def conversation_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     """Return the conversation as ``{"role", "content"}`` dicts, one per message.
 
-    Assistant messages are their step text (:func:`~langgraph_parallel.models.transcript.step_text`:
-    the think and the action), tool results their observation, anything else its text as a
-    user turn.
+    Assistant messages are their step text
+    (:func:`~langgraph_parallel.dialect.transcript.step_text`: the think and the action), tool
+    results their observation, anything else its text as a user turn.
     """
     out = []
     for message in messages:

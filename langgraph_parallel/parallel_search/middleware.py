@@ -12,7 +12,7 @@ to the agent's graph:
 - **Instruction.** Every model call's system prompt gets the decomposition instruction
   (:data:`~langgraph_parallel.prompts.PARALLEL_SEARCH_TOOL_INSTRUCTION`), after the agent's own.
   (The embedded policies are shown their trained rules prompt instead; see
-  :mod:`~langgraph_parallel.models.transcript`.)
+  :mod:`~langgraph_parallel.dialect.transcript`.)
 - **Cap.** A ``search`` call runs at most ``max_sub_queries`` sub-queries; the rest are named in
   the observation as not searched, as the graph names them. The cap is applied by the tool, not
   by rewriting the model's message in ``after_model``: the transcript keeps what the model wrote,

@@ -181,7 +181,7 @@ def opening_prompt(
 
     The one rule both ways in use: the graphs' first step
     (:func:`~langgraph_parallel.agent.step.first_prompt`) and a tool-calling policy rendering a
-    ``create_agent`` conversation (:mod:`~langgraph_parallel.models.tool_calls`).
+    ``create_agent`` conversation (:mod:`~langgraph_parallel.dialect.tool_calls`).
 
     Args:
         question: The question, already cleaned.

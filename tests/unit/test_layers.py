@@ -25,6 +25,8 @@ LAYERS: dict[str, int] = {
     "prompts": 2,
     "retrieval": 2,
     "models": 3,
+    # the trained policies' tool dialect: found by models/ through an entry point, never imported
+    "dialect": 3,
     "rewards": 3,
     # the Search-R1 step loop both papers run
     "agent": 4,
@@ -76,6 +78,17 @@ def test_imports_point_down() -> None:
         if group != target and LAYERS[target] >= LAYERS[group]
     )
     assert not upward, "\n".join(upward)
+
+
+def test_models_know_no_prompt_and_no_protocol() -> None:
+    """The engine and the chat models run any model: how a policy is prompted and how its steps
+    read (prompts/, protocol/, the dialect) sit above them and are handed in, never imported."""
+    found = sorted(
+        f"{path} imports {target}"
+        for path, group, target in _edges()
+        if group == "models" and target in {"prompts", "protocol", "dialect"}
+    )
+    assert found == []
 
 
 def test_modules_are_one_thing_named_in_their_first_line_and_not_packed() -> None:

@@ -21,9 +21,9 @@ from langchain_core.tools import tool
 from pydantic import PrivateAttr
 
 from langgraph_parallel import ParallelSearchMiddleware, parallel_search_tool
+from langgraph_parallel.dialect.transcript import policy_transcript, step_text
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.replies import raw_text
-from langgraph_parallel.models.transcript import policy_transcript, step_text
 from langgraph_parallel.models.vllm_chat import ChatVLLM
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.prompts import parallel_search_instruction, rules_prompt
@@ -184,6 +184,19 @@ def test_a_call_without_tools_is_unchanged() -> None:
     assert reply.content == SEARCH and reply.tool_calls == []
     assert model.asked[0][:2] == ("Question: q\n", ["</search>"])
     assert "regex" not in model.asked[0][2]
+
+
+def test_the_dialect_is_found_by_its_entry_point_name_and_a_missing_one_names_the_fix() -> None:
+    from langgraph_parallel.dialect import SEARCH_R1
+    from langgraph_parallel.models.dialect import tool_dialect
+
+    assert tool_dialect() is SEARCH_R1  # the package registers search-r1 (pyproject.toml)
+    model = EngineStub(model="smollm2-parallel", steps=[SEARCH], dialect="my-format")
+    with pytest.raises(UserError, match="no tool dialect 'my-format'.*search-r1"):
+        model.bind_tools([search_tool()]).invoke([HumanMessage(QUESTION)])
+    assert model.asked == []  # refused before the engine was asked anything
+    # A call without tools needs no dialect.
+    assert model.invoke("Question: q\n").content == SEARCH
 
 
 class RawScripted(ScriptedChatModel):

@@ -1,4 +1,4 @@
-"""Tool calls from the raw-prompt policies: ``bind_tools`` of ``ChatVLLM`` and ``ChatVLLMServer``.
+"""The Search-R1 steps of a raw-prompt policy as tool calls: what ``bind_tools`` of our models runs.
 
 The trained policies write one step of text, ``<think> ... </think>`` then ``<search> a ## b
 </search>`` or ``<answer> x </answer>``; ``create_agent`` and other tool-calling code want an
@@ -6,7 +6,7 @@ The trained policies write one step of text, ``<think> ... </think>`` then ``<se
 ``search`` tool (``model.bind_tools([search_tool])``), one call of the model:
 
 1. renders the conversation as the graphs' transcript
-   (:func:`~langgraph_parallel.models.transcript.policy_transcript`: the graphs' opening prompt,
+   (:func:`~langgraph_parallel.dialect.transcript.policy_transcript`: the graphs' opening prompt,
    step texts, ``<information>`` observations); the model then joins these messages exactly as
    it joins a graph's (raw: one document);
 2. decodes one step as a graph step does: the stop sequences and, for raw prompts, the action
@@ -33,10 +33,9 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.tool import tool_call
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from langgraph_parallel.dialect.transcript import policy_transcript
 from langgraph_parallel.errors import clean_text
-from langgraph_parallel.models.transcript import policy_transcript
 from langgraph_parallel.prompts import RawPrompt
 from langgraph_parallel.protocol import (
     STOP_SEQUENCES,
@@ -47,18 +46,9 @@ from langgraph_parallel.protocol import (
 )
 from langgraph_parallel.protocol.tool_calls import TOOL_NAMES
 
-__all__ = ["ToolStep", "openai_tools", "prepare_tool_step", "tool_call_reply"]
+__all__ = ["ToolStep", "prepare_tool_step", "tool_call_reply"]
 
 SEARCH_TOOL, ANSWER_TOOL = TOOL_NAMES  # the names the action parser reads tool calls by
-
-
-def openai_tools(tools: Sequence[Any]) -> list[dict[str, Any]]:
-    """Return ``tools`` in the OpenAI format.
-
-    Any tools may be bound; a policy calls only ``search`` (with ``query_list``) and, when one
-    is bound, ``answer``. Without a ``search`` tool every step is answer-only.
-    """
-    return [convert_to_openai_tool(tool) for tool in tools]
 
 
 def _names(tools: Sequence[Any]) -> list[str]:

@@ -1,6 +1,6 @@
 """A tool-calling conversation as a search policy reads it: the transcript the graphs build.
 
-A policy bound to tools (:mod:`~langgraph_parallel.models.tool_calls`) is shown a
+A policy bound to tools (:mod:`~langgraph_parallel.dialect.tool_calls`) is shown a
 ``create_agent`` conversation as the graphs show it a run: the first question becomes the graphs'
 opening prompt (:func:`~langgraph_parallel.prompts.opening_prompt`, the rules prompt of the
 trained policies), each assistant turn its step text

@@ -1,0 +1,59 @@
+"""The Search-R1 dialect: a tool-calling conversation as the trained policies read and write it.
+
+``ChatVLLM`` and ``ChatVLLMServer`` look it up by name when tools are bound
+(:func:`~langgraph_parallel.models.dialect.tool_dialect`, the ``search-r1`` entry point): the
+conversation becomes the graphs' transcript (:mod:`.transcript`) and each decoded step a
+``search`` call or an answer (:mod:`.tool_calls`). It sits above ``prompts`` and ``protocol``,
+beside ``models``, which never imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage
+
+from langgraph_parallel.dialect.tool_calls import ToolStep, prepare_tool_step
+from langgraph_parallel.prompts import RawPrompt, raw_prompt
+from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
+
+__all__ = ["SEARCH_R1", "SearchR1Dialect"]
+
+
+def _kind(kind: str) -> RawPrompt:
+    return "rules" if kind == "rules" else "few_shot"
+
+
+class SearchR1Dialect:
+    """``<think>``, ``<search> a ## b </search>``, ``<answer>``: the package's trained policies.
+
+    Implements :class:`~langgraph_parallel.models.dialect.ToolDialect`.
+    """
+
+    def prepare(
+        self,
+        messages: Sequence[BaseMessage],
+        stop: list[str] | None,
+        kwargs: dict[str, Any],
+        *,
+        style: Literal["chat", "raw"],
+        kind: str,
+        regex: str | None,
+    ) -> tuple[list[BaseMessage], list[str] | None, ToolStep | None]:
+        """Prepare a call with bound tools (:func:`~.tool_calls.prepare_tool_step`)."""
+        return prepare_tool_step(messages, stop, kwargs, style=style, kind=_kind(kind), regex=regex)
+
+    def warm_up_calls(self, question: str, kind: str) -> list[tuple[str, dict[str, Any]]]:
+        """Return one step of each action grammar: ParallelSearch's and Search-R1's."""
+        return [
+            (
+                raw_prompt(question, decompose, _kind(kind)),
+                {"stop": list(STOP_SEQUENCES), "regex": action_regex(decompose)},
+            )
+            for decompose in (True, False)
+        ]
+
+
+SEARCH_R1 = SearchR1Dialect()
+"""The dialect registered as ``search-r1``."""
