@@ -59,6 +59,9 @@ class SearchContext:
             (:func:`~langgraph_parallel.protocol.answer_regex`); see
             :class:`~langgraph_parallel.agent.think.ThinkNode`. ``False`` restores the old end
             (``max_turns: ...``, no answer), so the step's effect can be measured.
+        skip_repeats: A sub-query the conversation already searched is not searched again; its
+            place in the observation says so (``counters["repeat_skips"]``). ``False`` searches
+            it again (a corpus that changes between turns).
     """
 
     max_turns: int = 4
@@ -73,6 +76,7 @@ class SearchContext:
     search_timeout: float = 60.0
     passage_sentences: int | None = None
     final_answer_step: bool = True
+    skip_repeats: bool = True
 
     def __post_init__(self) -> None:
         for name in ("max_turns", "max_parallel_queries", "top_k", "max_tokens", "think_max_chars"):

@@ -71,6 +71,8 @@ class SearchResult(TypedDict):
     text: str
     titles: list[str]
     error: NotRequired[str | None]
+    repeat: NotRequired[bool]
+    """Searched in an earlier turn, so not searched again (ParallelSearch's ``fan_out``)."""
 
 
 class FanOutState(TypedDict):

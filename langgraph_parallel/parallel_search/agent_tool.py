@@ -12,6 +12,10 @@ nothing validates before the tool runs, so every shape other providers send reac
 JSON-encoded list) and a malformed call is answered with text saying what to send
 (:data:`~langgraph_parallel.prompts.SEARCH_CALL_ERROR`), not an exception. Settings are fields,
 so :class:`~.middleware.ParallelSearchMiddleware` can run a copy under its own cap.
+
+Inside an agent the tool also reads the conversation (langgraph's ``ToolRuntime``, injected as
+``runtime``; the model never sees it): a sub-query an earlier search of the conversation ran is
+not searched again, as in the graph's loop (:func:`~.turn.repeated`).
 """
 
 from __future__ import annotations
@@ -23,16 +27,21 @@ import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.tools.base import ArgsSchema
-from pydantic import Field, PrivateAttr, SkipValidation
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation
 
+from langgraph_parallel.agent.searches import tool_searches
 from langgraph_parallel.errors import reported_error
 from langgraph_parallel.parallel_search.turn import (
+    REPEATED,
     SEARCH_POOL,
     Outcome,
+    SubQueryText,
     failed,
     listed,
+    repeated,
     sub_query_text,
     timed_out,
     turn_counters,
@@ -64,13 +73,24 @@ QUERY_LIST_SCHEMA: dict[str, Any] = {
 """The arguments the model is shown: ``{"query_list": ["...", ...]}``."""
 
 
+class _Injected(BaseModel):
+    """The input schema tool runners inspect: ``runtime`` (by its name) is injected by them."""
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+    query_list: Any = None
+    runtime: Any = None
+
+
 @dataclass(frozen=True)
 class _Call:
-    """A call's sub-queries under way: those run, those over the cap, their searches."""
+    """A call's sub-queries under way: those run, those over the cap, their searches.
+
+    ``futures`` has one entry per sub-query of ``run``: ``None`` for a repeat, not searched.
+    """
 
     run: list[str]
     skipped: list[str]
-    futures: list[concurrent.futures.Future[list[Passage]]]
+    futures: list[concurrent.futures.Future[list[Passage]] | None]
 
 
 class ParallelSearchTool(BaseTool):
@@ -101,6 +121,9 @@ class ParallelSearchTool(BaseTool):
     dedupe_passages: bool = False
     """List a passage that several sub-queries found once, under the one ranking it highest
     (:func:`~.turn.listed`); off by default, as in the graph the policies were trained on."""
+    skip_repeats: bool = True
+    """Inside an agent, answer a sub-query an earlier search of the conversation ran with
+    :data:`~.turn.REPEATED` instead of searching it again, as the graph's loop does."""
 
     _batcher: SearchBatcher = PrivateAttr()
 
@@ -108,11 +131,18 @@ class ParallelSearchTool(BaseTool):
         """Adapt the searcher (a retriever is wrapped) and set up the batched search."""
         self._batcher = SearchBatcher(as_searcher(self.searcher), SEARCH_POOL)
 
+    def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
+        """Return a schema naming ``runtime``, so an agent's tool node injects the conversation.
+
+        The model never sees it: it is shown :data:`QUERY_LIST_SCHEMA`.
+        """
+        return _Injected
+
     def _run(self, **args: Any) -> tuple[str, dict[str, Any]]:
         call = self._start(args)
         if isinstance(call, tuple):
             return call
-        concurrent.futures.wait(call.futures, timeout=self.timeout)
+        concurrent.futures.wait([f for f in call.futures if f], timeout=self.timeout)
         return self._observe(call)
 
     async def _arun(self, **args: Any) -> tuple[str, dict[str, Any]]:
@@ -120,23 +150,39 @@ class ParallelSearchTool(BaseTool):
         if isinstance(call, tuple):
             return call
         # Awaited, not waited in a thread; on a timeout the unfinished ones are cancelled.
-        waiting = asyncio.gather(*map(asyncio.wrap_future, call.futures), return_exceptions=True)
+        futures = [asyncio.wrap_future(f) for f in call.futures if f]
+        waiting = asyncio.gather(*futures, return_exceptions=True)
         with contextlib.suppress(asyncio.TimeoutError):  # not the builtin one before 3.11
             await asyncio.wait_for(waiting, self.timeout)
         return self._observe(call)
 
     def _start(self, args: dict[str, Any]) -> _Call | tuple[str, dict[str, Any]]:
         """Submit the call's sub-queries, or return the answer to a malformed call."""
+        runtime = args.pop("runtime", None)
         queries, error = search_queries(args)
         if error is not None:
             text = SEARCH_CALL_ERROR.format(error=error, tool=self.name)
             return text, {"counters": {"invalid_steps": 1}, "error": error, "queries": []}
         run, skipped = cap_queries(queries, self.max_sub_queries)
+        again = repeated(run, self._earlier(runtime) if self.skip_repeats else [])
+        todo = sum(not a for a in again)
         group = uuid.uuid4().hex  # they all arrive at once: one batch_search for the group
-        futures = [self._batcher.submit(q, self.k, group=group, size=len(run)) for q in run]
+        futures = [
+            None if a else self._batcher.submit(q, self.k, group=group, size=todo)
+            for q, a in zip(run, again, strict=True)
+        ]
         return _Call(run, skipped, futures)
 
-    def _outcome(self, future: concurrent.futures.Future[list[Passage]]) -> Outcome:
+    @staticmethod
+    def _earlier(runtime: Any) -> list[str]:
+        # An agent's earlier search results; a direct ``invoke`` has no conversation.
+        state = getattr(runtime, "state", None)
+        messages = state.get("messages") if isinstance(state, dict) else None
+        return [s["query"] for s in tool_searches(messages or [])]
+
+    def _outcome(self, future: concurrent.futures.Future[list[Passage]] | None) -> Outcome:
+        if future is None:
+            return REPEATED
         if not future.done() or future.cancelled():
             future.cancel()
             return timed_out(self.timeout)
@@ -152,16 +198,19 @@ class ParallelSearchTool(BaseTool):
         outcomes = [self._outcome(future) for future in call.futures]
         kept = listed(outcomes, self.dedupe_passages)
         shown = [
-            sub_query_text(k, passage_sentences=self.passage_sentences, found=len(o))
-            for k, o in zip(kept, outcomes, strict=True)
+            SubQueryText(REPEATED)
+            if f is None
+            else sub_query_text(k, passage_sentences=self.passage_sentences, found=len(o))
+            for k, o, f in zip(kept, outcomes, call.futures, strict=True)
         ]
         duplicates = sum(
             len(o) - len(k)
             for k, o, s in zip(kept, outcomes, shown, strict=True)
             if not isinstance(o, str) and s.error is None
         )
+        repeats = sum(f is None for f in call.futures)
         artifact = {
-            "counters": {**turn_counters(len(call.run)), "searches": 1},
+            "counters": {**turn_counters(len(call.run), repeats), "searches": 1},
             "queries": call.run,
             "skipped": call.skipped,
             "titles": [s.titles for s in shown],
@@ -180,6 +229,7 @@ def parallel_search_tool(
     passage_sentences: int | None = None,
     timeout: float = 60.0,
     dedupe_passages: bool = False,
+    skip_repeats: bool = True,
     name: str = "search",
 ) -> ParallelSearchTool:
     """Return ParallelSearch as a LangChain tool, named ``search``, for ``create_agent``.
@@ -200,6 +250,9 @@ def parallel_search_tool(
         dedupe_passages: List a passage that several sub-queries found once, under the one
             that ranks it highest (fewer tokens; an observation the graph's policies were not
             trained on). ``False``, the default, gives exactly the graph's observation.
+        skip_repeats: In an agent, do not search again a sub-query an earlier search of the
+            conversation ran; the observation says so (the graph loop's rule, its
+            ``skip_repeats``).
         name: The tool's name; the embedded policies call a tool named ``search``.
 
     Raises:
@@ -213,4 +266,5 @@ def parallel_search_tool(
         passage_sentences=passage_sentences,
         timeout=timeout,
         dedupe_passages=dedupe_passages,
+        skip_repeats=skip_repeats,
     )

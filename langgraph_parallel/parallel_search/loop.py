@@ -52,13 +52,14 @@ def add_fan_out(
         retry=retry,
         passage_sentences=context.passage_sentences,
     )
-    builder.add_node("fan_out", as_node(FanOutNode(context.max_parallel_queries), "fan_out"))
+    fan_out = FanOutNode(context.max_parallel_queries, repeats=as_message)
+    builder.add_node("fan_out", as_node(fan_out, "fan_out"))
     # The Send payload (SubQuery) is not the graph state, which the overloads cannot express.
     search_node = cast(Any, as_node(node, "search"))
     builder.add_node("search", search_node, input_schema=SubQuery, retry_policy=retry)
     observe = ObserveNode(context.max_parallel_queries, as_message=as_message)
     builder.add_node("observe", as_node(observe, "observe"))
-    builder.add_conditional_edges("fan_out", dispatch, ["search"])
+    builder.add_conditional_edges("fan_out", dispatch, ["search", "observe"])
     builder.add_edge("search", "observe")
 
 

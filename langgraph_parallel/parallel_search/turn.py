@@ -8,13 +8,14 @@ sub-queries over it (:func:`~langgraph_parallel.protocol.cap_queries`,
 sub-query reads (:func:`timed_out`, :func:`failed`, :func:`error_observation`), how found
 passages read (:func:`sub_query_text`), the rule that lists a passage found by several
 sub-queries once (:func:`listed`; off by default on both paths, as the policies were trained
-without it) and the counters a turn adds (:func:`turn_counters`).
+without it), the rule that a sub-query already searched in the conversation is not searched
+again (:func:`repeated`, :data:`REPEATED`) and the counters a turn adds (:func:`turn_counters`).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from langgraph_parallel.errors import clean_text, describe_error
@@ -22,12 +23,15 @@ from langgraph_parallel.retrieval.documents import Passage, format_passages, lis
 
 __all__ = [
     "LISTED_ELSEWHERE",
+    "REPEATED",
     "SEARCH_POOL",
     "Outcome",
     "SubQueryText",
     "error_observation",
     "failed",
     "listed",
+    "query_key",
+    "repeated",
     "sub_query_text",
     "timed_out",
     "turn_counters",
@@ -39,6 +43,12 @@ searcher can be abandoned after its timeout without blocking the graph."""
 
 LISTED_ELSEWHERE = "Only documents listed under another sub-query."
 """A sub-query's text when every passage it found is listed under another sub-query."""
+
+REPEATED = "Already searched earlier in this conversation; its documents are above."
+"""A sub-query's text when the conversation searched it before (:func:`repeated`).
+
+Measured why (issue 55): trajectories that searched one query four or five times filled their
+context with the same passages and died of it. The repeat costs no search and a dozen tokens."""
 
 Outcome = Sequence[Passage] | str
 """What one sub-query's search gave: its passages, or why there are none."""
@@ -115,9 +125,24 @@ def listed(outcomes: Sequence[Outcome], dedupe: bool) -> list[Outcome]:
     return [o if isinstance(o, str) else next(kept) for o in outcomes]
 
 
-def turn_counters(sub_queries: int) -> dict[str, int]:
-    """Return the counters one searching turn adds: ``turns``, ``sub_queries``, ``parallel_turns``.
+def query_key(query: str) -> str:
+    """Return what makes two sub-queries the same search: the words, case and spacing aside."""
+    return " ".join(query.split()).casefold()
 
-    ``parallel_turns`` counts the turns that really fanned out (more than one sub-query).
+
+def repeated(queries: Sequence[str], earlier: Iterable[str]) -> list[bool]:
+    """Return, for each of this turn's ``queries``, whether ``earlier`` turns searched it."""
+    seen = {query_key(q) for q in earlier}
+    return [query_key(q) in seen for q in queries]
+
+
+def turn_counters(sub_queries: int, repeats: int = 0) -> dict[str, int]:
+    """Return the counters one searching turn adds.
+
+    ``turns``, ``sub_queries`` (the turn's sub-queries after the cap, repeats included),
+    ``parallel_turns`` (the turns that really fanned out: more than one sub-query) and
+    ``repeat_skips`` (sub-queries not searched again, :data:`REPEATED`; only when there were
+    some, so runs without repeats keep the counters they always had).
     """
-    return {"turns": 1, "sub_queries": sub_queries, "parallel_turns": int(sub_queries > 1)}
+    counters = {"turns": 1, "sub_queries": sub_queries, "parallel_turns": int(sub_queries > 1)}
+    return {**counters, "repeat_skips": repeats} if repeats else counters

@@ -203,6 +203,64 @@ def test_the_graph_and_the_tool_show_a_policy_byte_equal_observations_by_default
         assert artifact["counters"][key] == state["counters"][key]
 
 
+def test_a_sub_query_searched_before_is_not_searched_again_the_same_in_graph_and_tool() -> None:
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from langgraph_parallel import create_parallel_search_graph
+    from langgraph_parallel.parallel_search.turn import REPEATED
+
+    turns = [["Arthur", "Women"], ["arthur", "Founded"], ["ARTHUR", "founded"]]
+    graph_searcher = CountingSearcher()
+    model = GenericFakeChatModel(
+        messages=iter(
+            [AIMessage(f"<search> {' ## '.join(t)} </search>") for t in turns]
+            + [AIMessage("<answer> a </answer>")]
+        )
+    )
+    graph = create_parallel_search_graph(model, graph_searcher, max_turns=4, prompt_style="raw")
+    state = graph.invoke({"question": "Q?"})
+    observations = [m.content for m in state["messages"][2::2]]
+    # Searched once each; the words decide, not their case. A turn of repeats only
+    # searches nothing and still reads as one observation.
+    assert graph_searcher.batches == [["Arthur", "Women"], ["Founded"]]
+    assert observations[1] == format_observation([("arthur", REPEATED), ("Founded", ANY_DOC)])
+    assert observations[2] == format_observation([("ARTHUR", REPEATED), ("founded", REPEATED)])
+    assert state["counters"]["repeat_skips"] == 3 and state["counters"]["sub_queries"] == 6
+
+    # The tool in an agent reads the conversation and shows the same observations.
+    state, _, tool_searcher = run_agent(
+        [search_call({"query_list": t}, f"call_{i}") for i, t in enumerate(turns)]
+        + [AIMessage("a")]
+    )
+    assert [m.content for m in tool_messages(state)] == observations
+    assert tool_searcher.batches == graph_searcher.batches
+    counters = [m.artifact["counters"].get("repeat_skips", 0) for m in tool_messages(state)]
+    assert counters == [0, 1, 2]
+    # Off: searched again, on both paths; outside an agent there is no conversation to read.
+    again = create_parallel_search_graph(
+        GenericFakeChatModel(
+            messages=iter(
+                [AIMessage("<search> x </search>")] * 2 + [AIMessage("<answer> a </answer>")]
+            )
+        ),
+        CountingSearcher(),
+        prompt_style="raw",
+    )
+    off = again.invoke({"question": "Q?"}, context={"skip_repeats": False})
+    assert "repeat_skips" not in off["counters"] and off["counters"]["sub_queries"] == 2
+    _, _, searcher = run_agent(
+        [search_call({"query_list": ["x"]}, "c1"), search_call({"query_list": ["x"]}, "c2")]
+        + [AIMessage("a")],
+        skip_repeats=False,
+    )
+    assert searcher.batches == [["x"], ["x"]]
+    assert REPEATED not in parallel_search_tool(CountingSearcher()).invoke({"query_list": ["x"]})
+
+
+ANY_DOC = "Doc 1(Title: Title Founded) Text about Founded."
+
+
 def _with_extra(search: Any) -> Any:
     def batch_search(queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
         known = [q for q in queries if q != "a second"]

@@ -16,7 +16,9 @@ from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.baselines.direct import create_direct_graph
 from tests.fakes import CountingSearcher, FuzzChatModel, ScriptedChatModel, muse_graph
 
-SEARCH_FOREVER = ["<search> again ## more </search>"]
+# New sub-queries every turn: a repeat is not searched again (a shorter turn), and these tests
+# need the longest turn the loop can take.
+SEARCH_FOREVER = [f"<search> again {i} ## more {i} </search>" for i in range(100)]
 LIMITS = settings(max_examples=40, deadline=None, derandomize=True, database=None)
 
 
@@ -43,7 +45,7 @@ def test_many_turns_finish_with_the_default_recursion_limit(
 
 
 def test_every_turn_used_then_answer_at_the_last_step() -> None:
-    script = SEARCH_FOREVER * 9 + ["<answer> done </answer>"]
+    script = SEARCH_FOREVER[:9] + ["<answer> done </answer>"]
     state = search_graph(10, script).invoke({"question": "Q?"})
     assert state["answer"] == "done" and state["stop_reason"] == "answered"
 

@@ -92,17 +92,18 @@ def test_no_action_gets_the_invalid_action_observation_and_the_loop_goes_on():
 
 
 def test_max_turns_reached_gives_final_state_without_answer_and_reason():
-    state, model, searcher = run(["<search> again </search>"], max_turns=3)
+    script = [f"<search> q{i} </search>" for i in range(5)]
+    state, model, searcher = run(script, max_turns=3)
     assert state["answer"] is None
     assert state["stop_reason"].startswith("max_turns")
     # every turn's search runs; the final answer-only step searched again, which is not run
     assert len(model.calls) == 4
-    assert searcher.queries == ["again"] * 3
+    assert searcher.queries == ["q0", "q1", "q2"]
     # without the final step, the third step's search is not run: no step would read it
-    state, model, searcher = run(["<search> again </search>"], max_turns=3, final_answer_step=False)
+    state, model, searcher = run(script, max_turns=3, final_answer_step=False)
     assert state["answer"] is None and state["stop_reason"].startswith("max_turns")
     assert len(model.calls) == 3
-    assert searcher.queries == ["again", "again"]
+    assert searcher.queries == ["q0", "q1"]
 
 
 def test_sequential_baseline_runs_one_query_per_turn_with_same_code():
