@@ -20,6 +20,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.engine]
 LONG_PREFIX = "Background: " + " ".join(f"fact {i} is about topic {i % 7}." for i in range(80))
 
 
+@pytest.mark.numerics
 def test_logprobs_are_present_and_finite_for_every_generated_token(chat_model):
     message = chat_model.invoke("Question: Who wrote Hamlet?\n", max_tokens=24)
     content = message.response_metadata["logprobs"]["content"]
@@ -32,6 +33,7 @@ def test_logprobs_are_present_and_finite_for_every_generated_token(chat_model):
     assert "".join(e["token"] for e in content).startswith(message.content)
 
 
+@pytest.mark.numerics
 def test_a_call_can_ask_for_no_alternatives(chat_model):
     message = chat_model.invoke("Question: Who wrote Hamlet?\n", max_tokens=8, top_logprobs=0)
     content = message.response_metadata["logprobs"]["content"]
@@ -39,6 +41,7 @@ def test_a_call_can_ask_for_no_alternatives(chat_model):
     assert all(math.isfinite(e["logprob"]) and len(e["top_logprobs"]) <= 1 for e in content)
 
 
+@pytest.mark.numerics
 def test_second_call_with_a_shared_long_prefix_reads_the_prefix_cache(chat_model):
     first = chat_model.invoke(LONG_PREFIX + "\nQuestion one?", max_tokens=4)
     second = chat_model.invoke(LONG_PREFIX + "\nQuestion two?", max_tokens=4)
@@ -49,6 +52,7 @@ def test_second_call_with_a_shared_long_prefix_reads_the_prefix_cache(chat_model
     assert first.usage_metadata["input_tokens"] == prompt
 
 
+@pytest.mark.numerics
 def test_reset_prefix_cache_empties_it_between_calls(chat_model):
     prompt = LONG_PREFIX + "\nQuestion three?"
     chat_model.invoke(prompt, max_tokens=4)
@@ -59,6 +63,7 @@ def test_reset_prefix_cache_empties_it_between_calls(chat_model):
     assert cold.usage_metadata["input_token_details"]["cache_read"] == 0
 
 
+@pytest.mark.numerics
 def test_concurrent_calls_each_get_their_own_reply(chat_model):
     # Each request's regex admits only its own reply, so a reply routed to the wrong caller
     # fails whatever the model writes. (Greedy text of a batched request may differ from the
@@ -150,6 +155,7 @@ def test_a_graph_runs_from_a_program_without_a_file(tmp_path, how):
     assert calls and int(calls[0].split()[1]) >= 1, run.stdout[-2000:]
 
 
+@pytest.mark.numerics
 def test_n_samples_charge_the_prompt_once(chat_model):
     result = chat_model.generate([[HumanMessage("Tell a story:")]], n=3, temperature=0.9, seed=1)
     generations = result.generations[0]
@@ -158,6 +164,7 @@ def test_n_samples_charge_the_prompt_once(chat_model):
     assert inputs[0] > 0 and inputs[1:] == [0, 0]
 
 
+@pytest.mark.numerics
 def test_stop_sequence_is_kept_in_the_output(chat_model):
     # The regex makes the model write the stop sequence, then more: generation must end at it.
     reply = chat_model.invoke(
@@ -170,6 +177,7 @@ def test_stop_sequence_is_kept_in_the_output(chat_model):
     assert reply.response_metadata["stop_reason"] == "</search>"
 
 
+@pytest.mark.numerics
 def test_regex_constrained_step_matches_the_action_grammar(chat_model):
     pattern = action_regex(decompose=True)
     reply = chat_model.invoke(
@@ -180,6 +188,7 @@ def test_regex_constrained_step_matches_the_action_grammar(chat_model):
     assert re.fullmatch(pattern, reply.content), reply.content
 
 
+@pytest.mark.numerics
 def test_the_final_answer_only_step_makes_the_engine_answer_after_a_search(chat_model):
     # The transcript of a run whose last turn searched and found nothing useful: the full
     # grammar would let the model search again; the final step's options leave an answer only.
@@ -213,6 +222,7 @@ def test_a_prompt_over_the_context_limit_fails_that_call_only(chat_model):
     assert chat_model.invoke("Hello", max_tokens=3).usage_metadata["output_tokens"] > 0
 
 
+@pytest.mark.numerics
 def test_chat_template_style_runs_the_graph_on_the_engine(chat_model):
     from langgraph_parallel.models.vllm_chat import ChatVLLM
     from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
@@ -322,6 +332,7 @@ def test_a_questions_engine_calls_replay_with_the_same_tokens_in_every_variant(c
     assert result["probe_text"]["completion_tokens_per_question"] == 129  # 1 + 128, each
 
 
+@pytest.mark.numerics
 def test_a_trajectory_whose_context_fills_answers_over_the_trimmed_transcript(hotpot_index):
     from langgraph_parallel import create_parallel_search_graph
     from langgraph_parallel.models.vllm_chat import ChatVLLM
@@ -346,6 +357,7 @@ def test_a_trajectory_whose_context_fills_answers_over_the_trimmed_transcript(ho
     model.worker.shutdown()
 
 
+@pytest.mark.numerics
 def test_structured_output_is_decoded_under_the_schema_by_the_engine(chat_model):
     from pydantic import BaseModel
 
@@ -362,6 +374,7 @@ def test_structured_output_is_decoded_under_the_schema_by_the_engine(chat_model)
     assert reply["parsing_error"] is None and isinstance(reply["parsed"]["yes"], bool)
 
 
+@pytest.mark.numerics
 def test_the_engine_streams_the_reply_it_would_return_with_the_usage_at_the_end(chat_model):
     import functools
     import operator
