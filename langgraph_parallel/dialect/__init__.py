@@ -9,12 +9,9 @@ beside ``models``, which never imports it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
-from langchain_core.messages import BaseMessage
-
-from langgraph_parallel.dialect.tool_calls import ToolStep, prepare_tool_step
+from langgraph_parallel.dialect.tool_calls import prepare_tool_step
 from langgraph_parallel.prompts import RawPrompt, raw_prompt
 from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
 
@@ -31,18 +28,8 @@ class SearchR1Dialect:
     Implements :class:`~langgraph_parallel.models.dialect.ToolDialect`.
     """
 
-    def prepare(
-        self,
-        messages: Sequence[BaseMessage],
-        stop: list[str] | None,
-        kwargs: dict[str, Any],
-        *,
-        style: Literal["chat", "raw"],
-        kind: str,
-        regex: str | None,
-    ) -> tuple[list[BaseMessage], list[str] | None, ToolStep | None]:
-        """Prepare a call with bound tools (:func:`~.tool_calls.prepare_tool_step`)."""
-        return prepare_tool_step(messages, stop, kwargs, style=style, kind=_kind(kind), regex=regex)
+    prepare = staticmethod(prepare_tool_step)
+    """Prepare a call with bound tools (:func:`~.tool_calls.prepare_tool_step`)."""
 
     def warm_up_calls(self, question: str, kind: str) -> list[tuple[str, dict[str, Any]]]:
         """Return one step of each action grammar: ParallelSearch's and Search-R1's."""

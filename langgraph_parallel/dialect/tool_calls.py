@@ -92,7 +92,7 @@ def prepare_tool_step(
     kwargs: dict[str, Any],
     *,
     style: Literal["chat", "raw"],
-    kind: RawPrompt,
+    kind: str,
     regex: str | None,
 ) -> tuple[list[BaseMessage], list[str] | None, ToolStep | None]:
     """Turn a call with bound tools into a policy step; a call without tools is left as is.
@@ -121,7 +121,8 @@ def prepare_tool_step(
     if style == "raw" and regex is None and "regex" not in kwargs:
         kwargs["regex"] = answer_regex() if step.answer_only else action_regex(decompose=True)
     stop = list(STOP_SEQUENCES) if stop is None else stop
-    return policy_transcript(messages, style=style, kind=kind), stop, step
+    raw: RawPrompt = "rules" if kind == "rules" else "few_shot"  # a card's value, any string
+    return policy_transcript(messages, style=style, kind=raw), stop, step
 
 
 def tool_call_reply(message: BaseMessage, step: ToolStep) -> AIMessage:
