@@ -1,4 +1,4 @@
-"""The graph pictures of docs/graphs.md and README.md are generated from the code; drift fails."""
+"""The graph pictures of docs/graphs.md are generated from the code; drift fails."""
 
 from __future__ import annotations
 
@@ -21,45 +21,25 @@ def test_graph_drawings_are_current() -> None:
 
 
 def test_check_mode_reports_stale_pages(tmp_path: Path) -> None:
-    page, readme = tmp_path / "graphs.md", tmp_path / "README.md"
-    for path in (page, readme):
-        path.write_text("# x\n<!-- graphs:start -->\nold picture\n<!-- graphs:end -->\n")
-    command = [
-        sys.executable,
-        "lab/graph_drawings.py",
-        "--page",
-        str(page),
-        "--readme",
-        str(readme),
-    ]
+    page = tmp_path / "graphs.md"
+    page.write_text("# x\n<!-- graphs:start -->\nold picture\n<!-- graphs:end -->\n")
+    command = [sys.executable, "lab/graph_drawings.py", "--page", str(page)]
     check = subprocess.run([*command, "--check"], cwd=REPO, capture_output=True, text=True)
     assert check.returncode == 1 and "stale" in check.stderr
     subprocess.run(command, cwd=REPO, check=True, capture_output=True)
-    for path in (page, readme):
-        text = path.read_text()
-        assert "old picture" not in text and text.startswith("# x\n")
-        for node in ("fan_out", "observe", "think", "router", "aggregate"):
-            assert f"\t{node}({node})" in text
-        assert "fan_out -.-> search;" in text and "search --> observe;" in text
-    # The docs page expands ParallelMuse's rollout subgraph; README draws it as one node.
-    assert "subgraph rollout" in page.read_text()
-    assert (
-        "subgraph rollout" not in readme.read_text() and "\trollout(rollout)" in readme.read_text()
-    )
+    text = page.read_text()
+    assert "old picture" not in text and text.startswith("# x\n")
+    for node in ("fan_out", "observe", "think", "router", "aggregate"):
+        assert f"\t{node}({node})" in text
+    assert "fan_out -.-> search;" in text and "search --> observe;" in text
+    assert "fan_out -.-> observe;" in text  # a turn of repeats only: no search branch
+    assert "subgraph rollout" in text  # ParallelMuse's rollout subgraph, expanded
     assert subprocess.run([*command, "--check"], cwd=REPO, capture_output=True).returncode == 0
 
 
 def test_a_file_without_its_markers_is_refused(tmp_path: Path) -> None:
-    page, readme = tmp_path / "graphs.md", tmp_path / "README.md"
-    page.write_text("# x\n<!-- graphs:start -->\n<!-- graphs:end -->\n")
-    readme.write_text("# no markers\n")
-    command = [
-        sys.executable,
-        "lab/graph_drawings.py",
-        "--page",
-        str(page),
-        "--readme",
-        str(readme),
-    ]
+    page = tmp_path / "graphs.md"
+    page.write_text("# no markers\n")
+    command = [sys.executable, "lab/graph_drawings.py", "--page", str(page)]
     done = subprocess.run([*command, "--check"], cwd=REPO, capture_output=True, text=True)
     assert done.returncode != 0 and "needs one <!-- graphs:start -->" in done.stderr
