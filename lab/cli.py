@@ -1,4 +1,4 @@
-"""The experiments' command line: ``bench run|list|compare`` and ``results``.
+"""The lab's command line: ``bench run|list|compare``, ``results`` and ``train chains``.
 
 ``bench`` with flags (``--dataset``, ``--graphs``, ``--out``) runs graphs over any question file
 as before; ``bench run NAME [--limit N] [--out DIR] [--set KEY=VALUE ...]`` runs one of the
@@ -12,6 +12,7 @@ not pay for them.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -135,11 +136,15 @@ def add_results_parser(subparsers: Any) -> None:
     results.set_defaults(func=_cmd_results)
 
 
-def add_commands(subparsers: Any, bench: argparse.ArgumentParser) -> None:
-    """Add the lab's commands to ``langgraph-parallel``: ``bench run|list|compare`` and ``results``.
+def add_commands(subparsers: Any, parents: Mapping[str, Any]) -> None:
+    """Add the lab's commands: ``bench run|list|compare``, ``results`` and ``train chains``.
 
     The ``langgraph_parallel.commands`` entry point of ``lab/pyproject.toml`` names this
-    function; the package's command line calls it when the lab is installed (a clone).
+    function; the package's command line calls it when the lab is installed (a clone), with
+    the parsers it may extend (``bench``, and ``train``'s sub-parsers).
     """
-    add_experiment_verbs(bench)
+    from lab.training.chains_cli import add_chains_parser
+
+    add_experiment_verbs(parents["bench"])
     add_results_parser(subparsers)
+    add_chains_parser(parents["train"])

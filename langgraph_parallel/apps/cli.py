@@ -1,9 +1,10 @@
 """Command line: ``langgraph-parallel ask|serve|index|bench|train ...``.
 
 Other distributions add commands through the ``langgraph_parallel.commands`` entry point: a
-function called with the sub-parsers and the ``bench`` parser. The project's lab (``lab/`` in a
-clone, not in the wheel) adds ``bench run|list|compare`` and ``results`` that way; without it
-those words say where they live.
+function called with the sub-parsers and the parsers it may extend (``{"bench": the bench parser,
+"train": train's sub-parsers}``). The project's lab (``lab/`` in a clone, not in the wheel) adds
+``bench run|list|compare``, ``results`` and ``train chains`` that way; without it those words say
+where they live.
 
 User errors (:class:`~langgraph_parallel.errors.UserError`) print one line, ``error: ...``, and
 exit with status 2; nothing the user can fix ends in a traceback.
@@ -103,17 +104,19 @@ COMMANDS_GROUP = "langgraph_parallel.commands"
 """The entry-point group of command-line extensions (see the module docstring)."""
 LAB_COMMANDS = {"results": "regenerate the result blocks of the docs (the project's lab)"}
 LAB_BENCH_VERBS = ("run", "list", "compare")
+LAB_TRAIN_VERBS = {"chains": "chain data of the shipped policies (the project's lab)"}
 
 
 def _lab_missing(args: argparse.Namespace) -> int:
     raise UserError(
-        "The project's declared experiments and result writers (bench run|list|compare, "
-        "results) live in lab/ of a clone of langgraph-parallel, not in the wheel: in the "
-        "clone, run bash tools/setup.sh (or pip install -e lab)."
+        "The project's declared experiments, result writers and data recipes (bench "
+        "run|list|compare, results, train chains) live in lab/ of a clone of "
+        "langgraph-parallel, not in the wheel: in the clone, run bash tools/setup.sh (or pip "
+        "install -e lab)."
     )
 
 
-def _add_extensions(sub: Any, bench: argparse.ArgumentParser) -> None:
+def _add_extensions(sub: Any, parents: dict[str, Any]) -> None:
     """Let installed extensions add their commands; stand in for the lab's when it is absent."""
     loaded = False
     for point in entry_points(group=COMMANDS_GROUP):
@@ -121,10 +124,15 @@ def _add_extensions(sub: Any, bench: argparse.ArgumentParser) -> None:
             add = point.load()
         except ImportError:  # an extension whose code is gone (a deleted lab/ folder)
             continue
-        add(sub, bench)
+        add(sub, parents)
         loaded = loaded or point.name == "lab"
     if loaded:
         return
+    bench: argparse.ArgumentParser = parents["bench"]
+    for verb, about in LAB_TRAIN_VERBS.items():
+        stand_in = parents["train"].add_parser(verb, help=about)
+        stand_in.add_argument("rest", nargs=argparse.REMAINDER)
+        stand_in.set_defaults(func=_lab_missing)
     verbs = bench.add_subparsers(dest="bench_verb", metavar="")
     for verb in LAB_BENCH_VERBS:
         stand_in = verbs.add_parser(verb, help=f"bench {verb}: the project's lab (a clone)")
@@ -176,8 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_index_argument(index)
     index.set_defaults(func=cmd_index)
     bench = add_bench_parser(sub)
-    add_train_parser(sub)
-    _add_extensions(sub, bench)
+    train = add_train_parser(sub)
+    _add_extensions(sub, {"bench": bench, "train": train})
     return parser
 
 

@@ -1,4 +1,8 @@
-"""``langgraph-parallel train sft|grpo|chains|curve``: SFT, GRPO, chain data, a run's summary."""
+"""``langgraph-parallel train sft|grpo|curve``: SFT, GRPO, a run's summary.
+
+The project's lab adds ``train chains`` (the data recipes of the shipped policies) to the
+sub-parsers :func:`add_train_parser` returns.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,6 @@ import sys
 from typing import Any
 
 from langgraph_parallel.paths import repo_data_dir, shared_data_dir
-from langgraph_parallel.train.chains_cli import add_chains_parser
 from langgraph_parallel.train.grpo_cli import add_grpo_parser
 from langgraph_parallel.train.reward_curve import add_curve_parser
 
@@ -66,14 +69,14 @@ def cmd_sft(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_train_parser(sub: Any) -> None:
-    """Add ``train sft``, ``train grpo`` and ``train chains`` to the CLI's subparsers."""
+def add_train_parser(sub: Any) -> Any:
+    """Add ``train sft``, ``train grpo`` and ``train curve``; return ``train``'s sub-parsers."""
     train = sub.add_parser("train", help="train the embedded model's behaviour (train extra)")
     kinds = train.add_subparsers(dest="train_command", required=True)
     _add_sft_parser(kinds)
     add_grpo_parser(kinds)
-    add_chains_parser(kinds)
     add_curve_parser(kinds)
+    return kinds
 
 
 def _add_sft_parser(kinds: Any) -> None:

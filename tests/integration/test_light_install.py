@@ -75,3 +75,10 @@ def test_the_wheel_without_extras_installs_light_and_runs_a_graph(tmp_path: Path
         [str(cli), "bench", "list"], capture_output=True, text=True, timeout=120
     )
     assert listing.returncode == 2 and "lab/ of a clone" in listing.stderr, listing.stderr
+    chains = subprocess.run(
+        [str(cli), "train", "chains", "heldout", "--out", "x.jsonl"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert chains.returncode == 2 and "lab/ of a clone" in chains.stderr, chains.stderr

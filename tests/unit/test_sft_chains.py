@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from lab.training import chains as tool
+from lab.training.chains_files import combine
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.train import chains as tool
-from langgraph_parallel.train.chains_files import combine
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"

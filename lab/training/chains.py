@@ -53,10 +53,10 @@ import random
 from pathlib import Path
 from typing import Any
 
+from lab.training.chains_files import COMMAND, combine, write_selection
 from langgraph_parallel.eval.datasets import load_questions
 from langgraph_parallel.jsonl import read_rows
 from langgraph_parallel.paths import shared_data_dir
-from langgraph_parallel.train.chains_files import COMMAND, combine, write_selection
 from langgraph_parallel.train.trajectories import META_FILE
 
 __all__ = ["FEW", "FIRST", "MIX", "PICKS", "first", "heldout", "mix", "select"]

@@ -13,7 +13,7 @@ __all__ = ["add_chains_parser", "cmd_chains"]
 
 def add_chains_parser(kinds: Any) -> None:
     """Add ``train chains heldout|select|mix|combine|first`` to ``train``'s sub-parsers."""
-    from langgraph_parallel.train import chains
+    from lab.training import chains
 
     parser = kinds.add_parser(
         "chains",
@@ -51,8 +51,8 @@ def add_chains_parser(kinds: Any) -> None:
 
 def cmd_chains(args: argparse.Namespace) -> int:
     """Run one ``train chains`` verb and print how many rows it wrote where."""
-    from langgraph_parallel.train.chains import first, heldout, mix, select
-    from langgraph_parallel.train.chains_files import combine
+    from lab.training.chains import first, heldout, mix, select
+    from lab.training.chains_files import combine
 
     if args.verb == "first":
         print(f"{first(args.data, args.out)} trajectories -> {args.out}")

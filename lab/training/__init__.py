@@ -1,0 +1,1 @@
+"""The data recipes of the shipped policies: chain data for SFT (``train chains``)."""
