@@ -237,6 +237,14 @@ def test_a_sub_query_searched_before_is_not_searched_again_the_same_in_graph_and
     assert tool_searcher.batches == graph_searcher.batches
     counters = [m.artifact["counters"].get("repeat_skips", 0) for m in tool_messages(state)]
     assert counters == [0, 1, 2]
+    # Through the middleware (which runs the tool under its own cap) and into its counters.
+    state, _, searcher = run_agent(
+        [search_call({"query_list": t}, f"call_{i}") for i, t in enumerate(turns)]
+        + [AIMessage("a")],
+        middleware=[ParallelSearchMiddleware()],
+    )
+    assert searcher.batches == graph_searcher.batches
+    assert state["counters"]["repeat_skips"] == 3
     # Off: searched again, on both paths; outside an agent there is no conversation to read.
     again = create_parallel_search_graph(
         GenericFakeChatModel(
