@@ -11,15 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph_parallel.dialect.tool_calls import prepare_tool_step
-from langgraph_parallel.prompts import RawPrompt, raw_prompt
+from langgraph_parallel.dialect.tool_calls import card_kind, prepare_tool_step
+from langgraph_parallel.prompts import raw_prompt
 from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
 
 __all__ = ["SEARCH_R1", "SearchR1Dialect"]
-
-
-def _kind(kind: str) -> RawPrompt:
-    return "rules" if kind == "rules" else "few_shot"
 
 
 class SearchR1Dialect:
@@ -35,7 +31,7 @@ class SearchR1Dialect:
         """Return one step of each action grammar: ParallelSearch's and Search-R1's."""
         return [
             (
-                raw_prompt(question, decompose, _kind(kind)),
+                raw_prompt(question, decompose, card_kind(kind)),
                 {"stop": list(STOP_SEQUENCES), "regex": action_regex(decompose)},
             )
             for decompose in (True, False)

@@ -46,7 +46,7 @@ from langgraph_parallel.protocol import (
 )
 from langgraph_parallel.protocol.tool_calls import TOOL_NAMES
 
-__all__ = ["ToolStep", "prepare_tool_step", "tool_call_reply"]
+__all__ = ["ToolStep", "card_kind", "prepare_tool_step", "tool_call_reply"]
 
 SEARCH_TOOL, ANSWER_TOOL = TOOL_NAMES  # the names the action parser reads tool calls by
 
@@ -86,6 +86,11 @@ class ToolStep:
         return ChatResult(generations=generations, llm_output=result.llm_output)
 
 
+def card_kind(kind: str) -> RawPrompt:
+    """Return a model card's raw prompt (any string the chat model carries) as a prompt kind."""
+    return "rules" if kind == "rules" else "few_shot"
+
+
 def prepare_tool_step(
     messages: Sequence[BaseMessage],
     stop: list[str] | None,
@@ -121,8 +126,7 @@ def prepare_tool_step(
     if style == "raw" and regex is None and "regex" not in kwargs:
         kwargs["regex"] = answer_regex() if step.answer_only else action_regex(decompose=True)
     stop = list(STOP_SEQUENCES) if stop is None else stop
-    raw: RawPrompt = "rules" if kind == "rules" else "few_shot"  # a card's value, any string
-    return policy_transcript(messages, style=style, kind=raw), stop, step
+    return policy_transcript(messages, style=style, kind=card_kind(kind)), stop, step
 
 
 def tool_call_reply(message: BaseMessage, step: ToolStep) -> AIMessage:
