@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from lab.experiments.muse.muse_tables import LATER_RUN, MAIN_RUN
+from lab.paired import PairedDifference
 from lab.paths import checkout_dir
 from lab.provenance import at_commit
-from langgraph_parallel.eval.paired import PairedDifference
 
 __all__ = ["render_summary"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from langgraph_parallel.eval.paired import (
+from lab.paired import (
     PairedDifference,
     paired_bootstrap,
     paired_by_class,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.eval.paired import paired_by_id
+from lab.paired import paired_by_id
 from langgraph_parallel.eval.results import results_in
 from langgraph_parallel.eval.summary import mean_of
 from langgraph_parallel.metrics import normalize_answer

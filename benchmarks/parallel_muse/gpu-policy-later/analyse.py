@@ -20,7 +20,7 @@ from lab.experiments.muse.muse_analysis import (  # noqa: E402
     PARTIAL,
     analyse,
 )
-from langgraph_parallel.eval.paired import PairedDifference, paired_by_id  # noqa: E402
+from lab.paired import PairedDifference, paired_by_id  # noqa: E402
 from langgraph_parallel.eval.results import results_in  # noqa: E402
 
 SAMPLES = ("musique", "2wiki", "hotpotqa")

@@ -13,7 +13,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO))
 
-from langgraph_parallel.eval.paired import paired_by_class  # noqa: E402
+from lab.paired import paired_by_class  # noqa: E402
 from langgraph_parallel.eval.results import results_in  # noqa: E402
 
 SFT = REPO / "benchmarks" / "sft"

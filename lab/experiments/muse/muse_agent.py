@@ -25,7 +25,7 @@ from typing import Any
 from lab.base import Experiment, Run
 from lab.experiments.muse.muse import COMMON, bench_chains, datasets
 from lab.experiments.muse.muse_tables import flags
-from langgraph_parallel.eval.paired import paired_by_id
+from lab.paired import paired_by_id
 from langgraph_parallel.eval.results import results_in
 from langgraph_parallel.eval.summary import mean_of
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
-from langgraph_parallel.eval.paired import paired_by_id
+from lab.paired import paired_by_id
 from langgraph_parallel.eval.summary import mean_present
 
 __all__ = [

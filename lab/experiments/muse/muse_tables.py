@@ -13,9 +13,9 @@ from lab.experiments.muse.muse_analysis import (
     PARTIAL,
     REDUCTION,
 )
+from lab.paired import PairedDifference
 from lab.paths import checkout_dir
 from lab.provenance import commits_of
-from langgraph_parallel.eval.paired import PairedDifference
 
 __all__ = [
     "LATER_RUN",

@@ -12,9 +12,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from lab.paired import PairedDifference, paired_by_class
 from lab.paths import checkout_dir
 from lab.provenance import pct
-from langgraph_parallel.eval.paired import PairedDifference, paired_by_class
 from langgraph_parallel.eval.summary import mean_of, share_of
 
 __all__ = ["GRAPH_MODELS", "analyse", "markdown", "models_of", "paired_lines", "render_sft"]
