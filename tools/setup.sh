@@ -14,7 +14,7 @@ else
   ENGINE=cpu
 fi
 echo "setup: engine extra [$ENGINE]" >&2
-.venv/bin/pip install -q -e ".[$ENGINE,retrieval,openai,tavily,agents,eval,train,studio,postgres,dev,docs]"
+.venv/bin/pip install -q -e ".[$ENGINE,retrieval,faiss,openai,tavily,agents,eval,train,studio,postgres,dev,docs]"
 if [ "$ENGINE" = cpu ]; then
   # PyPI's torchvision/torchaudio do not import beside the CPU torch wheel, and vLLM imports them
   # when present ("torchvision::nms does not exist").

@@ -1,10 +1,12 @@
-"""Exact inner-product (cosine) search over a paragraph corpus, with cached embedding matrices.
+"""Dense (cosine) search over a passage corpus, with cached embedding matrices.
 
-Embedding the 20k-paragraph HotpotQA corpus takes minutes on a CPU, so the matrix is looked up,
-in order, (a) next to the corpus or in the repo's ``data/`` (shipped by ``tools/build_index.py``),
-(b) in the cache directory, and only then (c) computed and saved to the cache. A stored matrix is
-used only if its JSON sidecar names the same corpus bytes (SHA-256) and encoder and has at least
-the rows needed; anything else, including an unreadable file, is ignored and rebuilt.
+The search is an exact scan, or FAISS's approximate IVF index for large corpora
+(:mod:`.ivf`, chosen by size: ``scan="auto"``). Embedding the 20k-paragraph HotpotQA corpus
+takes minutes on a CPU, so the matrix is looked up, in order, (a) next to the corpus or in the
+repo's ``data/`` (shipped by ``tools/build_index.py``), (b) in the cache directory, and only
+then (c) computed and saved to the cache. A stored matrix is used only if its JSON sidecar
+names the same corpus bytes (SHA-256) and encoder and has at least the rows needed; anything
+else, including an unreadable file, is ignored and rebuilt.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -23,9 +26,17 @@ from langgraph_parallel.paths import repo_data_dir
 from langgraph_parallel.retrieval import matrix_store
 from langgraph_parallel.retrieval.corpus import corpus_sha256, load_corpus
 from langgraph_parallel.retrieval.documents import Passage, Ranking, ranked_passages
+from langgraph_parallel.retrieval.ivf import (
+    DEFAULT_NPROBE,
+    INSTALL,
+    IVF_FROM,
+    IvfSearch,
+    faiss_or_none,
+)
 
 __all__ = [
     "CorpusIndex",
+    "Scan",
     "embed_passages",
     "embed_texts",
     "encoder_id",
@@ -34,6 +45,11 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 _CHUNK = 512
+
+Scan = Literal["auto", "exact", "ivf"]
+"""How a dense index searches: ``exact`` scans every vector; ``ivf`` probes FAISS's inverted
+lists (:mod:`.ivf`); ``auto`` is ``ivf`` from :data:`~.ivf.IVF_FROM` passages when FAISS is
+installed, else ``exact``."""
 
 
 def passage_text(passage: Passage) -> str:
@@ -83,9 +99,9 @@ def _unit_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 class CorpusIndex:
-    """A corpus as a matrix of unit vectors, searched exactly by inner product (cosine).
+    """A corpus as unit vectors, searched by inner product (cosine), exactly or approximately.
 
-    The scan is one numpy matrix product for all queries of a call, then a partial sort.
+    The exact scan is one numpy matrix product for all queries of a call, then a partial sort.
     Written with numpy rather than FAISS because of what was measured on the 2-core CPU
     (scratch runs, hybrid-free dense search of the bundled corpus): the query encoder is numpy
     (OpenBLAS threads), and FAISS's OpenMP pool spins against them after every call, so a query
@@ -93,11 +109,35 @@ class CorpusIndex:
     14.7 vs 13.6 ms); a torch product, with torch's own OpenMP pool, was worse again (10.1 and
     21.1 ms). Both are exact; rankings agree up to the order of tied scores.
 
+    That holds up to a few hundred thousand passages; from :data:`~.ivf.IVF_FROM` the index
+    searches FAISS's IVF lists instead (``scan``), trading a little recall for reading a
+    fraction of the vectors (``benchmarks/retrieval/large/``).
+
     Build it with :meth:`build`. Searching is thread-safe: the scan is read-only and the encoder
     is expected to serialise its own calls (``MiniLMEmbeddings`` does).
+
+    Args:
+        passages: The corpus.
+        vectors: One embedding per passage.
+        embeddings: The query encoder (the one the vectors were made with).
+        scan: ``auto``, ``exact`` or ``ivf`` (:data:`Scan`).
+        nprobe: IVF lists searched a query.
+        ivf_path: Where the IVF index is kept between processes (:meth:`build` sets it).
+
+    Raises:
+        UserError: ``scan="ivf"`` without FAISS installed.
     """
 
-    def __init__(self, passages: Sequence[Passage], vectors: np.ndarray, embeddings: Embeddings):
+    def __init__(
+        self,
+        passages: Sequence[Passage],
+        vectors: np.ndarray,
+        embeddings: Embeddings,
+        *,
+        scan: Scan = "auto",
+        nprobe: int = DEFAULT_NPROBE,
+        ivf_path: Path | None = None,
+    ) -> None:
         if vectors.ndim != 2 or vectors.shape[0] != len(passages):
             raise ValueError(
                 f"need one vector per passage, got {vectors.shape} for {len(passages)}"
@@ -106,6 +146,12 @@ class CorpusIndex:
         self.embeddings = embeddings
         # float16 storage rounds the norms; re-normalising keeps inner product == cosine.
         self._matrix = _unit_rows(vectors)
+        self._dimension = int(self._matrix.shape[1])
+        self.scan: Literal["exact", "ivf"] = _chosen(scan, len(self.passages))
+        self._ivf = None
+        if self.scan == "ivf":
+            self._ivf = IvfSearch(self._matrix, path=ivf_path, nprobe=nprobe)
+            self._matrix = self._matrix[:0]  # FAISS holds its own copy: keep one, not two
         self._runner = ThreadPoolExecutor(1, thread_name_prefix="dense-search")
 
     @classmethod
@@ -117,6 +163,8 @@ class CorpusIndex:
         limit: int | None = None,
         cache_dir: str | Path | None = None,
         passages: Sequence[Passage] | None = None,
+        scan: Scan = "auto",
+        nprobe: int = DEFAULT_NPROBE,
     ) -> CorpusIndex:
         """Load a corpus and its embedding matrix (prebuilt, cached, or computed) into an index.
 
@@ -128,12 +176,15 @@ class CorpusIndex:
             cache_dir: Where computed matrices are kept; defaults to ``<cache_dir()>/embeddings``.
             passages: The corpus as ``load_corpus(corpus_path, limit=limit)`` returns it, when
                 the caller has it already (a hybrid index loads it once for both halves).
+            scan: Exact scan or FAISS IVF (:data:`Scan`); a built IVF index is cached beside
+                the computed matrices.
+            nprobe: IVF lists searched a query.
 
         Returns:
             The ready index.
 
         Raises:
-            UserError: The corpus is missing or malformed.
+            UserError: The corpus is missing or malformed, or ``scan="ivf"`` without FAISS.
 
         """
         corpus_path = Path(corpus_path).expanduser()
@@ -150,14 +201,17 @@ class CorpusIndex:
         candidates = [matrix_store.prebuilt_path(corpus_path, d) for d in prebuilt_dirs]
         cached = cache / f"{matrix_store.stem(corpus_path)}.{key.fingerprint[:16]}.f16.npy"
         others = [p for p in matrix_store.cached_paths(cache, corpus_path) if p != cached]
+        ivf_path = cached.with_name(cached.name.replace(".f16.npy", ".ivf.faiss"))
         for path in dict.fromkeys([*candidates, cached, *others]):
             vectors = matrix_store.load(path, key)
             if vectors is not None:
                 logger.info("Using embeddings from %s", path)
-                return cls(passages, vectors, embeddings)
+                return cls(
+                    passages, vectors, embeddings, scan=scan, nprobe=nprobe, ivf_path=ivf_path
+                )
         vectors = embed_passages(passages, embeddings)
         matrix_store.save(cached, vectors, key)
-        return cls(passages, vectors, embeddings)
+        return cls(passages, vectors, embeddings, scan=scan, nprobe=nprobe, ivf_path=ivf_path)
 
     def __len__(self) -> int:
         return len(self.passages)
@@ -165,7 +219,7 @@ class CorpusIndex:
     @property
     def dimension(self) -> int:
         """Length of the indexed vectors."""
-        return int(self._matrix.shape[1])
+        return self._dimension
 
     def search(self, query: str, k: int = 3) -> list[Passage]:
         """Return the ``k`` passages closest to ``query``, best first (see :meth:`batch_search`)."""
@@ -194,10 +248,11 @@ class CorpusIndex:
                 f"The query encoder gives {vectors.shape[-1]}-dim vectors but the index holds "
                 f"{self.dimension}-dim ones; search with the encoder the index was built with."
             )
-        scores, ids = self._scan(_unit_rows(vectors), depth)
+        units = _unit_rows(vectors)
+        scores, ids = self._ivf.search(units, depth) if self._ivf else self._scan(units, depth)
         for row, qi in enumerate(live):
             pairs = zip(ids[row], scores[row], strict=True)
-            results[qi] = [(int(j), float(score)) for j, score in pairs]
+            results[qi] = [(int(j), float(score)) for j, score in pairs if j >= 0]
         return results
 
     def _scan(self, vectors: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
@@ -233,3 +288,22 @@ class CorpusIndex:
 
         """
         return ranked_passages(self.passages, self.ranked(queries, k))
+
+
+def _chosen(scan: Scan, rows: int) -> Literal["exact", "ivf"]:
+    """Resolve ``scan`` for a corpus of ``rows`` passages (see :data:`Scan`)."""
+    if scan not in ("auto", "exact", "ivf"):
+        raise UserError(f"Unknown scan {scan!r}; choose auto, exact or ivf.")
+    if scan != "auto":
+        return scan
+    if rows < IVF_FROM:
+        return "exact"
+    if faiss_or_none() is None:
+        logger.warning(
+            "%s passages are searched by an exact scan of every vector; an approximate index "
+            "is faster at this size: %s.",
+            f"{rows:,}",
+            INSTALL,
+        )
+        return "exact"
+    return "ivf"
