@@ -13,7 +13,7 @@ from lab.experiments.first_contact import first_contact
 from lab.experiments.latency import latency, latency_served
 from lab.experiments.muse import muse, muse_agent
 from lab.experiments.reliability import reliability
-from lab.experiments.retrieval import retrieval
+from lab.experiments.retrieval import large_corpus, retrieval
 from lab.experiments.serving import serving
 from lab.experiments.sft import sft
 from langgraph_parallel.errors import UserError
@@ -36,6 +36,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         latency_served.EXPERIMENT,
         serving.EXPERIMENT,
         retrieval.EXPERIMENT,
+        large_corpus.EXPERIMENT,
         reliability.EXPERIMENT,
         first_contact.FIRST_CONTACT,
         first_contact.PASSAGE_BUDGET,

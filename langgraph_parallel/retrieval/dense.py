@@ -111,7 +111,7 @@ class CorpusIndex:
 
     That holds up to a few hundred thousand passages; from :data:`~.ivf.IVF_FROM` the index
     searches FAISS's IVF lists instead (``scan``), trading a little recall for reading a
-    fraction of the vectors (``benchmarks/retrieval/large/``).
+    fraction of the vectors (``benchmarks/large_corpus/``).
 
     Build it with :meth:`build`. Searching is thread-safe: the scan is read-only and the encoder
     is expected to serialise its own calls (``MiniLMEmbeddings`` does).

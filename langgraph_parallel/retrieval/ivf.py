@@ -6,7 +6,7 @@ MiniLM vectors) and the approximate index reads ``nprobe`` of its ``nlist`` list
 FAISS builds and searches it (``IndexIVFFlat``, inner product over unit vectors, so scores stay
 cosines); this module only chooses its sizes, shows a progress bar while it builds, and keeps
 the built index on disk next to the embedding matrix it was made from. The sizes and the
-threshold were measured (``benchmarks/retrieval/large/``).
+threshold were measured (``benchmarks/large_corpus/``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 IVF_FROM = 250_000
 """Corpus size (passages) from which ``scan="auto"`` uses the IVF index (when FAISS is there).
 
-Measured on 2 cores (``benchmarks/retrieval/large/``): the exact scan of a fan-out's four
+Measured on 2 cores (``benchmarks/large_corpus/``): the exact scan of a fan-out's four
 queries took 39 ms at 147k passages and 204 ms at 1M, linear in between (~65 ms here), where
 the IVF index took 5-11 ms and kept 0.96-0.97 of the exact top 10. Below it the exact scan
 costs a question little and loses nothing."""
