@@ -35,6 +35,11 @@ def _default_dtype() -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # No test may find (or leave) a background server of `ask`: each starts its own engine, or
+    # turns the daemon on with a cache folder of its own (tests/unit/test_daemon.py).
+    from langgraph_parallel.apps.daemon import DAEMON_ENV
+
+    os.environ[DAEMON_ENV] = "0"
     # Before any engine starts, and in the environment, so subprocesses and servers inherit it.
     choice = config.getoption("--engine-dtype")
     if choice is None:

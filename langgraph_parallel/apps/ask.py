@@ -1,5 +1,9 @@
 """``langgraph-parallel ask``: one question, its live view, the answer, and where the time went.
 
+The model runs on a server when one serves it: the one ``--server`` names, a ``serve`` at the
+default address, or the background server the first ``ask`` starts (:mod:`.daemon`); else, and
+with ``--no-daemon``, in this process.
+
 ``--timings`` splits a run's wall time by phase (the program's start and imports, the model's
 resolution with any first-use conversion and merge, the index load, the engine start, the first
 step, the rest of the question, the engine's shutdown), so a slow cold start shows its cause.
@@ -24,6 +28,7 @@ from langgraph_parallel.apps.arguments import (
     retry_options,
 )
 from langgraph_parallel.apps.bench_muse import MUSE_GRAPHS
+from langgraph_parallel.apps.daemon import daemon_enabled
 from langgraph_parallel.apps.registry import GRAPH_NAMES
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.parallel_muse.tree import check_tree_path, draw_tree
@@ -41,6 +46,7 @@ class Timings:
     def __init__(self) -> None:
         self.phases: dict[str, float] = {}
         self.phases["start"] = _since_process_start()
+        self.path = "in process"  # which engine answered: in process, or which server
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -68,6 +74,31 @@ def _since_process_start() -> float:
         return round(max(0.0, time.time() - psutil.Process().create_time()), 3)
     except Exception:  # no psutil (it comes with vLLM) or no process table: unknown, not fatal
         return 0.0
+
+
+def _background_server(model: str) -> tuple[str, bool]:
+    """Return the background server of ``model`` and whether it was started now (stderr says)."""
+    from langgraph_parallel.apps.daemon import IDLE_TIMEOUT, ensure_daemon, find_daemon
+
+    if (url := find_daemon(model)) is not None:
+        return url, False
+    print(
+        f"model {model}: starting a background server on 127.0.0.1 for this and later "
+        f"questions (stops after {IDLE_TIMEOUT / 60:g} idle minutes; serve --stop stops it, "
+        "--no-daemon runs in process)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return ensure_daemon(model)
+
+
+def _server_lost(stop_reason: str | None, url: str, model: str) -> bool:
+    """Return whether a question ended on a model error because its server is gone."""
+    from langgraph_parallel.models.served import served_models
+
+    if not (stop_reason or "").startswith("model_error"):
+        return False
+    return model not in (served_models(url, timeout=2.0) or [])
 
 
 def _first_step_clock(
@@ -107,24 +138,27 @@ def cmd_ask(args: argparse.Namespace) -> int:
     name = args.model or default_model(args.graph)
     base_url = find_server(name, args.server)
     if base_url:
+        timings.path = f"the server at {base_url}"
+    elif args.server in (None, "auto") and not args.no_daemon and daemon_enabled():
+        with timings.phase("background server (first ask: its engine start and warm-up)"):
+            base_url, started = _background_server(name)
+        timings.path = f"the background server at {base_url} ({'started' if started else 'reused'})"
+    if base_url:
         print(
-            f"model {name}: served at {base_url} (--server none: run it in process)",
-            file=sys.stderr,
+            f"model {name}: served by {timings.path} (--server none: in process)", file=sys.stderr
         )
     with timings.phase("model (first use: conversion, adapter merge)"):
         # check=True: a bad model name fails before the index loads.
         model = load_model(name, base_url=base_url, check=True)
     with timings.phase("index"):
         index = corpus_index(args.corpus, kind=args.index)
-    graph = build_graph(
-        args.graph,
-        model,
-        index,
-        max_turns=args.max_turns,
-        top_k=args.top_k,
-        passage_sentences=args.passage_sentences,
+    options = {
+        "max_turns": args.max_turns,
+        "top_k": args.top_k,
+        "passage_sentences": args.passage_sentences,
         **retry_options(args.retry_deadline),
-    )
+    }
+    graph = build_graph(args.graph, model, index, **options)
     with timings.phase("engine start"):
         # First: wall_s times the question only.
         worker = model.worker if policy_of(model).in_process_engine else None  # type: ignore[attr-defined]
@@ -132,6 +166,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
     on_event, first = _first_step_clock(None if args.json else print_event)
     t0 = time.perf_counter()
     run = run_question(graph, question, on_event=on_event)
+    if base_url and _server_lost(run.stop_reason, base_url, name):
+        # The server died under the question: answer it here rather than lose it.
+        print(
+            f"model {name}: the server at {base_url} stopped; answering in process", file=sys.stderr
+        )
+        timings.path = "in process (the server stopped mid-question)"
+        model = load_model(name, check=True)
+        graph = build_graph(args.graph, model, index, **options)
+        worker = model.worker if policy_of(model).in_process_engine else None  # type: ignore[attr-defined]
+        on_event, first = _first_step_clock(None if args.json else print_event)
+        run = run_question(graph, question, on_event=on_event)
     t1 = time.perf_counter()
     if first:
         timings.add("first step (grammar compile, first LLM call)", first[0] - t0)
@@ -143,7 +188,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
             worker.shutdown()
     summary = run.summary()
     if args.json:
-        print(json.dumps({**summary, "timings": timings.phases} if args.timings else summary))
+        timed = {"timings": timings.phases, "answered_by": timings.path}
+        print(json.dumps({**summary, **timed} if args.timings else summary))
         write_tree(run.state, tree, file=sys.stderr)  # stdout stays one JSON object
         return 0
     print(f"question: {question}")
@@ -156,6 +202,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if key != "answer":
             print(f"{key}: {value}")
     if args.timings:
+        print(f"answered by: {timings.path}")
         print("timings:")
         print("\n".join(timings.lines()))
     write_tree(run.state, tree, file=sys.stdout)
@@ -224,8 +271,16 @@ def add_ask_parser(sub: Any) -> None:
         "--server",
         default="auto",
         help="a `langgraph-parallel serve` address to run the model on (e.g. "
-        "http://127.0.0.1:8000); auto (default): the local serve if it is up and serves the "
-        "model, else in process; none: always in process",
+        "http://127.0.0.1:8000); auto (default): a serve at 127.0.0.1:8000 if it serves the "
+        "model, else the background server (started by the first ask; see --no-daemon); none: "
+        "in process",
+    )
+    ask.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="run the model in this process and stop it at the end, rather than start (or "
+        "reuse) the background server that later asks find; LANGGRAPH_PARALLEL_DAEMON=0 "
+        "does the same",
     )
     ask.add_argument("--json", action="store_true", help="print one JSON object")
     ask.add_argument(
@@ -239,6 +294,7 @@ def add_ask_parser(sub: Any) -> None:
         "--timings",
         action="store_true",
         help="print the wall time of each phase (start, imports, model, index, engine start, "
-        "first step, the rest, shutdown); with --json, a 'timings' object",
+        "first step, the rest, shutdown) and which engine answered; with --json, a 'timings' "
+        "object and 'answered_by'",
     )
     ask.set_defaults(func=cmd_ask)

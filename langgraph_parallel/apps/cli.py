@@ -15,13 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
+from functools import partial
 from importlib.metadata import entry_points
 from typing import Any
 
 from langgraph_parallel.apps.arguments import add_index_argument
 from langgraph_parallel.apps.ask import add_ask_parser
 from langgraph_parallel.apps.bench_parser import add_bench_parser
+from langgraph_parallel.apps.daemon import IDLE_TIMEOUT
 from langgraph_parallel.errors import UserError, describe_error
 from langgraph_parallel.models.quiet import LOG_ENV, quiet_environment
 from langgraph_parallel.train.cli import add_train_parser
@@ -56,9 +59,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import signal
     import subprocess
 
+    from langgraph_parallel.apps import daemon
     from langgraph_parallel.models.served import warm_up
     from langgraph_parallel.models.server import server_command, wait_until_up
 
+    if args.status or args.stop:
+        return _background_servers(stop=args.stop)
     key = serve_key(args.host, args.api_key)
     extra = list(args.vllm_args)
     if extra[:1] == ["--"]:
@@ -78,17 +84,47 @@ def cmd_serve(args: argparse.Namespace) -> int:
             warmed = f"warmed up in {warm_up(url, args.model, api_key=key):.1f} s"
         except Exception as exc:  # a server that cannot take the warm-up can still serve
             warmed = f"warm-up failed: {describe_error(exc)}"
-        print(f"serving {args.model} at {url} ({warmed})", file=sys.stderr)
+        print(f"serving {args.model} at {url} ({warmed})", file=sys.stderr, flush=True)
+        if args.background:
+            daemon.write_record(args.model, url)
+        if args.idle_timeout:
+            # SIGTERM ends this command as a user's would: the finally below stops vLLM.
+            stop = partial(os.kill, os.getpid(), signal.SIGTERM)
+            daemon.watch_idle(url, args.idle_timeout, stop)
         return proc.wait()
     except KeyboardInterrupt:
         return 130
     finally:
+        if args.background:
+            daemon.remove_record(args.model)
         if proc.poll() is None:
             proc.terminate()
             try:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def _background_servers(*, stop: bool) -> int:
+    """``serve --status``: list the background servers; ``serve --stop``: stop them."""
+    from langgraph_parallel.apps import daemon
+
+    if stop:
+        stopped = daemon.stop_daemons()
+        for record in stopped:
+            print(f"stopped the background server of {record.model} (pid {record.pid})")
+        if not stopped:
+            print("no background server is running")
+        return 0
+    found = daemon.daemons()
+    for record, up in found:
+        state = "answering" if up else "not answering"
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.started))
+        print(f"{record.model}: {record.url} pid {record.pid}, {state}, since {since}")
+        print(f"  log: {record.log}")
+    if not found:
+        print("no background server is running")
+    return 0
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -170,6 +206,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="require this key as 'Authorization: Bearer KEY' on every request (default: "
         "$LANGGRAPH_PARALLEL_API_KEY; clients read the same variable, or OPENAI_API_KEY)",
     )
+    serve.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop after this long with no request (the background server ask starts: "
+        f"{IDLE_TIMEOUT / 60:g} minutes)",
+    )
+    serve.add_argument(
+        "--status", action="store_true", help="list the background servers ask started"
+    )
+    serve.add_argument("--stop", action="store_true", help="stop the background servers")
+    # The background server ask starts: it records itself for later asks to find.
+    serve.add_argument("--background", action="store_true", help=argparse.SUPPRESS)
     serve.add_argument(
         "vllm_args",
         nargs=argparse.REMAINDER,

@@ -20,13 +20,13 @@ QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
 JSON_KEYS = {*COUNTER_KEYS, "wall_s", "answer"}
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "langgraph_parallel.apps.cli", *args],
         capture_output=True,
         text=True,
         timeout=900,
-        env={**os.environ},
+        env={**os.environ, **env},
     )
 
 
@@ -155,18 +155,25 @@ def test_index_command_indexes_a_folder_of_text_files(tmp_path, monkeypatch, cap
 
 
 def test_serve_command_serves_the_trained_policy_until_stopped(tmp_path):
-    """`serve` execs vLLM's server with the merged policy; flags after -- reach vLLM."""
+    """`serve` execs vLLM's server with the merged policy; flags after -- reach vLLM.
+
+    Started as the background server `ask` starts (`--background`: it records itself once
+    warm), so a later `ask` finds and reuses it, and `serve --status/--stop` manage it.
+    """
     import shutil
     import urllib.request
 
+    from langgraph_parallel.apps import daemon
     from langgraph_parallel.models.server import stop_server
     from langgraph_parallel.prompts import rules_prompt
     from tests.servers import free_port, wait_for_http
 
+    daemon.stop_daemons("smollm2-parallel")  # a developer's own background server, if any
     port, log = free_port(), tmp_path / "serve.log"
     entry = shutil.which("langgraph-parallel", path=os.path.dirname(sys.executable))
     assert entry, "the console entry point is installed beside the interpreter"
-    command = [entry, "serve", "--port", str(port), "--", "--kv-cache-memory-bytes", "536870912"]
+    command = [entry, "serve", "--port", str(port), "--background", "--idle-timeout", "900"]
+    command += ["--", "--kv-cache-memory-bytes", "536870912"]
     with open(log, "wb") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=out, start_new_session=True)
     try:
@@ -208,7 +215,7 @@ def test_serve_command_serves_the_trained_policy_until_stopped(tmp_path):
         url = f"http://127.0.0.1:{port}"
         asked = cli("ask", "--server", url, "--json", QUESTION)
         assert asked.returncode == 0, asked.stderr[-2000:]
-        assert f"served at {url}/v1" in asked.stderr
+        assert f"served by the server at {url}/v1" in asked.stderr
         payload = json.loads(asked.stdout.strip().splitlines()[-1])
         assert set(payload) == JSON_KEYS and payload["llm_calls"] > 0
         if payload["llm_calls"] > 1:  # later steps extend the first step's prompt
@@ -216,6 +223,21 @@ def test_serve_command_serves_the_trained_policy_until_stopped(tmp_path):
         wrong = cli("ask", "--server", url, "--model", "smollm2", QUESTION)
         assert wrong.returncode == 2
         assert "serves smollm2-parallel, not 'smollm2'" in wrong.stderr.splitlines()[-1]
+        # A plain ask finds it as its background server: no engine of its own, and says so.
+        reused = cli("ask", "--json", "--timings", QUESTION, LANGGRAPH_PARALLEL_DAEMON="1")
+        assert reused.returncode == 0, reused.stderr[-2000:]
+        payload = json.loads(reused.stdout.strip().splitlines()[-1])
+        assert payload["answered_by"] == f"the background server at {url}/v1 (reused)"
+        assert "engine start" in payload["timings"]  # no engine here: 0 s
+        assert "engine shutdown" not in payload["timings"]
+        status = cli("serve", "--status")
+        assert f"smollm2-parallel: {url}/v1 pid {proc.pid}, answering" in status.stdout
+        stopped = cli("serve", "--stop")
+        assert f"stopped the background server of smollm2-parallel (pid {proc.pid})" in (
+            stopped.stdout
+        )
+        assert proc.wait(timeout=60) is not None
+        assert daemon.daemons() == []
     finally:
         stop_server(proc)
     assert proc.returncode is not None

@@ -65,23 +65,43 @@ def render_first_contact(path: Path | None = None) -> str:
     cold = result["cold_start"]
     first, median = cold["first_ever"], cold["median_run"]
     walls = ", ".join(f"{c['process_wall_s']:.1f}" for c in cold["cold"])
+    served = cold.get("daemon")
+    columns = [first, median]
+    header = "| phase (s) | one-shot, first ever | one-shot, cold (median run) |"
+    about = (
+        "The README question in a new process (`ask --json --timings`), timed from outside. "
+        "One-shot (`--no-daemon`): first on an empty cache, then "
+        f"{len(cold['cold'])} times on that cache ({walls} s)."
+    )
+    if served:
+        later = ", ".join(f"{c['process_wall_s']:.1f}" for c in served["later"])
+        columns += [served["first"], served["median_run"]]
+        header += " background server, first ask | background server, later (median run) |"
+        about += (
+            " As `ask` runs by default, on that cache: the first ask starts the background "
+            f"server, the next {len(served['later'])} reuse it ({later} s)."
+        )
     lines = [
         f"Made by `{result['command']}`{at_commit(result)}, {cpu['cpu']}, {cpu['cores']} cores "
         f"(avx512_bf16: {'yes' if cpu['avx512_bf16'] else 'no'}, amx: "
-        f"{'yes' if cpu['amx'] else 'no'}), `smollm2-parallel`. The README question in a new "
-        "process (`ask --json --timings`), timed from outside: first on an empty cache, then "
-        f"{len(cold['cold'])} times on that cache "
-        f"({walls} s).",
+        f"{'yes' if cpu['amx'] else 'no'}), `smollm2-parallel`. {about}",
         "",
-        "| phase (s) | first ever | cold (median run) |",
-        "|---|---|---|",
+        header,
+        "|---" * (len(columns) + 1) + "|",
     ]
-    for phase, seconds in first["timings"].items():
-        lines.append(f"| {phase} | {seconds:.2f} | {median['timings'].get(phase, 0):.2f} |")
-    lines.append(
-        f"| **process wall** | **{first['process_wall_s']:.1f}** | "
-        f"**{median['process_wall_s']:.1f}** (median {cold['cold_median_s']:.1f}) |"
-    )
+    phases = list(dict.fromkeys(p for column in columns for p in column["timings"]))
+    for phase in phases:
+        cells = " | ".join(f"{c['timings'].get(phase, 0):.2f}" for c in columns)
+        lines.append(f"| {phase} | {cells} |")
+    walls_row = [f"**{first['process_wall_s']:.1f}**"]
+    walls_row.append(f"**{median['process_wall_s']:.1f}** (median {cold['cold_median_s']:.1f})")
+    if served:
+        walls_row.append(f"**{served['first']['process_wall_s']:.1f}**")
+        walls_row.append(
+            f"**{served['median_run']['process_wall_s']:.1f}** (median "
+            f"{served['later_median_s']:.1f})"
+        )
+    lines.append(f"| **process wall** | {' | '.join(walls_row)} |")
     dtype = result["dtype"]
     lines += [
         "",

@@ -1,0 +1,190 @@
+"""The background server ``ask`` finds by itself: start, reuse, restart, idle stop, races.
+
+Each test gets its own cache folder, and the server is :mod:`tests.fake_serve` (real records,
+real idle watch, no engine), so nothing here depends on a server another test left behind. The
+real ``serve --background`` with the engine: ``tests/integration/test_cli.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from langgraph_parallel.apps import daemon
+from langgraph_parallel.apps.cli import main
+from langgraph_parallel.errors import UserError
+
+MODEL = "fake-org/fake-model"  # a hub-style name: no model folder is resolved
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def fake_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
+    """Own cache folder, the daemon on, and ``serve --background`` replaced by the fake."""
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(daemon.DAEMON_ENV, "1")
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    started: list[list[str]] = []
+    extra: list[str] = []
+
+    def command(model: str, port: int, idle_timeout: float) -> list[str]:
+        args = ["--model", model, "--port", str(port), "--idle-timeout", f"{idle_timeout:g}"]
+        started.append([sys.executable, "-m", "tests.fake_serve", *args, *extra])
+        return started[-1]
+
+    monkeypatch.setattr(daemon, "_serve_command", command)
+    command.extra = extra  # type: ignore[attr-defined]
+    yield started
+    daemon.stop_daemons()
+
+
+def record() -> daemon.Daemon:
+    ((found, up),) = daemon.daemons()
+    assert up
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A child of this test process that has exited is a zombie until reaped.
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+def wait_until(check, seconds: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return bool(check())
+
+
+def test_the_first_call_starts_a_server_and_the_next_reuse_it(
+    fake_server: list[list[str]],
+) -> None:
+    assert daemon.find_daemon(MODEL) is None
+    url, started = daemon.ensure_daemon(MODEL)
+    assert started and url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+    assert daemon.ensure_daemon(MODEL) == (url, False)
+    assert daemon.find_daemon(MODEL) == url
+    assert len(fake_server) == 1  # one server process for three calls
+    found = record()
+    assert (found.model, found.url, found.version) == (MODEL, url, daemon.daemon_version(MODEL))
+    assert "--idle-timeout" in fake_server[0] and "900" in fake_server[0]
+
+
+def test_two_first_calls_at_once_start_one_server(fake_server: list[list[str]]) -> None:
+    fake_server_extra(["--ready-after", "1.0"])  # both callers arrive while it starts
+    results: list[tuple[str, bool]] = []
+    callers = [
+        threading.Thread(target=lambda: results.append(daemon.ensure_daemon(MODEL)))
+        for _ in range(2)
+    ]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(30)
+    assert len(results) == 2 and results[0][0] == results[1][0]
+    assert sorted(started for _, started in results) == [False, True]
+    assert len(fake_server) == 1
+
+
+def fake_server_extra(flags: list[str]) -> None:
+    daemon._serve_command.extra[:] = flags  # type: ignore[attr-defined]
+
+
+def test_a_server_of_another_version_is_stopped_and_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url, _ = daemon.ensure_daemon(MODEL)
+    old = record()
+    # The package was upgraded (or the model retrained) since that server started.
+    monkeypatch.setattr(daemon, "daemon_version", lambda model: "another-version")
+    assert daemon.find_daemon(MODEL) is None
+    assert wait_until(lambda: not alive(old.pid))
+    new_url, started = daemon.ensure_daemon(MODEL)
+    assert started and record().pid != old.pid
+
+
+def test_a_killed_server_is_replaced_by_the_next_call() -> None:
+    url, _ = daemon.ensure_daemon(MODEL)
+    old = record()
+    os.kill(old.pid, signal.SIGKILL)  # dies between two asks, record left behind
+    assert wait_until(lambda: not alive(old.pid))
+    new_url, started = daemon.ensure_daemon(MODEL)
+    assert started and record().pid != old.pid
+    assert daemon.find_daemon(MODEL) == new_url
+
+
+def test_the_server_stops_itself_after_its_idle_timeout_and_requests_keep_it_up() -> None:
+    url, _ = daemon.ensure_daemon(MODEL, idle_timeout=1.5)
+    pid = record().pid
+    # Requests more often than the timeout keep it serving.
+    for _ in range(6):
+        request = urllib.request.Request(url + "/completions", data=b"{}", method="POST")
+        urllib.request.urlopen(request, timeout=5).read()
+        time.sleep(0.5)
+        assert alive(pid)
+    assert wait_until(lambda: not alive(pid), 10)
+    assert daemon.daemons() == [] and daemon.find_daemon(MODEL) is None
+
+
+def test_a_server_that_exits_before_ready_names_its_log() -> None:
+    fake_server_extra(["--exit-before-ready"])
+    with pytest.raises(
+        UserError, match=r"exited with status 3; see .*\.log, or run with --no-daemon"
+    ):
+        daemon.ensure_daemon(MODEL)
+    log = next((Path(os.environ["LANGGRAPH_PARALLEL_CACHE"]) / "daemon").glob("*.log"))
+    assert "failing on purpose" in log.read_text()
+
+
+def test_a_server_not_ready_in_time_is_stopped(fake_server: list[list[str]]) -> None:
+    fake_server_extra(["--ready-after", "30"])
+    with pytest.raises(UserError, match="not ready within 1 s"):
+        daemon.ensure_daemon(MODEL, timeout=1.0)
+    assert daemon.daemons() == []
+
+
+def test_serve_status_and_stop_manage_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--status"]) == 0
+    assert capsys.readouterr().out == "no background server is running\n"
+    url, _ = daemon.ensure_daemon(MODEL)
+    pid = record().pid
+    assert main(["serve", "--status"]) == 0
+    out = capsys.readouterr().out
+    assert f"{MODEL}: {url} pid {pid}, answering, since " in out and "log: " in out
+    assert main(["serve", "--stop"]) == 0
+    assert capsys.readouterr().out == f"stopped the background server of {MODEL} (pid {pid})\n"
+    assert wait_until(lambda: not alive(pid))
+    assert daemon.daemons() == []
+
+
+def test_the_record_is_written_whole_and_read_back(tmp_path: Path) -> None:
+    path = daemon.write_record(MODEL, "http://127.0.0.1:1/v1")
+    data = json.loads(path.read_text())
+    assert data["pid"] == os.getpid() and data["model"] == MODEL
+    assert data["log"].endswith(".log") and not list(path.parent.glob(".*.tmp"))
+    daemon.remove_record(MODEL)
+    assert not path.exists()
+
+
+def test_the_switch_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for off in ("0", "false", "off", "no"):
+        monkeypatch.setenv(daemon.DAEMON_ENV, off)
+        assert not daemon.daemon_enabled()
+    monkeypatch.setenv(daemon.DAEMON_ENV, "1")
+    assert daemon.daemon_enabled()
