@@ -84,8 +84,15 @@ def render_summary(root: Path | None = None) -> str:
     cold, dtype = contact["cold_start"], contact["dtype"]
     warm = dtype["by_dtype"][dtype["default"]]["warm_question_median_s"]
     first = cold["first_ever"]["process_wall_s"]
+    if served := cold.get("daemon"):
+        lines.append(
+            f"| `ask` of the README question, new process, on the background server the first "
+            f"`ask` starts: later asks, median of {len(served['later'])}; the first | "
+            f"**{served['later_median_s']:.1f} s**; {served['first']['process_wall_s']:.1f} s | "
+            f"`benchmarks/first_contact/`{at_commit(contact)}, {where} |"
+        )
     lines.append(
-        f"| Cold `ask` of the README question, new process (engine start included), median of "
+        f"| One-shot `ask --no-daemon` (engine start and stop included), median of "
         f"{len(cold['cold'])}; first ever (model preparation included) | "
         f"**{cold['cold_median_s']:.1f} s**; {first:.1f} s | "
         f"`benchmarks/first_contact/`{at_commit(contact)}, {where} |"
