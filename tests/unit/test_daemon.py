@@ -188,3 +188,20 @@ def test_the_switch_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
         assert not daemon.daemon_enabled()
     monkeypatch.setenv(daemon.DAEMON_ENV, "1")
     assert daemon.daemon_enabled()
+
+
+def test_a_question_is_asked_again_in_process_only_when_its_server_is_gone() -> None:
+    from langgraph_parallel.apps.ask import _server_lost
+    from tests.servers import free_port
+
+    url, _ = daemon.ensure_daemon(MODEL)
+    assert not _server_lost("answered", url, MODEL)
+    # A model error while the server still serves the model: the question's own failure.
+    assert not _server_lost("model_error: BadRequestError: ...", url, MODEL)
+    pid = record().pid
+    daemon.stop_daemons()
+    assert wait_until(lambda: not alive(pid))
+    assert _server_lost("model_error: APIConnectionError: Connection error.", url, MODEL)
+    nowhere = f"http://127.0.0.1:{free_port()}/v1"
+    assert _server_lost("model_error: APIConnectionError: Connection error.", nowhere, MODEL)
+    assert not _server_lost(None, nowhere, MODEL)
