@@ -254,6 +254,7 @@ def find_daemon(model: str) -> str | None:
 def _locked(model: str) -> Iterator[None]:
     """Hold ``model``'s start lock: one process starts its server, the others wait for it."""
     import fcntl  # POSIX only, as the engine is: imported here so the light install need not
+
     _folder().mkdir(parents=True, exist_ok=True)
     with open(_folder() / f"{_slug(model)}.lock", "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
