@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -163,7 +162,9 @@ def _read(path: Path) -> Daemon | None:
 
 
 def _alive(pid: int) -> bool:
-    _reap(pid)
+    # An exited server this process started stays a zombie, which signal 0 still finds.
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -192,34 +193,12 @@ def daemons() -> list[tuple[Daemon, bool]]:
 
 def _stop(record: Daemon, timeout: float = 30.0) -> None:
     """Stop a server and its engine (its process group), then drop its record."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(record.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            break
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and _group_alive(record.pid):
-            time.sleep(0.2)
-        if not _group_alive(record.pid):
-            break
+    from langgraph_parallel.models.server import stop_group
+
+    stop_group(record.pid, timeout=timeout)
     path = _record_path(record.model)
     if (current := _read(path)) is not None and current.pid == record.pid:
         path.unlink(missing_ok=True)
-
-
-def _reap(pid: int) -> None:
-    """Collect ``pid``'s exit if it is this process's child (a server this process started)."""
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
-
-
-def _group_alive(pgid: int) -> bool:
-    _reap(pgid)  # an exited leader left unreaped would keep the group "alive"
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
 
 
 def stop_daemons(model: str | None = None) -> list[Daemon]:

@@ -9,6 +9,7 @@ counter ``ChatVLLM`` fills in-process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langgraph_parallel.errors import UserError
@@ -165,31 +166,51 @@ def stop_server(proc: subprocess.Popen[bytes], *, timeout: float = 30.0) -> None
     """Stop a server from :func:`start_server` with its engine process: SIGTERM, then SIGKILL.
 
     Works for any process started with ``start_new_session=True`` (its pid is its process
-    group): every process of the group is signalled, and each signal gets ``timeout`` seconds.
-    Safe to call twice and after the server has exited.
+    group): see :func:`stop_group`. Safe to call twice and after the server has exited.
+    """
+    stop_group(proc.pid, timeout=timeout, reap=proc.poll)
+
+
+def stop_group(
+    pgid: int, *, timeout: float = 30.0, reap: Callable[[], object] | None = None
+) -> None:
+    """Stop every process of group ``pgid``: SIGTERM, then SIGKILL after ``timeout`` seconds.
+
+    A server and its engine-core child share the group the server was started in
+    (``start_new_session=True``), so no engine outlives its server. The group counts as gone
+    when signal 0 finds none of its processes, or none this user may signal.
+
+    Args:
+        pgid: The group, i.e. the pid of the process started with a new session.
+        timeout: Seconds each signal is given.
+        reap: Collects the leader's exit status when it is this process's child (an exited,
+            unreaped leader keeps the group alive); default: ``os.waitpid(pgid, WNOHANG)``.
+            A caller holding the ``Popen`` passes its ``poll`` so that it keeps the status.
     """
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:  # the whole group is gone
-            break
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            continue
-        # The leader is gone; give the group's other members the same signal's grace period.
-        if not _group_alive(proc.pid, timeout):
-            break
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):  # the whole group is gone
+            return
+        deadline = time.monotonic() + timeout
+        while _group_alive(pgid, reap):
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+        else:
+            return
 
 
-def _group_alive(pgid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        time.sleep(0.2)
+def _group_alive(pgid: int, reap: Callable[[], object] | None) -> bool:
+    if reap is not None:
+        reap()
+    else:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pgid, os.WNOHANG)
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
     return True
 
 

@@ -205,3 +205,28 @@ def test_a_question_is_asked_again_in_process_only_when_its_server_is_gone() -> 
     nowhere = f"http://127.0.0.1:{free_port()}/v1"
     assert _server_lost("model_error: APIConnectionError: Connection error.", nowhere, MODEL)
     assert not _server_lost(None, nowhere, MODEL)
+
+
+_STUBBORN = """
+import signal, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print(child.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def test_stop_group_ends_the_leader_and_its_children_and_kills_what_ignores_sigterm() -> None:
+    import subprocess
+
+    from langgraph_parallel.models.server import stop_group, stop_server
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _STUBBORN], stdout=subprocess.PIPE, start_new_session=True
+    )
+    assert proc.stdout is not None
+    child = int(proc.stdout.readline())
+    stop_server(proc, timeout=0.5)
+    assert proc.returncode == -signal.SIGKILL  # the leader ignored SIGTERM; the Popen kept it
+    assert not alive(child)  # SIGTERM reached the whole group, not the leader only
+    stop_group(proc.pid, timeout=0.5)  # a group already stopped: nothing left to signal
