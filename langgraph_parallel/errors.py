@@ -20,14 +20,18 @@ checkpointer or a UTF-8 results file later.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from langgraph.types import RetryPolicy
+if TYPE_CHECKING:
+    from langgraph.types import RetryPolicy
+
+    DEFAULT_RETRY_POLICY: RetryPolicy
 
 __all__ = [
     "DEFAULT_RETRY_POLICY",
@@ -35,6 +39,7 @@ __all__ = [
     "SECRET_ENV_VARS",
     "call_with_retry",
     "clean_text",
+    "default_retry_policy",
     "describe_error",
     "is_transient",
     "redact",
@@ -106,19 +111,34 @@ def is_transient(exc: BaseException) -> bool:
     return False
 
 
-DEFAULT_RETRY_POLICY = RetryPolicy(
-    initial_interval=0.5,
-    backoff_factor=2.0,
-    max_interval=8.0,
-    max_attempts=3,
-    retry_on=is_transient,
-)
-"""Retries of the model and search nodes: 3 attempts, 0.5 s then 1 s apart (+ up to 1 s jitter).
+def __getattr__(name: str) -> Any:
+    # LangGraph is imported on first use of the policy, not with this module: importing it
+    # takes about a second on a 2-core CPU, and the command line and every UserError import
+    # this module.
+    if name == "DEFAULT_RETRY_POLICY":
+        return default_retry_policy()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-Short on purpose: the searcher may retry on its own (``TavilySearcher`` does), and a question
-waiting longer than a few seconds for a flaky service is better reported and moved past. To ride
-out a model server's restart instead, use :func:`~langgraph_parallel.retry.deadline_retry_policy`.
-"""
+
+@functools.cache
+def default_retry_policy() -> RetryPolicy:
+    """Return ``DEFAULT_RETRY_POLICY``: retries of the model and search nodes.
+
+    3 attempts, 0.5 s then 1 s apart (+ up to 1 s jitter). Short on purpose: the searcher may
+    retry on its own (``TavilySearcher`` does), and a question waiting longer than a few seconds
+    for a flaky service is better reported and moved past. To ride out a model server's restart
+    instead, use :func:`~langgraph_parallel.retry.deadline_retry_policy`. The policy is built
+    once; ``from langgraph_parallel.errors import DEFAULT_RETRY_POLICY`` returns it.
+    """
+    from langgraph.types import RetryPolicy
+
+    return RetryPolicy(
+        initial_interval=0.5,
+        backoff_factor=2.0,
+        max_interval=8.0,
+        max_attempts=3,
+        retry_on=is_transient,
+    )
 
 
 def retry_now(exc: BaseException, runtime: Any, policy: RetryPolicy | None) -> bool:

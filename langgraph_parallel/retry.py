@@ -19,10 +19,12 @@ the least and most waiting a policy allows, so the arithmetic can be checked.
 from __future__ import annotations
 
 import math
-
-from langgraph.types import RetryPolicy
+from typing import TYPE_CHECKING
 
 from langgraph_parallel.errors import is_transient
+
+if TYPE_CHECKING:
+    from langgraph.types import RetryPolicy
 
 __all__ = ["JITTER_S", "MOST_RETRIES", "deadline_retry_policy", "retry_waits"]
 
@@ -143,6 +145,8 @@ def deadline_retry_policy(
             )
         most += wait + jitter_s
         retries += 1
+    from langgraph.types import RetryPolicy  # at first use: see errors.default_retry_policy
+
     return RetryPolicy(
         initial_interval=initial_interval,
         backoff_factor=backoff_factor,

@@ -39,7 +39,7 @@ def serve_key(host: str, given: str | None) -> str | None:
     Raises:
         UserError: ``host`` is reachable from other machines and no key is given.
     """
-    from langgraph_parallel.models.served_chat import API_KEY_ENV
+    from langgraph_parallel.models.served import API_KEY_ENV
 
     key = given or os.environ.get(API_KEY_ENV) or None
     if key is None and host not in LOCAL_HOSTS:
@@ -60,7 +60,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import subprocess
 
     from langgraph_parallel.apps import daemon
-    from langgraph_parallel.models.served import warm_up
+    from langgraph_parallel.models.served_chat import warm_up
     from langgraph_parallel.models.server import server_command, wait_until_up
 
     if args.status or args.stop:

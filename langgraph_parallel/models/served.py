@@ -1,22 +1,39 @@
-"""A running vLLM server seen from a client: find it, check what it serves, warm it up.
+"""A running vLLM server seen from a client: find it, check what it serves, send it the key.
 
-``ask`` looks for a ``langgraph-parallel serve`` (:func:`find_server`); ``serve`` and
-``start_server(warm=True)`` send :func:`warm_up`'s requests before the first user question.
-A server started with an API key wants it from every client:
-:func:`~langgraph_parallel.models.served_chat.client_api_key`.
+``ask`` looks for a ``langgraph-parallel serve`` (:func:`find_server`). A server started with an
+API key wants it from every client: :func:`client_api_key`. Light on purpose (the standard
+library only): the command line probes for a server before it imports any model client. Warming
+a new server up is :func:`~langgraph_parallel.models.served_chat.warm_up`.
 """
 
 from __future__ import annotations
 
 import json
-import time
+import os
 import urllib.error
 import urllib.request
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.models.served_chat import ChatVLLMServer, client_api_key
 
-__all__ = ["DEFAULT_SERVER", "api_url", "find_server", "served_models", "warm_up"]
+__all__ = [
+    "API_KEY_ENV",
+    "DEFAULT_SERVER",
+    "api_url",
+    "client_api_key",
+    "find_server",
+    "served_models",
+]
+
+API_KEY_ENV = "LANGGRAPH_PARALLEL_API_KEY"
+"""The environment variable holding the key of ``langgraph-parallel serve --api-key``."""
+
+
+def client_api_key() -> str:
+    """Return the key a client sends: :data:`API_KEY_ENV`, else ``OPENAI_API_KEY``, else a dummy.
+
+    vLLM checks it only when the server was started with a key.
+    """
+    return os.environ.get(API_KEY_ENV) or os.environ.get("OPENAI_API_KEY") or "EMPTY"
 
 
 DEFAULT_SERVER = "http://127.0.0.1:8000/v1"
@@ -74,33 +91,3 @@ def find_server(model: str, server: str | None) -> str | None:
             f"`langgraph-parallel serve --model {model}`."
         )
     return url
-
-
-WARM_UP_QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
-
-
-def warm_up(base_url: str, model: str, *, api_key: str | None = None) -> float:
-    """Send the requests whose first use is slow on a new server; return the seconds taken.
-
-    On the 2-core CPU a fresh server took 1.3 s for its first request, 2.2 s more for the first
-    with the action grammar (compiling it) and 2.0 s more for the first with top-16 logprobs;
-    then 0.2-0.6 s for the same requests. One step of each action grammar with logprobs, as
-    the agents send it (the model's dialect says which: ``warm_up_calls``), pays all three
-    before the first user question does. ``api_key``: the
-    server's (default :func:`client_api_key`).
-    """
-    from pydantic import SecretStr
-
-    from langgraph_parallel.models.dialect import tool_dialect
-
-    begin = time.perf_counter()
-    key = SecretStr(api_key or client_api_key())
-    client = ChatVLLMServer(base_url=base_url, model=model, max_tokens=16, api_key=key)
-    if client.style == "raw":
-        for prompt, options in tool_dialect(client.dialect).warm_up_calls(
-            WARM_UP_QUESTION, client.prompt_kind
-        ):
-            client.invoke(prompt, **options)
-    else:
-        client.invoke(WARM_UP_QUESTION)
-    return time.perf_counter() - begin

@@ -10,6 +10,7 @@ logprobs in the chat shape, and usage with the server's cached prompt tokens (th
 ``--enable-prompt-tokens-details``, which ``langgraph-parallel serve`` passes). So a graph runs
 the same on ``langgraph-parallel serve`` as in process, and many processes share one engine;
 ``bind_tools`` works as ``ChatVLLM``'s does (:mod:`~langgraph_parallel.dialect.tool_calls`).
+:func:`warm_up` sends a new server, through this client, the requests whose first use is slow.
 
 Written on the ``openai`` SDK (retries, timeouts, connection pooling) rather than on
 ``ChatOpenAI``, whose chat-only request shape is the thing that does not fit.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
+import time
 import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -30,19 +31,9 @@ from pydantic import Field, PrivateAttr, SecretStr
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
+from langgraph_parallel.models.served import API_KEY_ENV, client_api_key
 
-__all__ = ["API_KEY_ENV", "ChatVLLMServer", "client_api_key"]
-
-API_KEY_ENV = "LANGGRAPH_PARALLEL_API_KEY"
-"""The environment variable holding the key of ``langgraph-parallel serve --api-key``."""
-
-
-def client_api_key() -> str:
-    """Return the key a client sends: :data:`API_KEY_ENV`, else ``OPENAI_API_KEY``, else a dummy.
-
-    vLLM checks it only when the server was started with a key.
-    """
-    return os.environ.get(API_KEY_ENV) or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+__all__ = ["API_KEY_ENV", "WARM_UP_QUESTION", "ChatVLLMServer", "client_api_key", "warm_up"]
 
 
 def _api_key() -> SecretStr:
@@ -222,3 +213,31 @@ def _chat_logprobs(logprobs: Any) -> list[dict[str, Any]] | None:
         }
         for item in logprobs.content
     ]
+
+
+WARM_UP_QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
+
+
+def warm_up(base_url: str, model: str, *, api_key: str | None = None) -> float:
+    """Send the requests whose first use is slow on a new server; return the seconds taken.
+
+    On the 2-core CPU a fresh server took 1.3 s for its first request, 2.2 s more for the first
+    with the action grammar (compiling it) and 2.0 s more for the first with top-16 logprobs;
+    then 0.2-0.6 s for the same requests. One step of each action grammar with logprobs, as
+    the agents send it (the model's dialect says which: ``warm_up_calls``), pays all three
+    before the first user question does. ``api_key``: the
+    server's (default :func:`client_api_key`).
+    """
+    from langgraph_parallel.models.dialect import tool_dialect
+
+    begin = time.perf_counter()
+    key = SecretStr(api_key or client_api_key())
+    client = ChatVLLMServer(base_url=base_url, model=model, max_tokens=16, api_key=key)
+    if client.style == "raw":
+        for prompt, options in tool_dialect(client.dialect).warm_up_calls(
+            WARM_UP_QUESTION, client.prompt_kind
+        ):
+            client.invoke(prompt, **options)
+    else:
+        client.invoke(WARM_UP_QUESTION)
+    return time.perf_counter() - begin

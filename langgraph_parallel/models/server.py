@@ -24,7 +24,7 @@ from typing import Any
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.engine import engine_defaults
 from langgraph_parallel.models.folders import resolve_model
-from langgraph_parallel.models.served_chat import client_api_key
+from langgraph_parallel.models.served import client_api_key
 
 
 def server_command(
@@ -94,7 +94,7 @@ def start_server(
         timeout: Seconds to wait for the server to come up.
         log_path: File for the server's output (default: discarded).
         engine_kwargs: Engine settings over the defaults (see :func:`server_command`).
-        warm: Then send :func:`~.served.warm_up`'s requests, as ``langgraph-parallel serve``
+        warm: Then send :func:`~.served_chat.warm_up`'s requests, as ``langgraph-parallel serve``
             does.
         api_key: Require this key of every request (given to vLLM through its environment,
             ``VLLM_API_KEY``, not its command line).
@@ -129,7 +129,7 @@ def start_server(
         stop_server(proc)  # the engine-core child may still be running
         raise
     if warm:
-        from langgraph_parallel.models.served import warm_up
+        from langgraph_parallel.models.served_chat import warm_up
 
         warm_up(f"http://127.0.0.1:{port}/v1", model, api_key=api_key)
     return proc

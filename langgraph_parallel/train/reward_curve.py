@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.eval.summary import mean_present
 from langgraph_parallel.jsonl import read_rows
 from langgraph_parallel.rewards import COMPONENTS
 
@@ -96,6 +95,9 @@ SUMMARY_KEYS = (
 
 
 def _cell(rows: list[dict[str, Any]], key: str) -> str:
+    # Imported here: ``train``'s parser imports this module, and the summaries import LangGraph.
+    from langgraph_parallel.eval.summary import mean_present
+
     mean = mean_present(rows, key)
     count = sum(r.get(key) is not None for r in rows)
     return "-" if mean is None else f"{mean:.3f} (n={count})"

@@ -20,8 +20,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.models.served import api_url, find_server, served_models, warm_up
-from langgraph_parallel.models.served_chat import ChatVLLMServer
+from langgraph_parallel.models.served import api_url, find_server, served_models
+from langgraph_parallel.models.served_chat import ChatVLLMServer, warm_up
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
 from tests.fakes import CountingSearcher
