@@ -129,6 +129,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if args.graph not in MUSE_GRAPHS:  # the graphs whose output has trajectories
             raise UserError(f"--tree needs --graph {', '.join(MUSE_GRAPHS)} (got {args.graph}).")
         tree = check_tree_path(args.tree)
+    thin = args.server in (None, "auto") and not (args.no_daemon or tree or args.retry_deadline)
+    if thin and daemon_enabled():
+        done = _ask_on_background_server(args, question, timings)
+        if done is not None:
+            return done
     with timings.phase("imports"):
         from langgraph_parallel.agent.run import run_question
         from langgraph_parallel.apps.registry import build_graph, default_model, load_model
@@ -140,6 +145,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if base_url:
         timings.path = f"the server at {base_url}"
     elif args.server in (None, "auto") and not args.no_daemon and daemon_enabled():
+        # Reached when the background server has no question endpoint, or with --tree or
+        # --retry-deadline (both need the run here): its engine still takes the model calls.
         with timings.phase("background server (first ask: its engine start and warm-up)"):
             base_url, started = _background_server(name)
         timings.path = f"the background server at {base_url} ({'started' if started else 'reused'})"
@@ -186,18 +193,31 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.timings and worker is not None:
         with timings.phase("engine shutdown"):
             worker.shutdown()
-    summary = run.summary()
+    _print_answer(args, question, run.answer, run.stop_reason, run.trace, run.summary(), timings)
+    write_tree(run.state, tree, file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _print_answer(
+    args: argparse.Namespace,
+    question: str,
+    answer: str | None,
+    stop_reason: str,
+    trace: list[str],
+    summary: dict[str, Any],
+    timings: Timings,
+) -> None:
+    """Print the answer, trace and counters (or one JSON object with ``--json``)."""
     if args.json:
         timed = {"timings": timings.phases, "answered_by": timings.path}
         print(json.dumps({**summary, **timed} if args.timings else summary))
-        write_tree(run.state, tree, file=sys.stderr)  # stdout stays one JSON object
-        return 0
+        return
     print(f"question: {question}")
     print("trace:")
-    for line in run.trace:
+    for line in trace:
         print(f"  {line}")
-    print(f"answer: {run.answer if run.answer is not None else '(none)'}")
-    print(f"stop_reason: {run.stop_reason}")
+    print(f"answer: {answer if answer is not None else '(none)'}")
+    print(f"stop_reason: {stop_reason}")
     for key, value in summary.items():
         if key != "answer":
             print(f"{key}: {value}")
@@ -205,7 +225,75 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(f"answered by: {timings.path}")
         print("timings:")
         print("\n".join(timings.lines()))
-    write_tree(run.state, tree, file=sys.stdout)
+
+
+def _ask_on_background_server(
+    args: argparse.Namespace, question: str, timings: Timings
+) -> int | None:
+    """Run the whole question on the background server (:mod:`.ask_server`); 0 when answered.
+
+    Returns ``None`` when it must be answered here instead: a ``serve`` at the default address
+    serves the model (it comes first), the server has no question endpoint, or the server
+    stopped under the question (then ``args.no_daemon`` is set and stderr says so).
+
+    Raises:
+        UserError: The server refused the question as one the user must fix.
+    """
+    from langgraph_parallel.apps import daemon
+    from langgraph_parallel.apps.ask_server import AskRequest, post_question
+    from langgraph_parallel.apps.registry import default_model
+    from langgraph_parallel.models.served import find_server
+
+    name = args.model or default_model(args.graph)
+    if find_server(name, "auto") is not None:
+        return None
+    with timings.phase("background server (first ask: its engine start and warm-up)"):
+        url, started = _background_server(name)
+    record = daemon.record_of(name)
+    if record is None or not record.ask_url:
+        return None
+    timings.path = (
+        f"the background server at {url} ({'started' if started else 'reused'}; "
+        "question and index there)"
+    )
+    request = AskRequest(
+        question=question,
+        graph=args.graph,
+        model=name,
+        corpus=args.corpus,
+        index=args.index,
+        max_turns=args.max_turns,
+        top_k=args.top_k,
+        passage_sentences=args.passage_sentences,
+    )
+    on_event, first = _first_step_clock(None if args.json else print_event)
+    t0 = time.perf_counter()
+    result = post_question(record.ask_url, record.ask_token, request, on_event)
+    if result is None or _server_lost(result["stop_reason"], url, name):
+        print(
+            f"model {name}: the background server did not answer; answering in process",
+            file=sys.stderr,
+        )
+        timings.path = "in process (the background server did not answer the question)"
+        args.no_daemon = True
+        return None
+    t1 = time.perf_counter()
+    if result["index_s"] >= 0.01:  # the first question on this corpus loaded it there
+        timings.add("index (on the background server)", result["index_s"])
+    if first:
+        timings.add("first step (grammar compile, first LLM call)", first[0] - t0)
+        timings.add("rest of the question", t1 - first[0])
+    else:
+        timings.add("question", t1 - t0)
+    _print_answer(
+        args,
+        question,
+        result["answer"],
+        result["stop_reason"],
+        result["trace"],
+        result["summary"],
+        timings,
+    )
     return 0
 
 

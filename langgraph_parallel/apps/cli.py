@@ -86,7 +86,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
             warmed = f"warm-up failed: {describe_error(exc)}"
         print(f"serving {args.model} at {url} ({warmed})", file=sys.stderr, flush=True)
         if args.background:
-            daemon.write_record(args.model, url)
+            # Later asks run their whole question here (apps.ask_server), not just its steps.
+            from langgraph_parallel.apps.ask_server import start_ask_server
+
+            try:
+                ask_url, token = start_ask_server(args.model, url)
+            except Exception as exc:  # the engine still serves model calls without it
+                print(f"no question endpoint: {describe_error(exc)}", file=sys.stderr)
+                ask_url = token = ""
+            daemon.write_record(args.model, url, ask_url=ask_url, ask_token=token)
         if args.idle_timeout:
             # SIGTERM ends this command as a user's would: the finally below stops vLLM.
             stop = partial(os.kill, os.getpid(), signal.SIGTERM)

@@ -52,6 +52,7 @@ __all__ = [
     "daemons",
     "ensure_daemon",
     "find_daemon",
+    "record_of",
     "remove_record",
     "stop_daemons",
     "watch_idle",
@@ -79,6 +80,9 @@ class Daemon:
         version: :func:`daemon_version` when it started.
         started: When it was ready (seconds since the epoch).
         log: Its output.
+        ask_url: Its question endpoint (:mod:`.ask_server`), where a later ``ask`` runs its
+            whole question; empty for a server without one.
+        ask_token: The endpoint's bearer token (the record is readable by its user only).
     """
 
     model: str
@@ -87,6 +91,8 @@ class Daemon:
     version: str
     started: float
     log: str
+    ask_url: str = ""
+    ask_token: str = ""
 
 
 def daemon_enabled() -> bool:
@@ -111,12 +117,12 @@ def _record_path(model: str) -> Path:
 def daemon_version(model: str) -> str:
     """Return what a server of ``model`` must match to be reused.
 
-    The package's version, the model's folder and its modification time, those of the modules
-    that build and serve it, and the engine settings of the environment
-    (``LANGGRAPH_PARALLEL_ENGINE``): an upgraded package, a retrained adapter, an edited clone
-    or other engine settings get a new server.
+    The package's version, the model's folder and its modification time, those of the
+    package's modules (the server runs whole questions: the graphs' code counts too), and the
+    engine settings of the environment (``LANGGRAPH_PARALLEL_ENGINE``): an upgraded package, a
+    retrained adapter, an edited clone or other engine settings get a new server.
     """
-    from langgraph_parallel import models
+    import langgraph_parallel
     from langgraph_parallel.models.engine import ENGINE_ENV
     from langgraph_parallel.models.folders import resolve_model
 
@@ -129,21 +135,33 @@ def daemon_version(model: str) -> str:
     folder = Path(path)
     if folder.exists():
         parts.append(str(folder.stat().st_mtime_ns))
-    code = Path(models.__file__).parent
-    parts += [f"{p.name}:{p.stat().st_mtime_ns}" for p in sorted(code.glob("*.py"))]
+    code = Path(langgraph_parallel.__file__).parent
+    parts += [f"{p.relative_to(code)}:{p.stat().st_mtime_ns}" for p in sorted(code.rglob("*.py"))]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def write_record(model: str, url: str) -> Path:
-    """Write this process's record as the server of ``model`` (``serve --background``)."""
+def write_record(model: str, url: str, *, ask_url: str = "", ask_token: str = "") -> Path:
+    """Write this process's record as the server of ``model`` (``serve --background``).
+
+    The file is readable by its user only: it holds the question endpoint's token.
+    """
     path = _record_path(model)
     log = str(path.with_suffix(".log"))
-    record = Daemon(model, url, os.getpid(), daemon_version(model), time.time(), log)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    record = Daemon(
+        model, url, os.getpid(), daemon_version(model), time.time(), log, ask_url, ask_token
+    )
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    partial.write_text(json.dumps(asdict(record)), encoding="utf-8")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(json.dumps(asdict(record)))
     os.replace(partial, path)  # a reader sees no record or a whole one
     return path
+
+
+def record_of(model: str) -> Daemon | None:
+    """Return the record of ``model``'s background server as written (no check that it is up)."""
+    return _read(_record_path(model))
 
 
 def remove_record(model: str) -> None:

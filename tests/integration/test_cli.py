@@ -217,11 +217,20 @@ def test_serve_command_serves_the_trained_policy_until_stopped(tmp_path):
         wrong = cli("ask", "--server", url, "--model", "smollm2", QUESTION)
         assert wrong.returncode == 2
         assert "serves smollm2-parallel, not 'smollm2'" in wrong.stderr.splitlines()[-1]
-        # A plain ask finds it as its background server: no engine of its own, and says so.
+        # A plain ask finds it as its background server and runs the whole question there:
+        # no engine, no index and no graph of its own, and says so.
         reused = cli("ask", "--json", "--timings", QUESTION, LANGGRAPH_PARALLEL_DAEMON="1")
         assert reused.returncode == 0, reused.stderr[-2000:]
         payload = json.loads(reused.stdout.strip().splitlines()[-1])
         assert set(payload) == JSON_KEYS | {"timings", "answered_by"}
+        where = f"the background server at {url}/v1 (reused; question and index there)"
+        assert payload["answered_by"] == where and payload["llm_calls"] > 0
+        assert not {"imports", "index", "engine start"} & set(payload["timings"])
+        # --tree and --retry-deadline need the run here: the server takes its model calls only.
+        flags = ("ask", "--json", "--timings", "--retry-deadline", "5", QUESTION)
+        here = cli(*flags, LANGGRAPH_PARALLEL_DAEMON="1")
+        assert here.returncode == 0, here.stderr[-2000:]
+        payload = json.loads(here.stdout.strip().splitlines()[-1])
         assert payload["answered_by"] == f"the background server at {url}/v1 (reused)"
         assert "engine start" in payload["timings"]  # no engine here: 0 s
         assert "engine shutdown" not in payload["timings"]

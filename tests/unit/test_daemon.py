@@ -230,3 +230,57 @@ def test_stop_group_ends_the_leader_and_its_children_and_kills_what_ignores_sigt
     assert proc.returncode == -signal.SIGKILL  # the leader ignored SIGTERM; the Popen kept it
     assert not alive(child)  # SIGTERM reached the whole group, not the leader only
     stop_group(proc.pid, timeout=0.5)  # a group already stopped: nothing left to signal
+
+
+def test_a_later_ask_runs_its_whole_question_on_the_background_server(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_server_extra(["--questions"])
+    args = ["ask", "--model", MODEL, "--index", "bm25", "--passage-sentences", "2", "--timings"]
+    assert main([*args, "Is it?"]) == 0  # starts the server
+    out, err = capsys.readouterr()
+    assert main([*args, "Is it?"]) == 0
+    out, err = capsys.readouterr()
+    # The live view came from the server's events; the options reached its graph.
+    assert "step 1: search a ## b\nstep 2: answer yes\n" in err
+    assert "answer: yes\n" in out and "  step: parallel-search bm25 2\n" in out
+    assert "answered by: the background server at http://127.0.0.1:" in out
+    assert "(reused; question and index there)" in out
+    timings = out.split("timings:\n", 1)[1].splitlines()
+    phases = [line.strip().rsplit(": ", 1)[0] for line in timings]
+    assert "first step (grammar compile, first LLM call)" in phases
+    assert not {"imports", "index", "engine start"} & set(phases)  # none of them here
+    path = daemon._record_path(MODEL)
+    assert path.stat().st_mode & 0o777 == 0o600  # it holds the endpoint's token
+    assert record().ask_url.endswith("/ask") and record().ask_token
+
+
+def test_the_question_endpoint_reports_user_errors_and_refuses_strangers() -> None:
+    from langgraph_parallel.apps.ask_server import AskRequest, post_question
+
+    fake_server_extra(["--questions"])
+    daemon.ensure_daemon(MODEL)
+    found = record()
+    events: list[dict[str, object]] = []
+
+    def ask(question: str, token: str = found.ask_token) -> dict[str, object] | None:
+        request = AskRequest(question=question, graph="parallel-search", model=MODEL)
+        return post_question(found.ask_url, token, request, events.append)
+
+    with pytest.raises(UserError, match="Corpus not found: /nowhere"):
+        ask("user-error please")
+    assert ask("crash please") is None  # a server failure: the ask answers it itself
+    assert ask("Is it?", token="not-the-token") is None and events == []
+    result = ask("Is it?")
+    assert result is not None and result["answer"] == "yes" and len(events) == 2
+
+
+def test_a_question_request_with_unknown_keys_is_refused() -> None:
+    from langgraph_parallel.apps.ask_server import AskRequest
+
+    request = AskRequest.from_json(b'{"question": "q", "graph": "direct", "model": "m"}')
+    assert request.index == "hybrid" and request.passage_sentences == "auto"
+    with pytest.raises(UserError, match="Malformed question request"):
+        AskRequest.from_json(b'{"question": "q", "graph": "direct", "model": "m", "x": 1}')
+    with pytest.raises(UserError, match="Malformed question request"):
+        AskRequest.from_json(b"[1, 2]")
