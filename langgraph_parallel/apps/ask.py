@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -68,6 +69,20 @@ class Timings:
 
 
 def _since_process_start() -> float:
+    """Return the seconds since this process was created, or 0.0 when the OS does not say.
+
+    On Linux both ends are read on the kernel's clock since boot (``/proc/self/stat``'s start
+    time and ``/proc/uptime``, 10 ms resolution); ``psutil``'s creation time adds the boot
+    time, which Linux gives in whole seconds, so it can be off by up to a second.
+    """
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat:
+            started = int(stat.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        with open("/proc/uptime", encoding="ascii") as uptime:
+            now = float(uptime.read().split()[0])
+        return round(max(0.0, now - started / os.sysconf("SC_CLK_TCK")), 3)
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import psutil
 

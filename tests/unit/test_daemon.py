@@ -284,3 +284,22 @@ def test_a_question_request_with_unknown_keys_is_refused() -> None:
         AskRequest.from_json(b'{"question": "q", "graph": "direct", "model": "m", "x": 1}')
     with pytest.raises(UserError, match="Malformed question request"):
         AskRequest.from_json(b"[1, 2]")
+
+
+def test_a_question_the_server_cannot_run_is_answered_in_the_ask_process(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph_parallel.apps import registry
+
+    fake_server_extra(["--questions"])
+    here: list[str | None] = []
+
+    def load_model(name: str, base_url: str | None = None, **_: object) -> object:
+        here.append(base_url)  # the fallback builds the model itself
+        raise UserError("stop here: the in-process path was taken")
+
+    monkeypatch.setattr(registry, "load_model", load_model)
+    assert main(["ask", "--model", MODEL, "--timings", "crash please"]) == 2
+    err = capsys.readouterr().err
+    assert f"model {MODEL}: no answer from the background server; answering here" in err
+    assert here == [None]  # in process, not on the server that failed it

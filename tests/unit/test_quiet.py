@@ -73,3 +73,20 @@ def test_a_preparation_hides_the_libraries_output_unless_verbose(clean_env, caps
     with quiet_preparation():
         print("Converting tensors: 100%", file=sys.stderr)
     assert "Converting tensors" in capsys.readouterr().err
+
+
+def test_the_start_phase_counts_from_the_process_creation_not_from_a_rounded_boot_time():
+    import subprocess
+    import sys
+    import time
+
+    # psutil's creation time adds a boot time in whole seconds: off by up to 1 s, either way.
+    code = (
+        "import time; time.sleep(0.5); "
+        "from langgraph_parallel.apps.ask import _since_process_start; "
+        "print(_since_process_start())"
+    )
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    outside = time.perf_counter() - t0
+    assert 0.5 <= float(done.stdout) <= outside
