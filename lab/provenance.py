@@ -27,6 +27,15 @@ def at_commit(result: dict[str, Any]) -> str:
     return f" at commit {short_commit(commit)}"
 
 
+def part_commit(result: dict[str, Any], part: str) -> str:
+    """Like :func:`at_commit` for one part of a result that records its own commit.
+
+    A part measured again alone (``first-contact --skip dtype``) keeps the other part's commit.
+    """
+    own = result.get(part) or {}
+    return at_commit(own if own.get("commit") else result)
+
+
 def commits_of(run_json: Path) -> str:
     """Name the commits a resumable ``bench`` folder's rows were written at (its ``run.json``)."""
     commits = json.loads(run_json.read_text()).get("commits") or []

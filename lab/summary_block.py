@@ -12,7 +12,7 @@ from typing import Any
 from lab.experiments.muse.muse_tables import LATER_RUN, MAIN_RUN
 from lab.paired import PairedDifference
 from lab.paths import checkout_dir
-from lab.provenance import at_commit
+from lab.provenance import at_commit, part_commit
 
 __all__ = ["render_summary"]
 
@@ -89,17 +89,17 @@ def render_summary(root: Path | None = None) -> str:
             f"| `ask` of the README question, new process, on the background server the first "
             f"`ask` starts: later asks, median of {len(served['later'])}; the first | "
             f"**{served['later_median_s']:.1f} s**; {served['first']['process_wall_s']:.1f} s | "
-            f"`benchmarks/first_contact/`{at_commit(contact)}, {where} |"
+            f"`benchmarks/first_contact/`{part_commit(contact, 'cold_start')}, {where} |"
         )
     lines.append(
         f"| One-shot `ask --no-daemon` (engine start and stop included), median of "
         f"{len(cold['cold'])}; first ever (model preparation included) | "
         f"**{cold['cold_median_s']:.1f} s**; {first:.1f} s | "
-        f"`benchmarks/first_contact/`{at_commit(contact)}, {where} |"
+        f"`benchmarks/first_contact/`{part_commit(contact, 'cold_start')}, {where} |"
     )
     lines.append(
         f"| Median warm question, default engine ({dtype['default']}, chosen for this CPU) | "
-        f"**{warm:.2f} s** | `benchmarks/first_contact/`{at_commit(contact)}, {where} |"
+        f"**{warm:.2f} s** | `benchmarks/first_contact/`{part_commit(contact, 'dtype')}, {where} |"
     )
     for run in serving:
         if run["engine"].get("speculative_config", "default") is not None:

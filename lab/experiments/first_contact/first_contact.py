@@ -14,7 +14,7 @@ from typing import Any
 
 from lab.base import Experiment, Run
 from lab.paths import checkout_dir
-from lab.provenance import at_commit
+from lab.provenance import at_commit, part_commit
 from langgraph_parallel.errors import UserError
 
 __all__ = ["FIRST_CONTACT", "PASSAGE_BUDGET", "render_first_contact"]
@@ -82,7 +82,9 @@ def render_first_contact(path: Path | None = None) -> str:
             f"server, the next {len(served['later'])} reuse it ({later} s)."
         )
     lines = [
-        f"Made by `{result['command']}`{at_commit(result)}, {cpu['cpu']}, {cpu['cores']} cores "
+        f"Made by `{result['command']}`{at_commit(result)} (one-shot and background server"
+        f"{part_commit(result, 'cold_start')}, dtypes{part_commit(result, 'dtype')}), "
+        f"{cpu['cpu']}, {cpu['cores']} cores "
         f"(avx512_bf16: {'yes' if cpu['avx512_bf16'] else 'no'}, amx: "
         f"{'yes' if cpu['amx'] else 'no'}), `smollm2-parallel`. {about}",
         "",

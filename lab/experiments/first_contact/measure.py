@@ -187,11 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     command = shlex.join(["python", "-m", MODULE, *(argv or sys.argv[1:])])
     result.update({"commit": source_commit(), "machine": machine(), "command": command})
     args.out.mkdir(parents=True, exist_ok=True)
+    # Each part records its commit too: a part run again alone keeps the other's.
     if args.skip != "cold":
-        result["cold_start"] = cold_start(args.repeats, args.later)
+        result["cold_start"] = {**cold_start(args.repeats, args.later), "commit": result["commit"]}
         path.write_text(json.dumps(result, indent=1) + "\n")  # kept if the dtype part fails
     if args.skip != "dtype":
-        result["dtype"] = dtype_speed(args.questions)
+        result["dtype"] = {**dtype_speed(args.questions), "commit": result["commit"]}
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {path}")
     return 0
