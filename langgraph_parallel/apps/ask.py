@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from langgraph_parallel.agent.events import render_event
 from langgraph_parallel.agent.policy import policy_of
 from langgraph_parallel.apps.arguments import (
     add_index_argument,
@@ -61,6 +62,14 @@ class Timings:
     def add(self, name: str, seconds: float) -> None:
         """Record a phase timed elsewhere."""
         self.phases[name] = round(seconds, 3)
+
+    def question(self, t0: float, t1: float, first: list[float]) -> None:
+        """Record a question run from ``t0`` to ``t1``, split at its first step if one came."""
+        if first:
+            self.add("first step (grammar compile, first LLM call)", first[0] - t0)
+            self.add("rest of the question", t1 - first[0])
+        else:
+            self.add("question", t1 - t0)
 
     def lines(self) -> list[str]:
         """Return the table ``--timings`` prints: a ``phase: seconds`` line each, then the total."""
@@ -200,11 +209,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         on_event, first = _first_step_clock(None if args.json else print_event)
         run = run_question(graph, question, on_event=on_event)
     t1 = time.perf_counter()
-    if first:
-        timings.add("first step (grammar compile, first LLM call)", first[0] - t0)
-        timings.add("rest of the question", t1 - first[0])
-    else:
-        timings.add("question", t1 - t0)
+    timings.question(t0, t1, first)
     if args.timings and worker is not None:
         with timings.phase("engine shutdown"):
             worker.shutdown()
@@ -295,11 +300,7 @@ def _ask_on_background_server(
     t1 = time.perf_counter()
     if result["index_s"] >= 0.01:  # the first question on this corpus loaded it there
         timings.add("index (on the background server)", result["index_s"])
-    if first:
-        timings.add("first step (grammar compile, first LLM call)", first[0] - t0)
-        timings.add("rest of the question", t1 - first[0])
-    else:
-        timings.add("question", t1 - t0)
+    timings.question(t0, t1, first)
     _print_answer(
         args,
         question,
@@ -321,28 +322,6 @@ def write_tree(state: dict[str, Any], path: Path | None, *, file: TextIO) -> Non
     except OSError as exc:
         raise UserError(f"Cannot write the tree to {path}: {exc}") from exc
     print(f"tree: {path}", file=file)
-
-
-def render_event(event: dict[str, Any]) -> str:
-    """Return one line of ``ask``'s live view for a progress event (see ``agent.events``)."""
-    kind = event.get("event")
-    if kind == "step":
-        what = " ## ".join(event.get("queries") or []) or event.get("answer") or ""
-        final = " (final, answer only)" if event.get("final_answer_step") else ""
-        return f"step {event.get('step')}{final}: {event.get('action')} {what}".rstrip()
-    if kind == "search_start":
-        return f"  search {event.get('id')} started: {event.get('query')}"
-    if kind == "search_end":
-        found = event.get("error") or ", ".join(event.get("titles") or []) or "nothing"
-        return f"  search {event.get('id')} done: {event.get('query')} -> {found}"
-    if kind == "rollout_start":
-        parent = event.get("parent")
-        origin = f" from {parent} at step {event.get('branch_step')}" if parent else ""
-        return f"rollout {event.get('rollout')} started (round {event.get('round')}{origin})"
-    if kind == "rollout_end":
-        answer = event.get("answer")
-        return f"rollout {event.get('rollout')} done: {answer!r} ({event.get('stop_reason')})"
-    return json.dumps(event, default=str)
 
 
 def print_event(event: dict[str, Any]) -> None:

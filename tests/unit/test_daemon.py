@@ -301,5 +301,5 @@ def test_a_question_the_server_cannot_run_is_answered_in_the_ask_process(
     monkeypatch.setattr(registry, "load_model", load_model)
     assert main(["ask", "--model", MODEL, "--timings", "crash please"]) == 2
     err = capsys.readouterr().err
-    assert f"model {MODEL}: no answer from the background server; answering here" in err
+    assert f"model {MODEL}: the background server did not answer; answering in process" in err
     assert here == [None]  # in process, not on the server that failed it

@@ -18,9 +18,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from langgraph_parallel import create_parallel_search_graph
+from langgraph_parallel.agent.events import render_event
 from langgraph_parallel.agent.limits import recursion_limit_for
 from langgraph_parallel.agent.run import run_question
-from langgraph_parallel.apps.ask import render_event
 from langgraph_parallel.parallel_muse.accounting import muse_costs
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.plan import fork

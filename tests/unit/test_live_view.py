@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from langgraph_parallel.apps.ask import render_event
+from langgraph_parallel.agent.events import render_event
 
 
 def test_every_event_kind_renders_as_one_line() -> None:
