@@ -108,6 +108,10 @@ class AskServer:
     """
 
     def __init__(self, model: str, model_url: str) -> None:
+        # The run and the default graph's modules (LangGraph with them) are imported here,
+        # before the first question; the other graphs' on their first use.
+        import langgraph_parallel.agent.run
+        import langgraph_parallel.parallel_search.graph  # noqa: F401
         from langgraph_parallel.apps.registry import load_model
 
         self.model_name = model
@@ -147,8 +151,8 @@ class AskServer:
 def start_ask_server(model: str, model_url: str) -> tuple[str, str]:
     """Start the question endpoint for ``model`` in a thread; return its address and token.
 
-    The model's client, the graphs' imports and the default index are loaded first, so the
-    first question finds them warm.
+    The model's client, the default graph's imports and the default index are loaded first,
+    so the first question finds them warm.
     """
     from langgraph_parallel.retrieval.indexes import DEFAULT_INDEX
 
