@@ -90,3 +90,16 @@ def test_the_start_phase_counts_from_the_process_creation_not_from_a_rounded_boo
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     outside = time.perf_counter() - t0
     assert 0.5 <= float(done.stdout) <= outside
+
+
+def test_the_console_entry_returns_mains_status_and_freezes_the_heap_before_exit():
+    import subprocess
+    import sys
+
+    # The interpreter's final collection would scan every object an engine left (seconds).
+    code = (
+        "import gc; from langgraph_parallel.apps import cli; cli.main = lambda: 7; "
+        "status = cli.run(); print(status, gc.get_freeze_count() > 0)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["7", "True"]
