@@ -203,7 +203,8 @@ class _Handler(BaseHTTPRequestHandler):
                     pass
 
         try:
-            run, index_s = self.answerer.answer(AskRequest.from_json(body), send_event(send))
+            request = AskRequest.from_json(body)
+            run, index_s = self.answerer.answer(request, lambda event: send({"event": event}))
         except UserError as exc:
             send({"error": str(exc)})
             return
@@ -211,11 +212,6 @@ class _Handler(BaseHTTPRequestHandler):
             send({"failure": describe_error(exc)})
             return
         send({"result": result_of(run, index_s)})
-
-
-def send_event(send: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
-    """Return the ``on_event`` hook that streams each progress event as ``{"event": ...}``."""
-    return lambda event: send({"event": event})
 
 
 def post_question(
