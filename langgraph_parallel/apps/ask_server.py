@@ -35,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from langgraph_parallel.errors import UserError, describe_error
+from langgraph_parallel.models.served import open_url
 
 __all__ = [
     "ASK_PATH",
@@ -231,7 +232,7 @@ def post_question(
     lines = []
     try:
         # The timeout bounds each wait for a line; a question may take longer in all.
-        with urllib.request.urlopen(post, timeout=600) as response:
+        with open_url(post, timeout=600) as response:
             for raw in response:
                 line = json.loads(raw)
                 if "event" in line:

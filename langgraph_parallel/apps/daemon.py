@@ -336,10 +336,11 @@ def ensure_daemon(
 def _activity(url: str) -> tuple[float, float] | None:
     """Return (requests finished, requests running or waiting) from the engine's ``/metrics``."""
     import urllib.error
-    import urllib.request
+
+    from langgraph_parallel.models.served import open_url
 
     try:
-        with urllib.request.urlopen(url.removesuffix("/v1") + "/metrics", timeout=5) as reply:
+        with open_url(url.removesuffix("/v1") + "/metrics", timeout=5) as reply:
             text = reply.read().decode("utf-8", "replace")
     except (urllib.error.URLError, OSError):
         return None

@@ -8,10 +8,13 @@ a new server up is :func:`~langgraph_parallel.models.served_chat.warm_up`.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
+from typing import IO
 
 from langgraph_parallel.errors import UserError
 
@@ -21,6 +24,8 @@ __all__ = [
     "api_url",
     "client_api_key",
     "find_server",
+    "is_loopback",
+    "open_url",
     "served_models",
 ]
 
@@ -46,13 +51,42 @@ def api_url(url: str) -> str:
     return url if url.endswith("/v1") else url + "/v1"
 
 
+def is_loopback(url: str) -> bool:
+    """Return whether ``url`` names this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def open_url(request: urllib.request.Request | str, *, timeout: float) -> IO[bytes]:
+    """``urllib.request.urlopen``, but never through a proxy for an address on this machine.
+
+    urllib (like httpx) sends ``127.0.0.1`` through ``http_proxy`` unless ``no_proxy`` names
+    it; behind such a proxy, ``ask`` would never find its own background server.
+    """
+    url = request.full_url if isinstance(request, urllib.request.Request) else request
+    response: IO[bytes] = (
+        _DIRECT.open(request, timeout=timeout)
+        if is_loopback(url)
+        else urllib.request.urlopen(request, timeout=timeout)
+    )
+    return response
+
+
 def served_models(base_url: str, *, timeout: float = 2.0) -> list[str] | None:
     """Return the model names a server serves, or ``None`` when nothing answers there."""
     request = urllib.request.Request(
         api_url(base_url) + "/models", headers={"Authorization": f"Bearer {client_api_key()}"}
     )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with open_url(request, timeout=timeout) as response:
             listing = json.loads(response.read())
     except (urllib.error.URLError, OSError, ValueError):
         return None

@@ -31,7 +31,7 @@ from pydantic import Field, PrivateAttr, SecretStr
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
-from langgraph_parallel.models.served import API_KEY_ENV, client_api_key
+from langgraph_parallel.models.served import API_KEY_ENV, client_api_key, is_loopback
 
 __all__ = ["API_KEY_ENV", "WARM_UP_QUESTION", "ChatVLLMServer", "client_api_key", "warm_up"]
 
@@ -76,17 +76,22 @@ class ChatVLLMServer(VLLMChatSettings):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model": self.model, "base_url": self.base_url, "temperature": self.temperature}
 
-    def _options(self) -> dict[str, Any]:
-        return {
+    def _options(self, *, asynchronous: bool) -> dict[str, Any]:
+        openai = _openai()
+        options = {
             "base_url": self.base_url,
             "api_key": self.api_key.get_secret_value(),
-            "timeout": _openai().Timeout(self.timeout, connect=self.connect_timeout),
+            "timeout": openai.Timeout(self.timeout, connect=self.connect_timeout),
             "max_retries": self.max_retries,
         }
+        if is_loopback(self.base_url):  # never through http_proxy: see served.open_url
+            http = openai.DefaultAsyncHttpxClient if asynchronous else openai.DefaultHttpxClient
+            options["http_client"] = http(trust_env=False)
+        return options
 
     def _sync_client(self) -> Any:
         if self._client is None:
-            self._client = _openai().OpenAI(**self._options())
+            self._client = _openai().OpenAI(**self._options(asynchronous=False))
         return self._client
 
     def _async_client(self) -> Any:
@@ -94,7 +99,9 @@ class ChatVLLMServer(VLLMChatSettings):
         loop = asyncio.get_running_loop()
         client = self._async_clients.get(loop)
         if client is None:
-            client = self._async_clients[loop] = _openai().AsyncOpenAI(**self._options())
+            client = self._async_clients[loop] = _openai().AsyncOpenAI(
+                **self._options(asynchronous=True)
+            )
         return client
 
     def _request(

@@ -17,14 +17,13 @@ import subprocess
 import sys
 import time
 import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.engine import engine_defaults
 from langgraph_parallel.models.folders import resolve_model
-from langgraph_parallel.models.served import client_api_key
+from langgraph_parallel.models.served import client_api_key, is_loopback, open_url
 
 
 def server_command(
@@ -151,7 +150,7 @@ def wait_until_up(
                 f"see {log_path or 'its log (pass log_path)'}."
             )
         try:
-            with urllib.request.urlopen(base_url + "/models", timeout=2):
+            with open_url(base_url + "/models", timeout=2):
                 return
         except urllib.error.HTTPError as exc:
             if exc.code == 401:  # up, and asking for the API key it was started with
@@ -234,5 +233,12 @@ def chat_openai_for_server(base_url: str, model: str = "smollm2", **kwargs: Any)
         "stream_usage": True,
         "extra_body": {"include_stop_str_in_output": True},
     }
+    if is_loopback(base_url):  # never through http_proxy: see served.open_url
+        import httpx
+
+        options.update(
+            http_client=httpx.Client(trust_env=False),
+            http_async_client=httpx.AsyncClient(trust_env=False),
+        )
     options.update(kwargs)
     return ChatOpenAI(**options)

@@ -455,3 +455,31 @@ def test_the_serving_experiment_runs_its_levels_probe_and_fault_run_on_a_stub_se
     assert {"in_flight", "others", "server_down_s", "lost"} <= fault.keys()
     assert all({"start_s", "end_s", "prompt_tokens"} <= row.keys() for row in fault["rows"])
     assert "90 s deadline (18 attempts)" in render_serving(tmp_path)
+
+
+def test_this_machines_servers_are_reached_past_a_proxy(
+    stub: tuple[Stub, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph_parallel.models.served import is_loopback, open_url
+    from langgraph_parallel.models.server import chat_openai_for_server
+    from tests.servers import free_port
+
+    state, url = stub
+    # A proxy that refuses everything, and no no_proxy naming 127.0.0.1 (as behind many firewalls).
+    dead = f"http://127.0.0.1:{free_port()}"
+    for name in ("http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.setenv(name, dead)
+        monkeypatch.setenv(name.upper(), dead)
+    for name in ("no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    assert served_models(url) == ["smollm2-parallel"]
+    model = ChatVLLMServer(base_url=url, model="smollm2-parallel", max_retries=0)
+    assert model.invoke("A").content and asyncio.run(model.ainvoke("B")).content
+    openai_model = chat_openai_for_server(url, "smollm2-parallel", max_retries=0)
+    assert openai_model.invoke("C").content
+    assert sorted(body.get("prompt") or "chat" for _, body in state.requests) == ["A", "B", "chat"]
+    # Another machine's address still goes through the proxy, which refuses it here.
+    assert [is_loopback(u) for u in (url, "http://localhost:1", "http://[::1]:2")] == [True] * 3
+    assert not is_loopback("http://example.com/v1") and not is_loopback("http://10.0.0.1/")
+    with pytest.raises(OSError, match="refused"):
+        open_url("http://example.com/v1/models", timeout=5)

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from langgraph_parallel.models.served import open_url
+
 __all__ = [
     "CpuMeter",
     "MetricsSampler",
@@ -49,7 +51,7 @@ class MetricsSampler:
     def read(self) -> str:
         """Return the ``/metrics`` page, or nothing while the server is down."""
         try:
-            with urllib.request.urlopen(self.url, timeout=2) as reply:
+            with open_url(self.url, timeout=2) as reply:
                 return str(reply.read().decode())
         except OSError:  # the server is down (fault run)
             return ""
@@ -90,14 +92,14 @@ def post_json(url: str, body: Mapping[str, Any]) -> dict[str, Any]:
         },
         method="POST",
     )
-    with urllib.request.urlopen(request, timeout=600) as reply:
+    with open_url(request, timeout=600) as reply:
         return dict(json.loads(reply.read()))
 
 
 def reset_prefix_cache(base: str) -> None:
     """Empty the server's prefix cache (vLLM's dev-mode ``/reset_prefix_cache``)."""
     request = urllib.request.Request(base + "/reset_prefix_cache", data=b"", method="POST")
-    with urllib.request.urlopen(request, timeout=30):
+    with open_url(request, timeout=30):
         pass
 
 
