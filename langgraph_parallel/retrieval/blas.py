@@ -9,9 +9,7 @@ against a stub model server, 64 questions of two search turns each on the hybrid
 client's CPU a question: idle machine 0.16 s with OpenBLAS's two threads, 0.062 s with one, at
 the same wall time; both cores busy (two spinning processes standing in for the engine) 0.24 s
 against 0.048 s at one run at a time and 0.41 s against 0.057 s at 16, where the 64 questions
-took 26.2 s against 5.9 s. The scan of 146,855 passages reads memory, not arithmetic: 43 ms on
-one thread or two, 44 against 85 ms of CPU. In the serving experiment on that machine the
-client's CPU at 16 runs fell from 47.7 to 8.1 s (``benchmarks/serving/blas/``).
+took 26.2 s against 5.9 s.
 
 :func:`one_blas_thread` sets one BLAS thread for its block and gives the process its own count
 back after it, so a caller's numpy elsewhere keeps its threads. threadpoolctl does the setting
