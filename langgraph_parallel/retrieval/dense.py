@@ -24,7 +24,6 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.paths import cache_dir as default_cache_dir
 from langgraph_parallel.paths import repo_data_dir
 from langgraph_parallel.retrieval import matrix_store
-from langgraph_parallel.retrieval.blas import one_blas_thread
 from langgraph_parallel.retrieval.corpus import corpus_sha256, load_corpus
 from langgraph_parallel.retrieval.documents import Passage, Ranking, ranked_passages
 from langgraph_parallel.retrieval.ivf import (
@@ -263,19 +262,18 @@ class CorpusIndex:
         (duplicate passages have equal vectors).
         """
         # matrix @ queries.T reads the matrix once for all queries.
-        with one_blas_thread():
-            product = self._matrix @ vectors.T  # (passages, queries)
-            n = product.shape[0]
-            scores, positions = [], []
-            for column in product.T:
-                if depth < n:
-                    kth = np.partition(column, n - depth)[n - depth]
-                    candidates = np.flatnonzero(column >= kth)  # every passage tied at the cut
-                else:
-                    candidates = np.arange(n)
-                best = candidates[np.lexsort((candidates, -column[candidates]))][:depth]
-                scores.append(column[best])
-                positions.append(best)
+        product = self._matrix @ vectors.T  # (passages, queries)
+        n = product.shape[0]
+        scores, positions = [], []
+        for column in product.T:
+            if depth < n:
+                kth = np.partition(column, n - depth)[n - depth]
+                candidates = np.flatnonzero(column >= kth)  # every passage tied at the cut
+            else:
+                candidates = np.arange(n)
+            best = candidates[np.lexsort((candidates, -column[candidates]))][:depth]
+            scores.append(column[best])
+            positions.append(best)
         return np.stack(scores), np.stack(positions)
 
     def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:

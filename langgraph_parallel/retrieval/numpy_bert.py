@@ -23,8 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_parallel.retrieval.blas import one_blas_thread
-
 __all__ = ["NumpyBert"]
 
 
@@ -86,10 +84,6 @@ class NumpyBert:
         """Return one unit-length float32 row per text (mean of the last layer over its tokens)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        with one_blas_thread():  # a few short texts: more threads only spin (retrieval.blas)
-            return self._forward(texts)
-
-    def _forward(self, texts: Sequence[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(list(texts))
         lengths = [len(e.ids) for e in encodings]
         batch, width = len(encodings), max(lengths)

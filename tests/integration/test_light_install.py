@@ -1,10 +1,10 @@
 """The light install: the wheel without extras, in a new virtual environment, runs a graph.
 
 A user with a model and retriever of their own needs neither vLLM nor torch nor the bundled
-corpus: ``pip install`` of the wheel alone brings LangGraph, langchain-core, numpy,
-threadpoolctl and tqdm (``docs/guides/quickstart.md``, "As a library in your own stack"). This
-builds the wheel from the tree, installs it into an empty venv from the package index, and runs
-ParallelSearch there with langchain-core's own fake chat model and a retriever of a few lines.
+corpus: ``pip install`` of the wheel alone brings LangGraph, langchain-core, numpy and tqdm
+(``docs/guides/quickstart.md``, "As a library in your own stack"). This builds the wheel from the
+tree, installs it into an empty venv from the package index, and runs ParallelSearch there with
+langchain-core's own fake chat model and a retriever of a few lines.
 """
 
 from __future__ import annotations

@@ -223,27 +223,3 @@ def test_a_vector_store_of_real_minilm_embeddings_is_a_searcher() -> None:
     results = as_searcher(store).batch_search(["capital of France", "biggest planet"], 1)
     assert [[p.title for p in r] for r in results] == [["Paris"], ["Jupiter"]]
     assert results[0][0].text == "Paris is the capital of France."
-
-
-def test_the_query_encoder_runs_on_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A query's forward pass runs on one BLAS thread (``retrieval.blas``); the count returns."""
-    from threadpoolctl import ThreadpoolController, threadpool_limits
-
-    from langgraph_parallel.retrieval.embeddings import default_model_dir
-    from langgraph_parallel.retrieval.numpy_bert import NumpyBert
-
-    def threads() -> int:
-        return int(ThreadpoolController().select(user_api="blas").info()[0]["num_threads"])
-
-    seen: list[int] = []
-    forward = NumpyBert._forward
-
-    def reading(self: NumpyBert, texts: Sequence[str]) -> np.ndarray:
-        seen.append(threads())
-        return forward(self, texts)
-
-    monkeypatch.setattr(NumpyBert, "_forward", reading)
-    encoder = NumpyBert(default_model_dir(), max_length=256)
-    with threadpool_limits(limits=2, user_api="blas"):
-        assert encoder.encode(["Scott Derrickson", "Ed Wood"]).shape == (2, 384)
-        assert seen == [1] and threads() == 2
