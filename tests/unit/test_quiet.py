@@ -103,3 +103,42 @@ def test_the_console_entry_returns_mains_status_and_freezes_the_heap_before_exit
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["7", "True"]
+
+
+_BLAS_THREADS = """
+import ctypes, os
+from langgraph_parallel.apps import cli
+
+def report():
+    import numpy
+    numpy.ones((64, 64)) @ numpy.ones((64, 64))
+    paths = {line.split()[-1] for line in open("/proc/self/maps") if "openblas" in line}
+    blas = [ctypes.CDLL(p) for p in paths]
+    counts = [b.scipy_openblas_get_num_threads64_() for b in blas
+              if hasattr(b, "scipy_openblas_get_num_threads64_")]
+    print(os.environ.get("OPENBLAS_NUM_THREADS"), counts)
+    return 0
+
+cli.main = report
+cli.run()
+"""
+
+
+@pytest.mark.parametrize(("given", "threads"), [(None, 1), ("2", 2)])
+def test_the_console_entry_runs_numpys_blas_on_one_thread_unless_the_user_says(given, threads):
+    import os
+    import subprocess
+    import sys
+
+    # OpenBLAS threads spun on the cores the engine needs; the user's own setting wins.
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    done = subprocess.run(
+        [sys.executable, "-c", _BLAS_THREADS], capture_output=True, text=True, check=True, env=env
+    )
+    setting, counts = done.stdout.split(maxsplit=1)
+    if counts.strip() == "[]":
+        pytest.skip("numpy here is not linked with scipy-openblas")
+    assert setting == str(threads)
+    assert counts.strip() == f"[{threads}]"
