@@ -204,9 +204,14 @@ class ThinkNode(DualNode):
             final_answer_step=final or trimmed_step,
         )
         if trimmed_step:
-            return _trimmed_route(action, update)
+            why = (
+                "context_full: the prompt no longer fits the model's context; the answer-only "
+                "step over the trimmed transcript"
+            )
+            return _last_step_route(action, update, "trimmed_steps", why)
         if final:
-            return _final_route(action, update, context)
+            why = f"{_max_turns_reason(context)}; the final answer-only step"
+            return _last_step_route(action, update, "final_answer_steps", why)
         return self._route(action, update, steps, context, out_of_steps)
 
     def _answer_trimmed(
@@ -277,11 +282,19 @@ class ThinkNode(DualNode):
         return Command(update=update, goto="think")
 
 
-def _final_route(
-    action: Action, update: dict[str, Any], context: SearchContext
+def _last_step_route(
+    action: Action, update: dict[str, Any], counter: str, why: str
 ) -> Command[ThinkRoute]:
-    """End the run after the final answer-only step (see :class:`ThinkNode`)."""
-    update["counters"]["final_answer_steps"] = 1
+    """End the run after an answer-only step (see :class:`ThinkNode`).
+
+    Args:
+        action: What the answer-only step wrote.
+        update: The step's state update, completed here.
+        counter: The counter of this kind of last step (``final_answer_steps`` after
+            ``max_turns``, ``trimmed_steps`` over a trimmed transcript).
+        why: The start of the stop reason when the step does not answer.
+    """
+    update["counters"][counter] = 1
     if action.kind == "answer":
         update.update(answer=action.answer, stop_reason="answered")
         return Command(update=update, goto="answer")
@@ -289,25 +302,7 @@ def _final_route(
         update["counters"]["invalid_steps"] = 1
     # A search here is not run: no step would be left to read it.
     did = "searched again" if action.kind == "search" else "wrote no valid answer"
-    reason = f"{_max_turns_reason(context)}; the final answer-only step {did}"
-    update.update(answer=None, stop_reason=reason)
-    return Command(update=update, goto="answer")
-
-
-def _trimmed_route(action: Action, update: dict[str, Any]) -> Command[ThinkRoute]:
-    """End the run after the answer-only step over a trimmed transcript (a full context)."""
-    update["counters"]["trimmed_steps"] = 1
-    if action.kind == "answer":
-        update.update(answer=action.answer, stop_reason="answered")
-        return Command(update=update, goto="answer")
-    if action.kind == "invalid":
-        update["counters"]["invalid_steps"] = 1
-    did = "searched again" if action.kind == "search" else "wrote no valid answer"
-    reason = (
-        "context_full: the prompt no longer fits the model's context; the answer-only step "
-        f"over the trimmed transcript {did}"
-    )
-    update.update(answer=None, stop_reason=reason)
+    update.update(answer=None, stop_reason=f"{why} {did}")
     return Command(update=update, goto="answer")
 
 
