@@ -110,3 +110,25 @@ def test_vllm_loading_the_plugin_does_not_load_the_graphs():
         "assert 'langgraph' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _exit_of(name: str) -> None:
+    import atexit
+    import gc
+    import sys
+
+    vllm_plugin.freeze_heap_at_exit()
+    vllm_plugin.freeze_heap_at_exit()  # vLLM may load a plugin twice in one process
+    atexit._run_exitfuncs()
+    sys.exit(10 + min(gc.get_freeze_count(), 1))
+
+
+@pytest.mark.parametrize(("name", "frozen"), [("EngineCore_DP0", True), ("MainProcess", False)])
+def test_only_the_engine_core_freezes_its_heap_at_exit(name, frozen):
+    import multiprocessing
+
+    # The core's last collection outlasted vLLM's shutdown grace (the core was killed at 5 s).
+    process = multiprocessing.get_context("spawn").Process(target=_exit_of, args=(name,), name=name)
+    process.start()
+    process.join(60)
+    assert process.exitcode == (11 if frozen else 10)
