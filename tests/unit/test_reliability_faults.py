@@ -10,7 +10,8 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel import create_parallel_search_graph
@@ -332,9 +333,10 @@ def test_failed_report_and_analyst_calls_fall_back() -> None:
             prompt = str(messages[0].content)
             if "Compress the" in prompt or "numbered reports" in prompt:
                 raise TOO_LONG
-            seed = kwargs.get("seed", 0)
-            self.outputs = [f"<answer> a{seed % 2} </answer>"]
-            return super()._generate(messages, stop, **kwargs)
+            # Each rollout's answer from its own seed; no shared script (the three rollouts
+            # call at once, and a script set per call raced between them).
+            answer = AIMessage(content=f"<answer> a{kwargs.get('seed', 0) % 2} </answer>")
+            return ChatResult(generations=[ChatGeneration(message=answer)])
 
     graph = rollouts_graph(Model(), CountingSearcher(), budget=3, join="select")
     state = graph.invoke({"question": "Q?"})
