@@ -58,7 +58,11 @@ FOLDERS: dict[str, tuple[str, ...]] = {
     ),
     # Its tables sit in parallel-muse's folder, its runs below it.
     "parallel-muse-sweep": ("benchmarks/parallel_muse/sweep",),
-    "serving": ("benchmarks/serving/ngram", "benchmarks/serving/plain"),
+    "serving": (
+        "benchmarks/serving/ngram",
+        "benchmarks/serving/plain",
+        "benchmarks/serving/blas",
+    ),
     # The default engine setting alone on the policy shipped on 2026-11-26 (issue 40).
     "latency": ("benchmarks/latency", "benchmarks/latency/gpu-policy"),
 }
