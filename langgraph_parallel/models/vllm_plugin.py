@@ -33,12 +33,13 @@ no draft for a request still constrains its (zero) draft rows, and the CPU top-k
 ``max()`` of an empty tensor, which kills the engine core for any request with ``top_k`` set.
 Zero rows need no constraint, so they are now returned as they are.
 
-The engine core's exit: every engine shutdown took 5.0 s, vLLM's grace period before it kills
-the core process. The core had torn down in 1.6 s and was then in the interpreter's final
-garbage collection over everything torch and vLLM had allocated (a stack dump 2 s into the
-shutdown: "Garbage-collecting", no Python frame) when it was killed. vLLM freezes the heap out of
-that collection itself, but on ROCm only; :func:`freeze_heap_at_exit` does the same in the core
-process on a CPU, and a shutdown takes 2.0 s, the core exiting on its own (2-core AMD EPYC).
+The engine core's exit: an engine shutdown took up to 5.0 s (4.3-5.0 s measured), vLLM's grace
+period before it kills the core process. The core had torn down in 1.6 s and was then in the
+interpreter's final garbage collection over everything torch and vLLM had allocated (a stack
+dump 2 s into the shutdown: "Garbage-collecting", no Python frame), which it did not always
+finish before the kill. vLLM freezes the heap out of that collection itself, but on ROCm only;
+:func:`freeze_heap_at_exit` does the same in the core process on a CPU, and a shutdown takes
+1.9-2.0 s, the core exiting on its own (2-core AMD EPYC).
 """
 
 from __future__ import annotations
@@ -157,9 +158,7 @@ def installed() -> bool:
     return any(allowed is None or name in allowed.split(",") for name in ours)
 
 
-_FREEZE_AT_EXIT: list[bool] = []
-
-
+@functools.cache  # once per process: vLLM may load a plugin several times
 def freeze_heap_at_exit() -> None:
     """In vLLM's engine core process, keep the heap out of the interpreter's last collection.
 
@@ -168,10 +167,8 @@ def freeze_heap_at_exit() -> None:
     engine core only (multiprocessing names it ``EngineCore...``): a user's own process exits
     as it always did.
     """
-    if _FREEZE_AT_EXIT or not multiprocessing.current_process().name.startswith("EngineCore"):
-        return
-    atexit.register(gc.freeze)
-    _FREEZE_AT_EXIT.append(True)
+    if multiprocessing.current_process().name.startswith("EngineCore"):
+        atexit.register(gc.freeze)
 
 
 def register() -> None:
