@@ -40,6 +40,16 @@ dump 2 s into the shutdown: "Garbage-collecting", no Python frame), which it did
 finish before the kill. vLLM freezes the heap out of that collection itself, but on ROCm only;
 :func:`freeze_heap_at_exit` does the same in the core process on a CPU, and a shutdown takes
 1.9-2.0 s, the core exiting on its own (2-core AMD EPYC).
+
+The engine core's first request: with n-gram speculation (the CPU default), vLLM's proposer is a
+numba function compiled at its first use, in every new core: a stack dump during a cold
+engine's first request found the core in numba's compiler, and the compile alone took 3.2-3.4 s
+(2-core AMD EPYC). vLLM compiles it without numba's on-disk cache; :func:`cache_ngram_compile`
+compiles the same Python functions with it, so only the machine's first core pays and later ones
+load the machine code (0.9 s, numba's threading layer included). It runs after vLLM's CPU
+platform has rebound its Triton kernels: that scan of every module breaks on llvmlite's objects
+(numba's compiler) when they are loaded before it (``'_lib_fn_wrapper' object has no attribute
+'get'``, the engine core fails to start).
 """
 
 from __future__ import annotations
@@ -53,6 +63,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "cache_ngram_compile",
     "expand_batch_to_tokens",
     "freeze_heap_at_exit",
     "installed",
@@ -171,6 +182,53 @@ def freeze_heap_at_exit() -> None:
         atexit.register(gc.freeze)
 
 
+@functools.cache  # once per process
+def cache_ngram_compile() -> None:
+    """In vLLM's engine core, compile the n-gram proposer with numba's on-disk cache.
+
+    The same Python functions with vLLM's own numba options plus ``cache=True`` (the module
+    docstring says why). Numba keeps the cache beside vLLM's source, or in the user's cache
+    folder where that is read-only, and compiles again when the source changes. The inner
+    function is replaced first: the outer one resolves it from the module when it compiles.
+    """
+    if not multiprocessing.current_process().name.startswith("EngineCore"):
+        return
+    try:
+        import numba
+        from vllm.v1.spec_decode import ngram_proposer
+    except ImportError:  # no numba, or a vLLM without this proposer: nothing to cache
+        return
+    for name, parallel in (
+        ("_find_longest_matched_ngram_and_propose_tokens", False),
+        ("batch_propose_numba", True),
+    ):
+        source = getattr(getattr(ngram_proposer, name, None), "py_func", None)
+        if source is None:
+            return
+        try:
+            cached = numba.njit(parallel=parallel, cache=True)(source)
+        except RuntimeError:  # numba found no folder it may write its cache to: keep vLLM's
+            return
+        setattr(ngram_proposer, name, cached)
+
+
+def then_cache_ngram_compile(overrides: Callable[[], None]) -> Callable[[], None]:
+    """Wrap the platform's ``register_triton_kernel_overrides`` to cache the n-gram compile after.
+
+    vLLM's worker calls it right after loading the plugins, before any model code runs.
+    """
+    if getattr(overrides, "_caches_ngram", False):
+        return overrides
+
+    @functools.wraps(overrides)
+    def register_triton_kernel_overrides() -> None:
+        overrides()
+        cache_ngram_compile()
+
+    register_triton_kernel_overrides._caches_ngram = True  # type: ignore[attr-defined]
+    return register_triton_kernel_overrides
+
+
 def register() -> None:
     """Install the CPU fixes into this process's vLLM; a no-op on other platforms.
 
@@ -186,6 +244,11 @@ def register() -> None:
     except ImportError:  # an older or partial vLLM: nothing of ours to fix there
         return
     freeze_heap_at_exit()
+    # A classmethod: the class's bound method is wrapped, and vLLM calls it on the instance.
+    platform = type(current_platform)
+    platform.register_triton_kernel_overrides = staticmethod(  # type: ignore[method-assign]
+        then_cache_ngram_compile(platform.register_triton_kernel_overrides)
+    )
     # Both are looked up in their module at call time (by apply_sampling_constraints and by the
     # rejection sampler's forward), so replacing the module's names reaches every caller.
     rejection_sampler.expand_batch_to_tokens = expand_batch_to_tokens

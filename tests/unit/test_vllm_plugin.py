@@ -132,3 +132,35 @@ def test_only_the_engine_core_freezes_its_heap_at_exit(name, frozen):
     process.start()
     process.join(60)
     assert process.exitcode == (11 if frozen else 10)
+
+
+def _ngram_caches(name: str) -> None:
+    import sys
+
+    from vllm.platforms import current_platform
+
+    vllm_plugin.register()
+    vllm_plugin.register()  # vLLM may load a plugin twice in one process
+    # What vLLM's worker does right after loading the plugins: its kernel scan, then our cache
+    # (numba, imported before that scan, breaks it).
+    current_platform.register_triton_kernel_overrides()
+    from vllm.v1.spec_decode import ngram_proposer
+
+    kinds = {
+        type(ngram_proposer.batch_propose_numba._cache).__name__,
+        type(ngram_proposer._find_longest_matched_ngram_and_propose_tokens._cache).__name__,
+    }
+    sys.exit(0 if kinds == {"FunctionCache"} else 1 if kinds == {"NullCache"} else 2)
+
+
+@pytest.mark.parametrize(("name", "cached"), [("EngineCore_DP0", True), ("MainProcess", False)])
+def test_only_the_engine_core_compiles_the_ngram_proposer_with_numbas_disk_cache(name, cached):
+    import multiprocessing
+
+    # vLLM compiles the proposer without it, in every new core (3.2-3.4 s of a first request).
+    process = multiprocessing.get_context("spawn").Process(
+        target=_ngram_caches, args=(name,), name=name
+    )
+    process.start()
+    process.join(120)
+    assert process.exitcode == (0 if cached else 1)
