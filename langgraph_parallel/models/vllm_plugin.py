@@ -71,6 +71,7 @@ __all__ = [
     "register",
     "seeds_without_offsets",
     "skip_empty",
+    "then_cache_ngram_compile",
 ]
 
 _log = logging.getLogger(__name__)
@@ -169,6 +170,11 @@ def installed() -> bool:
     return any(allowed is None or name in allowed.split(",") for name in ours)
 
 
+def _in_engine_core() -> bool:
+    """Whether this is vLLM's engine core process (multiprocessing names it ``EngineCore...``)."""
+    return multiprocessing.current_process().name.startswith("EngineCore")
+
+
 @functools.cache  # once per process: vLLM may load a plugin several times
 def freeze_heap_at_exit() -> None:
     """In vLLM's engine core process, keep the heap out of the interpreter's last collection.
@@ -178,7 +184,7 @@ def freeze_heap_at_exit() -> None:
     engine core only (multiprocessing names it ``EngineCore...``): a user's own process exits
     as it always did.
     """
-    if multiprocessing.current_process().name.startswith("EngineCore"):
+    if _in_engine_core():
         atexit.register(gc.freeze)
 
 
@@ -191,7 +197,7 @@ def cache_ngram_compile() -> None:
     folder where that is read-only, and compiles again when the source changes. The inner
     function is replaced first: the outer one resolves it from the module when it compiles.
     """
-    if not multiprocessing.current_process().name.startswith("EngineCore"):
+    if not _in_engine_core():
         return
     try:
         import numba
