@@ -61,7 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from langgraph_parallel.apps import daemon
     from langgraph_parallel.models.served_chat import warm_up
-    from langgraph_parallel.models.server import server_command, wait_until_up
+    from langgraph_parallel.models.server import server_command, server_environment, wait_until_up
 
     if args.status or args.stop:
         return _background_servers(stop=args.stop)
@@ -76,7 +76,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     url = f"http://{local}:{args.port}/v1"
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     # The key reaches vLLM through its environment, not argv, which `ps` shows to every user.
-    env = {**os.environ, "VLLM_API_KEY": key} if key else None
+    env = server_environment(VLLM_API_KEY=key) if key else server_environment()
     proc = subprocess.Popen(command, env=env)
     try:
         wait_until_up(proc, url, timeout=600.0)

@@ -11,10 +11,17 @@ Why ``AsyncLLM`` rather than a thread stepping the offline ``vllm.LLM`` (this mo
 graph, 64 questions), ``AsyncLLM`` answered 28% more questions per second with one run at a time
 (p50 2.5 vs 3.1 s), 6% more with 4 runs at once and 12% more with 16. Its engine core runs in a
 process of its own, so the model's steps no longer share one interpreter lock with the graph,
-the retrieval and the tokenizer. The costs: about 5 s more to start (the core process imports
-vLLM again), and vLLM starts that process with ``spawn`` on CPU, which re-imports the user's
-``__main__`` module: a script that runs a graph at import time must do so under
-``if __name__ == "__main__":`` (without it, the first model call stops with an error saying so).
+the retrieval and the tokenizer.
+
+How that process starts: vLLM's CPU platform asks for ``spawn``, a new interpreter that imports
+vLLM and torch again and re-imports the user's ``__main__`` module. That import was a third of
+an engine start (a profile of the spawned core: 9.8 of its first 18 s; the whole start, the
+parent's import of vLLM included, 28.3 and 29.1 s with spawn, 18.9 and 19.7 s with fork, 2-core
+AMD EPYC), and it made every script that runs a graph need an ``if __name__ == "__main__":``
+guard. This module starts the core with ``fork`` instead, unless the user set
+``VLLM_WORKER_MULTIPROC_METHOD`` (``spawn`` gives vLLM's own behaviour, and a script without
+the guard is told to add it). Fork is vLLM's own default on Linux; a core forked from a process
+whose torch had already run multi-threaded work started and answered alike (checked).
 """
 
 from __future__ import annotations
@@ -47,6 +54,9 @@ os.environ.setdefault("VLLM_REGEX_COMPILATION_TIMEOUT_S", "120")
 os.environ.setdefault("VLLM_USE_AOT_COMPILE", "0")
 
 ENGINE_ENV = "LANGGRAPH_PARALLEL_ENGINE"
+START_METHOD_ENV = "VLLM_WORKER_MULTIPROC_METHOD"
+# Read before vLLM is imported: vLLM's CPU platform overwrites the variable with "spawn".
+_START_METHOD_CHOSEN = os.environ.get(START_METHOD_ENV)
 
 CPU_ENGINE_DEFAULTS: dict[str, Any] = {
     # Eager starts in ~11 s; compiled decodes ~20% faster but starts in ~25 s (~77 s the first
@@ -162,20 +172,39 @@ def _unguarded_script() -> str | None:
     return None if "__main__" in text else script
 
 
+def core_start_method() -> str:
+    """Return how the engine core process starts (module docstring).
+
+    The user's ``VLLM_WORKER_MULTIPROC_METHOD`` as it was before vLLM was imported, else
+    ``fork``. vLLM still picks ``spawn`` where fork cannot work (CUDA already initialised).
+    """
+    return _START_METHOD_CHOSEN or "fork"
+
+
 def _start_async_llm(model_path: str, kwargs: dict[str, Any]) -> Any:
     from vllm.engine.arg_utils import AsyncEngineArgs
+    from vllm.usage.usage_lib import UsageContext
     from vllm.v1.engine.async_llm import AsyncLLM
 
+    # AsyncLLM.from_engine_args in two steps, to choose the start method between them.
+    args = AsyncEngineArgs(model=model_path, seed=0, **kwargs)
+    config = args.create_engine_config(UsageContext.ENGINE_CONTEXT)  # vLLM's CPU sets spawn
+    os.environ[START_METHOD_ENV] = core_start_method()
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     # A program read from standard input (``python - <<EOF``) has ``__file__ == "<stdin>"``:
-    # the spawned engine core would try to run that "file" again and fail to start. Without a
+    # a spawned engine core would try to run that "file" again and fail to start. Without a
     # file it imports no main module, as for ``python -c``; nothing of it is needed there.
-    hidden = main is not None and path is not None and not Path(path).is_file()
+    spawn = core_start_method() == "spawn"
+    hidden = spawn and main is not None and path is not None and not Path(path).is_file()
     if hidden:
         del main.__file__  # type: ignore[union-attr]
     try:
-        return AsyncLLM.from_engine_args(AsyncEngineArgs(model=model_path, seed=0, **kwargs))
+        return AsyncLLM.from_vllm_config(
+            config,
+            enable_log_requests=args.enable_log_requests,
+            disable_log_stats=args.disable_log_stats,
+        )
     finally:
         if hidden:
             main.__file__ = path  # type: ignore[union-attr]
@@ -233,7 +262,7 @@ def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) 
                     per_request_seeds=has_gpu() or vllm_plugin.installed(),
                 )
             except RuntimeError as exc:
-                script = _unguarded_script()
+                script = _unguarded_script() if core_start_method() == "spawn" else None
                 if "initialization failed" not in str(exc) or script is None:
                     raise
                 raise UserError(

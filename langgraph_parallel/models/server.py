@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.models.engine import engine_defaults
+from langgraph_parallel.models.engine import core_start_method, engine_defaults
 from langgraph_parallel.models.folders import resolve_model
 from langgraph_parallel.models.served import client_api_key, is_loopback, open_url
 
@@ -72,6 +72,21 @@ def server_command(
     return command
 
 
+def server_environment(**extra: str) -> dict[str, str]:
+    """Return the environment a server runs in: this one, ``extra``, and its core forked.
+
+    vLLM's CPU platform would spawn the server's engine core; our plugin forks it instead
+    (:data:`~langgraph_parallel.models.vllm_plugin.FORK_CORE_ENV`) unless the user chose
+    ``VLLM_WORKER_MULTIPROC_METHOD``, as the in-process engine does.
+    """
+    from langgraph_parallel.models.vllm_plugin import FORK_CORE_ENV
+
+    env = {**os.environ, **extra}
+    if core_start_method() == "fork":
+        env[FORK_CORE_ENV] = "1"
+    return env
+
+
 def start_server(
     model: str = "smollm2",
     *,
@@ -105,7 +120,7 @@ def start_server(
         UserError: If the server exits or does not answer within ``timeout``.
     """
     command = server_command(model, port=port, engine_kwargs=engine_kwargs)
-    env = {**os.environ, "VLLM_LOGGING_LEVEL": os.environ.get("VLLM_LOGGING_LEVEL", "WARNING")}
+    env = server_environment(VLLM_LOGGING_LEVEL=os.environ.get("VLLM_LOGGING_LEVEL", "WARNING"))
     if api_key:
         env["VLLM_API_KEY"] = api_key
     if log_path:

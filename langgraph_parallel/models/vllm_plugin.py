@@ -50,6 +50,12 @@ load the machine code (0.9 s, numba's threading layer included). It runs after v
 platform has rebound its Triton kernels: that scan of every module breaks on llvmlite's objects
 (numba's compiler) when they are loaded before it (``'_lib_fn_wrapper' object has no attribute
 'get'``, the engine core fails to start).
+
+The engine core's start in a server: vLLM's CPU platform asks for ``spawn``, and the spawned
+core imports vLLM and torch again (about 10 s of a 2-core machine's engine start). Our in-process
+engine forks its core (:mod:`~langgraph_parallel.models.engine`); the servers our commands start
+ask for the same through :data:`FORK_CORE_ENV`, and :func:`then_fork_the_core` then has the
+platform ask for ``fork``. Without the variable vLLM's choice stands.
 """
 
 from __future__ import annotations
@@ -59,10 +65,12 @@ import functools
 import gc
 import logging
 import multiprocessing
+import os
 from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "FORK_CORE_ENV",
     "cache_ngram_compile",
     "expand_batch_to_tokens",
     "freeze_heap_at_exit",
@@ -72,9 +80,13 @@ __all__ = [
     "seeds_without_offsets",
     "skip_empty",
     "then_cache_ngram_compile",
+    "then_fork_the_core",
 ]
 
 _log = logging.getLogger(__name__)
+
+FORK_CORE_ENV = "LANGGRAPH_PARALLEL_FORK_CORE"
+"""Set to ``1`` in a vLLM server's environment to have its engine core forked, not spawned."""
 
 
 def expand_batch_to_tokens(
@@ -235,6 +247,24 @@ def then_cache_ngram_compile(overrides: Callable[[], None]) -> Callable[[], None
     return register_triton_kernel_overrides
 
 
+def then_fork_the_core(check: Callable[[Any], None]) -> Callable[[Any], None]:
+    """Wrap the CPU platform's ``check_and_update_config`` to ask for ``fork`` after it.
+
+    vLLM starts the engine core right after building its config, with the start method in
+    ``VLLM_WORKER_MULTIPROC_METHOD``, which that check has just set to ``spawn``.
+    """
+    if getattr(check, "_forks_core", False):
+        return check
+
+    @functools.wraps(check)
+    def check_and_update_config(vllm_config: Any) -> None:
+        check(vllm_config)
+        os.environ["VLLM_WORKER_MULTIPROC_METHOD"] = "fork"
+
+    check_and_update_config._forks_core = True  # type: ignore[attr-defined]
+    return check_and_update_config
+
+
 def register() -> None:
     """Install the CPU fixes into this process's vLLM; a no-op on other platforms.
 
@@ -255,6 +285,10 @@ def register() -> None:
     platform.register_triton_kernel_overrides = staticmethod(  # type: ignore[method-assign]
         then_cache_ngram_compile(platform.register_triton_kernel_overrides)
     )
+    if os.environ.get(FORK_CORE_ENV) == "1":
+        platform.check_and_update_config = staticmethod(  # type: ignore[method-assign,assignment]
+            then_fork_the_core(platform.check_and_update_config)
+        )
     # Both are looked up in their module at call time (by apply_sampling_constraints and by the
     # rejection sampler's forward), so replacing the module's names reaches every caller.
     rejection_sampler.expand_batch_to_tokens = expand_batch_to_tokens

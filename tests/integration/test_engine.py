@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import re
 import subprocess
 import sys
@@ -118,14 +119,26 @@ def test_a_call_that_times_out_is_aborted_in_the_engine(chat_model):
     assert chat_model.invoke("Hello", max_tokens=3).usage_metadata["output_tokens"] > 0
 
 
-def test_a_script_without_the_main_guard_is_told_to_add_it(tmp_path):
-    # vLLM starts its engine process with spawn, which imports the script again.
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_script_without_the_main_guard_runs_unless_the_core_is_spawned(tmp_path, method):
+    # The engine core is forked by default; a spawned one (the user's choice) imports the script
+    # again, and its failure is explained.
     script = tmp_path / "unguarded.py"
     script.write_text(
         "from langgraph_parallel.models.vllm_chat import ChatVLLM\n"
-        "print(ChatVLLM(model='smollm2', max_tokens=2).invoke('Hi').content)\n"
+        "reply = ChatVLLM(model='smollm2', max_tokens=2).invoke('Hi')\n"
+        "print('output_tokens', reply.usage_metadata['output_tokens'])\n"
     )
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "VLLM_WORKER_MULTIPROC_METHOD": method}
+    if method == "fork":
+        env.pop("VLLM_WORKER_MULTIPROC_METHOD")  # the default
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env
+    )
+    if method == "fork":
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert "output_tokens 2" in run.stdout
+        return
     assert run.returncode != 0
     last = run.stderr.strip().splitlines()[-1]
     assert "UserError" in last and 'if __name__ == "__main__":' in last and str(script) in last
@@ -141,15 +154,20 @@ GRAPH_PROGRAM = (
 )
 
 
-@pytest.mark.parametrize("how", ["stdin", "-c"])
-def test_a_graph_runs_from_a_program_without_a_file(tmp_path, how):
-    # `python - <<EOF` (__main__.__file__ is "<stdin>", which the spawned engine core cannot run
+@pytest.mark.parametrize(("how", "method"), [("stdin", "spawn"), ("-c", "fork")])
+def test_a_graph_runs_from_a_program_without_a_file(tmp_path, how, method):
+    # `python - <<EOF` (__main__.__file__ is "<stdin>", which a spawned engine core cannot run
     # again) and `python -c` (no file at all): neither has a main guard, and neither needs one.
     command = [sys.executable, "-"] if how == "stdin" else [sys.executable, "-c", GRAPH_PROGRAM]
     run = subprocess.run(
-        command, input=GRAPH_PROGRAM if how == "stdin" else None, capture_output=True,
-        text=True, timeout=600, cwd=tmp_path,
-    )  # fmt: skip
+        command,
+        input=GRAPH_PROGRAM if how == "stdin" else None,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env={**os.environ, "VLLM_WORKER_MULTIPROC_METHOD": method},
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     calls = [line for line in run.stdout.splitlines() if line.startswith("llm_calls ")]
     assert calls and int(calls[0].split()[1]) >= 1, run.stdout[-2000:]

@@ -145,6 +145,7 @@ def test_an_engine_that_fails_to_start_names_the_main_guard_for_unguarded_script
     guarded.write_text("if __name__ == '__main__':\n    graph.invoke({'question': 'q'})\n")
     monkeypatch.setattr(engine, "_start_async_llm", broken)
     monkeypatch.setattr(engine, "_main_file", lambda: str(unguarded))
+    monkeypatch.setattr(engine, "_START_METHOD_CHOSEN", "spawn")  # the user's choice
     with pytest.raises(UserError, match=r"my_script\.py has no .*__main__.* guard"):
         engine.get_engine("/nonexistent/model", {"some_setting": 2})
     # A guarded script, or no script at all (a notebook): vLLM's own error, untouched.
@@ -153,6 +154,12 @@ def test_an_engine_that_fails_to_start_names_the_main_guard_for_unguarded_script
         with pytest.raises(RuntimeError, match="initialization failed") as raised:
             engine.get_engine("/nonexistent/model", {"some_setting": 3})
         assert not isinstance(raised.value, UserError)
+    # A forked core (the default) never imports the script: no guard to blame.
+    monkeypatch.setattr(engine, "_START_METHOD_CHOSEN", None)
+    monkeypatch.setattr(engine, "_main_file", lambda: str(unguarded))
+    with pytest.raises(RuntimeError, match="initialization failed") as raised:
+        engine.get_engine("/nonexistent/model", {"some_setting": 4})
+    assert not isinstance(raised.value, UserError)
 
 
 def test_a_worker_whose_engine_died_is_replaced_by_the_next_get_engine(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from langgraph_parallel.models import vllm_plugin
@@ -164,3 +166,92 @@ def test_only_the_engine_core_compiles_the_ngram_proposer_with_numbas_disk_cache
     process.start()
     process.join(120)
     assert process.exitcode == (0 if cached else 1)
+
+
+def _forked_core_caches() -> None:
+    import sys
+
+    from vllm.platforms import current_platform
+
+    # What vLLM's worker runs in a forked core: the plugins are loaded already (in the parent),
+    # so only the platform's kernel overrides run here.
+    current_platform.register_triton_kernel_overrides()
+    from vllm.v1.spec_decode import ngram_proposer
+
+    kind = type(ngram_proposer.batch_propose_numba._cache).__name__
+    sys.exit(0 if kind == "FunctionCache" else 1)
+
+
+def _user_process_forking_its_core() -> None:
+    import multiprocessing
+    import sys
+
+    vllm_plugin.register()  # vLLM loads the plugins in the user's process first
+    core = multiprocessing.get_context("fork").Process(
+        target=_forked_core_caches, name="EngineCore_DP0"
+    )
+    core.start()
+    core.join(120)
+    sys.exit(core.exitcode)
+
+
+def test_a_forked_engine_core_compiles_the_ngram_proposer_with_numbas_disk_cache():
+    import multiprocessing
+
+    # The engine core is forked from the user's process (models.engine), which loaded the plugin.
+    process = multiprocessing.get_context("spawn").Process(target=_user_process_forking_its_core)
+    process.start()
+    process.join(180)
+    assert process.exitcode == 0
+
+
+def _platform_check_forks(fork: str) -> None:
+    import os
+    import sys
+
+    from vllm.platforms import current_platform
+
+    if fork:
+        os.environ[vllm_plugin.FORK_CORE_ENV] = fork
+    vllm_plugin.register()
+    vllm_plugin.register()  # vLLM may load a plugin twice in one process
+    check = type(current_platform).check_and_update_config
+    sys.exit(10 + bool(getattr(check, "_forks_core", False)))
+
+
+@pytest.mark.parametrize(("fork", "wrapped"), [("1", True), ("", False)])
+def test_only_a_server_that_asks_gets_its_core_forked_by_the_plugin(fork, wrapped):
+    import multiprocessing
+
+    # vLLM loads the plugin into every vLLM process of the environment, a user's own included.
+    process = multiprocessing.get_context("spawn").Process(
+        target=_platform_check_forks, args=(fork,)
+    )
+    process.start()
+    process.join(120)
+    assert process.exitcode == (11 if wrapped else 10)
+
+
+def test_then_fork_the_core_asks_for_fork_after_the_platforms_check(monkeypatch):
+    seen = []
+
+    def check(config):
+        seen.append(config)
+        os.environ["VLLM_WORKER_MULTIPROC_METHOD"] = "spawn"  # as vLLM's CPU platform does
+
+    monkeypatch.setenv("VLLM_WORKER_MULTIPROC_METHOD", "fork")
+    wrapped = vllm_plugin.then_fork_the_core(check)
+    assert vllm_plugin.then_fork_the_core(wrapped) is wrapped
+    wrapped("config")
+    assert seen == ["config"] and os.environ["VLLM_WORKER_MULTIPROC_METHOD"] == "fork"
+
+
+def test_servers_ask_for_a_forked_core_unless_the_user_chose_a_start_method(monkeypatch):
+    from langgraph_parallel.models import engine, server
+
+    monkeypatch.setattr(engine, "_START_METHOD_CHOSEN", None)
+    env = server.server_environment(VLLM_API_KEY="k")
+    assert env[vllm_plugin.FORK_CORE_ENV] == "1" and env["VLLM_API_KEY"] == "k"
+    monkeypatch.setattr(engine, "_START_METHOD_CHOSEN", "spawn")
+    monkeypatch.delenv(vllm_plugin.FORK_CORE_ENV, raising=False)
+    assert vllm_plugin.FORK_CORE_ENV not in server.server_environment()
