@@ -70,6 +70,29 @@ def test_registered_on_this_cpu_vllm_scales_draft_logits_by_each_request_tempera
     assert out.tolist() == [[2.0, 4.0], [2.0, 4.0], [1.0, 2.0]]
 
 
+def test_uncompiled_unwraps_torch_compile_and_leaves_other_functions():
+    def count(x, values):
+        return (x >= values).sum(-1)
+
+    assert vllm_plugin.uncompiled(torch.compile(count)) is count
+    assert vllm_plugin.uncompiled(count) is count
+
+
+def test_registered_on_this_cpu_vllm_the_sampler_ranks_tokens_without_a_compile():
+    sampler = pytest.importorskip("vllm.v1.sample.sampler")
+    from vllm.platforms import current_platform
+
+    if not current_platform.is_cpu():
+        pytest.skip("the fix applies to vLLM's CPU build")
+    vllm_plugin.register()
+    vllm_plugin.register()  # vLLM may load a plugin twice in one process
+    rank = sampler.batched_count_greater_than
+    assert not hasattr(rank, "_torchdynamo_orig_callable")
+    logprobs = torch.tensor([[-0.1, -2.0, -0.5, -3.0], [-1.0, -0.2, -0.2, -4.0]])
+    sampled = torch.tensor([[-0.5], [-0.2]])
+    assert rank(logprobs, sampled).tolist() == [2, 2]  # ties count: rank 1 is the best
+
+
 def test_a_cpu_generator_gets_an_offset_free_twin_that_draws_the_same_numbers():
     generator = torch.Generator(device="cpu").manual_seed(7)
     twin = vllm_plugin.offset_free(generator)
