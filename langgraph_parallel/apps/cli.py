@@ -15,8 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from functools import partial
 from importlib.metadata import entry_points
 from typing import Any
@@ -60,6 +62,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import subprocess
 
     from langgraph_parallel.apps import daemon
+    from langgraph_parallel.apps.ask_server import prepare_answerer, serve_questions
     from langgraph_parallel.models.served_chat import warm_up
     from langgraph_parallel.models.server import server_command, server_environment, wait_until_up
 
@@ -78,6 +81,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # The key reaches vLLM through its environment, not argv, which `ps` shows to every user.
     env = server_environment(VLLM_API_KEY=key) if key else server_environment()
     proc = subprocess.Popen(command, env=env)
+    # The question endpoint's imports and index load while vLLM starts (they never call it).
+    answerer = _in_thread(prepare_answerer, args.model, url) if args.background else None
     try:
         wait_until_up(proc, url, timeout=600.0)
         try:
@@ -87,10 +92,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"serving {args.model} at {url} ({warmed})", file=sys.stderr, flush=True)
         if args.background:
             # Later asks run their whole question here (apps.ask_server), not just its steps.
-            from langgraph_parallel.apps.ask_server import start_ask_server
-
             try:
-                ask_url, token = start_ask_server(args.model, url)
+                ask_url, token = serve_questions(answerer.result())  # type: ignore[union-attr]
             except Exception as exc:  # the engine still serves model calls without it
                 print(f"no question endpoint: {describe_error(exc)}", file=sys.stderr)
                 ask_url = token = ""
@@ -111,6 +114,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def _in_thread(function: Callable[..., Any], *args: Any) -> Future[Any]:
+    """Start ``function(*args)`` in a daemon thread; return the future of its result.
+
+    Not an executor: its worker thread is joined at exit, so a server that failed to start
+    would keep the command waiting for an index it will never use.
+    """
+    future: Future[Any] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(function(*args))
+        except BaseException as exc:  # noqa: BLE001 (handed to whoever reads the result)
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name=getattr(function, "__name__", "task"), daemon=True).start()
+    return future
 
 
 def _background_servers(*, stop: bool) -> int:
