@@ -159,78 +159,32 @@ def test_only_the_engine_core_freezes_its_heap_at_exit(name, frozen):
     assert process.exitcode == (11 if frozen else 10)
 
 
-def _ngram_caches(name: str) -> None:
-    import sys
-
-    from vllm.platforms import current_platform
-
-    vllm_plugin.register()
-    vllm_plugin.register()  # vLLM may load a plugin twice in one process
-    # What vLLM's worker does right after loading the plugins: its kernel scan, then our cache
-    # (numba, imported before that scan, breaks it).
-    current_platform.register_triton_kernel_overrides()
+def _ngram_cache_kinds() -> list[str]:
     from vllm.v1.spec_decode import ngram_proposer
 
-    kinds = {
-        type(ngram_proposer.batch_propose_numba._cache).__name__,
-        type(ngram_proposer._find_longest_matched_ngram_and_propose_tokens._cache).__name__,
-    }
-    sys.exit(0 if kinds == {"FunctionCache"} else 1 if kinds == {"NullCache"} else 2)
-
-
-@pytest.mark.parametrize(("name", "cached"), [("EngineCore_DP0", True), ("MainProcess", False)])
-def test_only_the_engine_core_compiles_the_ngram_proposer_with_numbas_disk_cache(name, cached):
-    import multiprocessing
-
-    # vLLM compiles the proposer without it, in every new core (3.2-3.4 s of a first request).
-    process = multiprocessing.get_context("spawn").Process(
-        target=_ngram_caches, args=(name,), name=name
+    functions = (
+        ngram_proposer.batch_propose_numba,
+        ngram_proposer._find_longest_matched_ngram_and_propose_tokens,
     )
-    process.start()
-    process.join(120)
-    assert process.exitcode == (0 if cached else 1)
+    return sorted({type(f._cache).__name__ for f in functions})
 
 
-def _forked_core_caches() -> None:
-    import sys
+def _forked_core(out: str) -> None:
+    import json
 
     from vllm.platforms import current_platform
 
     # What vLLM's worker runs in a forked core: the plugins are loaded already (in the parent),
     # so only the platform's kernel overrides run here.
     current_platform.register_triton_kernel_overrides()
-    from vllm.v1.spec_decode import ngram_proposer
-
-    kind = type(ngram_proposer.batch_propose_numba._cache).__name__
-    sys.exit(0 if kind == "FunctionCache" else 1)
+    with open(out, "w") as file:
+        json.dump(_ngram_cache_kinds(), file)
 
 
-def _user_process_forking_its_core() -> None:
+def _plugin_in(name: str, fork: str, out: str) -> None:
+    import json
     import multiprocessing
-    import sys
-
-    vllm_plugin.register()  # vLLM loads the plugins in the user's process first
-    core = multiprocessing.get_context("fork").Process(
-        target=_forked_core_caches, name="EngineCore_DP0"
-    )
-    core.start()
-    core.join(120)
-    sys.exit(core.exitcode)
-
-
-def test_a_forked_engine_core_compiles_the_ngram_proposer_with_numbas_disk_cache():
-    import multiprocessing
-
-    # The engine core is forked from the user's process (models.engine), which loaded the plugin.
-    process = multiprocessing.get_context("spawn").Process(target=_user_process_forking_its_core)
-    process.start()
-    process.join(180)
-    assert process.exitcode == 0
-
-
-def _platform_check_forks(fork: str) -> None:
     import os
-    import sys
 
     from vllm.platforms import current_platform
 
@@ -239,20 +193,52 @@ def _platform_check_forks(fork: str) -> None:
     vllm_plugin.register()
     vllm_plugin.register()  # vLLM may load a plugin twice in one process
     check = type(current_platform).check_and_update_config
-    sys.exit(10 + bool(getattr(check, "_forks_core", False)))
+    seen: dict[str, object] = {"forks_core": getattr(check, "_forks_core", False)}
+    if name == "MainProcess":  # a user's process, which forks its engine core (models.engine)
+        core = multiprocessing.get_context("fork").Process(
+            target=_forked_core, args=(out + ".core",), name="EngineCore_DP0"
+        )
+        core.start()
+        core.join(120)
+        with open(out + ".core") as file:
+            seen["forked_core"] = json.load(file)
+    # What vLLM's worker does right after loading the plugins: its kernel scan, then our cache
+    # (numba, imported before that scan, breaks it).
+    current_platform.register_triton_kernel_overrides()
+    seen["ngram"] = _ngram_cache_kinds()
+    with open(out, "w") as file:
+        json.dump(seen, file)
 
 
-@pytest.mark.parametrize(("fork", "wrapped"), [("1", True), ("", False)])
-def test_only_a_server_that_asks_gets_its_core_forked_by_the_plugin(fork, wrapped):
+@pytest.mark.parametrize(
+    ("name", "fork", "expected"),
+    [
+        ("EngineCore_DP0", "1", {"forks_core": True, "ngram": ["FunctionCache"]}),
+        (
+            "MainProcess",
+            "",
+            {"forks_core": False, "forked_core": ["FunctionCache"], "ngram": ["NullCache"]},
+        ),
+    ],
+)
+def test_engine_cores_alone_cache_the_ngram_compile_and_a_server_that_asks_alone_forks(
+    name, fork, expected, tmp_path
+):
+    import json
     import multiprocessing
 
-    # vLLM loads the plugin into every vLLM process of the environment, a user's own included.
+    # vLLM compiles the proposer without numba's disk cache in every new core (3.2-3.4 s of a
+    # first request), spawned or forked from a user's process. The plugin reaches every vLLM
+    # process of the environment, a user's own included, so only a server started with the
+    # variable gets its core forked.
+    out = str(tmp_path / "seen.json")
     process = multiprocessing.get_context("spawn").Process(
-        target=_platform_check_forks, args=(fork,)
+        target=_plugin_in, args=(name, fork, out), name=name
     )
     process.start()
-    process.join(120)
-    assert process.exitcode == (11 if wrapped else 10)
+    process.join(240)
+    assert process.exitcode == 0
+    assert json.loads((tmp_path / "seen.json").read_text()) == expected
 
 
 def test_then_fork_the_core_asks_for_fork_after_the_platforms_check(monkeypatch):
