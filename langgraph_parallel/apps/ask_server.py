@@ -42,9 +42,9 @@ __all__ = [
     "AskRequest",
     "AskServer",
     "post_question",
+    "prepare_answerer",
     "result_of",
     "serve_questions",
-    "prepare_answerer",
     "start_ask_server",
 ]
 

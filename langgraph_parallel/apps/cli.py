@@ -90,10 +90,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except Exception as exc:  # a server that cannot take the warm-up can still serve
             warmed = f"warm-up failed: {describe_error(exc)}"
         print(f"serving {args.model} at {url} ({warmed})", file=sys.stderr, flush=True)
-        if args.background:
+        if answerer is not None:  # a background server (--background)
             # Later asks run their whole question here (apps.ask_server), not just its steps.
             try:
-                ask_url, token = serve_questions(answerer.result())  # type: ignore[union-attr]
+                ask_url, token = serve_questions(answerer.result())
             except Exception as exc:  # the engine still serves model calls without it
                 print(f"no question endpoint: {describe_error(exc)}", file=sys.stderr)
                 ask_url = token = ""

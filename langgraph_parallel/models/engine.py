@@ -55,7 +55,9 @@ os.environ.setdefault("VLLM_USE_AOT_COMPILE", "0")
 
 ENGINE_ENV = "LANGGRAPH_PARALLEL_ENGINE"
 START_METHOD_ENV = "VLLM_WORKER_MULTIPROC_METHOD"
-# Read before vLLM is imported: vLLM's CPU platform overwrites the variable with "spawn".
+# Read when this module is imported, which in every path of ours is before vLLM is: vLLM's CPU
+# platform overwrites the variable with "spawn". (A user who built a vLLM engine of their own
+# before importing us left "spawn" there, read as their choice: vLLM's own behaviour.)
 _START_METHOD_CHOSEN = os.environ.get(START_METHOD_ENV)
 
 CPU_ENGINE_DEFAULTS: dict[str, Any] = {
@@ -175,7 +177,7 @@ def _unguarded_script() -> str | None:
 def core_start_method() -> str:
     """Return how the engine core process starts (module docstring).
 
-    The user's ``VLLM_WORKER_MULTIPROC_METHOD`` as it was before vLLM was imported, else
+    The user's ``VLLM_WORKER_MULTIPROC_METHOD`` as it was when this module was imported, else
     ``fork``. vLLM still picks ``spawn`` where fork cannot work (CUDA already initialised).
     """
     return _START_METHOD_CHOSEN or "fork"

