@@ -45,7 +45,6 @@ __all__ = [
     "prepare_answerer",
     "result_of",
     "serve_questions",
-    "start_ask_server",
 ]
 
 ASK_PATH = "/ask"
@@ -162,15 +161,6 @@ def prepare_answerer(model: str, model_url: str) -> AskServer:
     answerer = AskServer(model, model_url)
     answerer.index(AskRequest(question="", graph="", model=model, index=DEFAULT_INDEX))
     return answerer
-
-
-def start_ask_server(model: str, model_url: str) -> tuple[str, str]:
-    """Start the question endpoint for ``model`` in a thread; return its address and token.
-
-    The model's client, the default graph's imports and the default index are loaded first
-    (:func:`prepare_answerer`), so the first question finds them warm.
-    """
-    return serve_questions(prepare_answerer(model, model_url))
 
 
 def serve_questions(answerer: Any) -> tuple[str, str]:
