@@ -44,9 +44,9 @@ CAPTIONS = {
     'otherwise goes straight to `aggregate`; `reports="all"` reports every trajectory), written '
     "by a model call for chat models and from the trajectory itself for raw-prompt ones "
     '(`report_style="auto"`); '
-    "`aggregate` joins them. Each `rollout` is the ParallelSearch agent loop as a subgraph, "
-    "started from the branch's message prefix (`start`), ending in the trajectory it writes "
-    "(`answer`).",
+    "`aggregate` joins them. Each `rollout` is one run of the ParallelSearch graph (above, each "
+    "step's logprobs kept) in a thread of its own: the first on the question, the forks from the "
+    "checkpoint before the most uncertain step (LangGraph's time travel), as over any agent.",
     "parallel_search_agent": "ParallelSearch in langchain's `create_agent`: "
     "`create_agent(model, tools=[parallel_search_tool(search)], "
     "middleware=[ParallelSearchMiddleware()])`; the `search` tool runs a call's sub-queries as one "
@@ -55,7 +55,8 @@ CAPTIONS = {
     "parallel_muse_agent": "ParallelMuse over any checkpointed agent: "
     "`create_parallel_muse_graph(agent)`, here the `parallel_search_agent` app with an "
     "`InMemorySaver`. "
-    "`start` reads the input (messages, a question, or a finished `from_thread`); each `rollout` "
+    "`router` first reads the input (messages, a question, or a finished `from_thread`); each "
+    "`rollout` "
     "is one run of the agent in a thread of its own, the first on the input, the others forked "
     "from the checkpoint before the most uncertain step (ranked from the logprobs of the "
     "agent's replies); `report` and `aggregate` as in `parallel_muse` "

@@ -107,6 +107,12 @@ def run_context(runtime: Any, defaults: ContextT) -> ContextT:
     return context if isinstance(context, type(defaults)) else defaults
 
 
+def loop_settings(context: SearchContext) -> SearchContext:
+    """Return the :class:`SearchContext` fields of ``context`` (of a subclass: ParallelMuse's)."""
+    names = [f.name for f in dataclasses.fields(SearchContext)]
+    return SearchContext(**{name: getattr(context, name) for name in names})
+
+
 def with_defaults(defaults: ContextT, name: str | None = None) -> type[ContextT]:
     """Return a subclass of ``type(defaults)`` whose field defaults are ``defaults``' values.
 
@@ -138,6 +144,7 @@ __all__ = [
     "PassageBudgetOption",
     "PromptStyleOption",
     "SearchContext",
+    "loop_settings",
     "run_context",
     "with_defaults",
 ]

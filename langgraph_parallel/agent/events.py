@@ -10,7 +10,8 @@ too). Every event is a dict with ``event`` and the ids that place it:
 - ``search_start`` / ``search_end``: one sub-query of a fan-out (``id`` ``"turn.index"``,
   ``query``; at the end ``titles`` and ``error``);
 - ``rollout_start`` / ``rollout_end``: one ParallelMuse trajectory (``rollout``, ``parent``,
-  ``round``; at the end ``answer`` and ``stop_reason``).
+  ``round``; at the end ``answer`` and ``stop_reason``). A rollout's own ``step`` and
+  ``search_*`` events carry its ``rollout`` id too.
 
 :func:`render_event` writes one as the line ``ask``'s live view shows.
 """
@@ -33,15 +34,17 @@ def emit(runtime: Any, event: str, **fields: Any) -> None:
 def render_event(event: dict[str, Any]) -> str:
     """Return one line of ``ask``'s live view for a progress event (see ``agent.events``)."""
     kind = event.get("event")
+    # A ParallelMuse rollout's own steps interleave with the others': say whose they are.
+    whose = f"[{event['rollout']}] " if "rollout" in event else ""
     if kind == "step":
         what = " ## ".join(event.get("queries") or []) or event.get("answer") or ""
         final = " (final, answer only)" if event.get("final_answer_step") else ""
-        return f"step {event.get('step')}{final}: {event.get('action')} {what}".rstrip()
+        return f"{whose}step {event.get('step')}{final}: {event.get('action')} {what}".rstrip()
     if kind == "search_start":
-        return f"  search {event.get('id')} started: {event.get('query')}"
+        return f"  {whose}search {event.get('id')} started: {event.get('query')}"
     if kind == "search_end":
         found = event.get("error") or ", ".join(event.get("titles") or []) or "nothing"
-        return f"  search {event.get('id')} done: {event.get('query')} -> {found}"
+        return f"  {whose}search {event.get('id')} done: {event.get('query')} -> {found}"
     if kind == "rollout_start":
         parent = event.get("parent")
         origin = f" from {parent} at step {event.get('branch_step')}" if parent else ""

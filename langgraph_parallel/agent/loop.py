@@ -1,11 +1,12 @@
-"""The Search-R1 step loop as graph parts, written once for every graph that runs it.
+"""The Search-R1 step loop, written once for every graph that runs it: its parts and its graph.
 
 ``think -> <act> -> think ... -> answer``: ``think`` calls the model once and routes with
 ``Command``; what a search step does between two thinks is the *act*, which the caller adds
 (:data:`Act`): ParallelSearch's fan-out (``fan_out --Send per sub-query--> search -> observe``,
 :func:`langgraph_parallel.parallel_search.loop.search_act`) for its graph, its sequential
 baseline and every ParallelMuse rollout. The loop knows neither paper: ParallelMuse gets the
-loop as :class:`LoopRollouts` (a model and the act), built by the paper that owns the act.
+loop as :class:`LoopRollouts` (a model and the act), built by the paper that owns the act, and
+forks the loop's graph (:func:`create_loop_graph`) through its checkpoints as it forks any agent.
 """
 
 from __future__ import annotations
@@ -15,14 +16,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.graph import StateGraph
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.agent.context import SearchContext
+from langgraph_parallel.agent.context import SearchContext, with_defaults
+from langgraph_parallel.agent.limits import recursion_limit_for
 from langgraph_parallel.agent.nodes import as_node
+from langgraph_parallel.agent.state import (
+    ParallelSearchInput,
+    ParallelSearchOutput,
+    ParallelSearchState,
+)
 from langgraph_parallel.agent.think import THINK_ROUTES, ThinkNode, answer_node
 
-__all__ = ["ACT_ENTRY", "ACT_EXIT", "Act", "LoopRollouts", "add_agent_loop"]
+__all__ = ["ACT_ENTRY", "ACT_EXIT", "Act", "LoopRollouts", "add_agent_loop", "create_loop_graph"]
 
 ACT_ENTRY = "fan_out"
 """The node ``think`` routes a search step to: the act's first node."""
@@ -40,7 +48,7 @@ class LoopRollouts:
 
     Built by the paper that owns the act (``parallel_search_rollouts(model, search)``) and given
     to :func:`~langgraph_parallel.parallel_muse.graph.create_parallel_muse_graph`, which runs
-    each rollout as this loop, started from its branch's message prefix.
+    each rollout as this loop's graph (:meth:`graph`) and forks it from its checkpoints.
 
     Attributes:
         model: The chat model of every step (and, by default, of reports and the analyst).
@@ -53,6 +61,69 @@ class LoopRollouts:
     act: Callable[[SearchContext, RetryPolicy | None], Act]
     passage_sentences: int | None = None
 
+    def graph(
+        self, context: SearchContext, retry: RetryPolicy | None, *, checkpointer: Any = None
+    ) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """Return the loop's graph for ``context``, each step's token logprobs kept.
+
+        Args:
+            context: Build-time settings of the loop and its act.
+            retry: Retry policy of the loop's nodes.
+            checkpointer: Passed to ``compile`` (``None``: forked through the running one).
+        """
+        act = self.act(context, retry)
+        return create_loop_graph(
+            self.model,
+            context,
+            act,
+            retry=retry,
+            keep_logprobs=True,
+            checkpointer=checkpointer,
+            name="rollout",
+        )
+
+
+def create_loop_graph(
+    model: BaseChatModel,
+    context: SearchContext,
+    act: Act,
+    *,
+    retry: RetryPolicy | None,
+    keep_logprobs: bool = False,
+    checkpointer: Any = None,
+    store: Any = None,
+    name: str,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build the loop as a graph: ``START -> think -> <act> -> think ... -> answer -> END``.
+
+    Input ``{"question": str}``, output :class:`~.state.ParallelSearchOutput`; per-run
+    overrides through ``invoke(..., context=...)`` (unset fields keep ``context``). Its
+    ``recursion_limit`` defaults to one that fits ``context.max_turns`` turns.
+
+    Args:
+        model: Any LangChain chat model.
+        context: Build-time settings (the graph's ``context_schema`` defaults).
+        act: What a search step runs between two thinks.
+        retry: Retry policy of ``think`` (and what the act applies to its own nodes).
+        keep_logprobs: Keep each step's token logprobs in its message
+            (:class:`~.think.ThinkNode`).
+        checkpointer: Passed to ``compile``.
+        store: Passed to ``compile``.
+        name: Graph name.
+    """
+    builder = StateGraph(
+        ParallelSearchState,
+        context_schema=with_defaults(context, "ParallelSearchContext"),
+        input_schema=ParallelSearchInput,
+        output_schema=ParallelSearchOutput,
+    )
+    add_agent_loop(builder, model, context, act, retry=retry, keep_logprobs=keep_logprobs)
+    builder.add_edge(START, "think")
+    builder.add_edge("answer", END)
+    graph = builder.compile(checkpointer=checkpointer, store=store, name=name)
+    # A config passed to invoke/stream overrides this limit; it only replaces the default.
+    return graph.with_config(recursion_limit=recursion_limit_for(context.max_turns))
+
 
 def add_agent_loop(
     builder: StateGraph[Any, Any, Any, Any],
@@ -61,8 +132,7 @@ def add_agent_loop(
     act: Act,
     *,
     retry: RetryPolicy | None,
-    record_steps: bool = False,
-    answer: Callable[..., Any] = answer_node,
+    keep_logprobs: bool = False,
 ) -> None:
     """Add the step loop (``think``, the act, ``answer``) to ``builder``.
 
@@ -77,14 +147,12 @@ def add_agent_loop(
         context: Build-time settings of the loop.
         act: What a search step runs between two thinks (see :data:`Act`).
         retry: Retry policy of ``think`` (and what the act applies to its own nodes).
-        record_steps: ``think`` also writes ``step_records`` (token logprobs per step).
-        answer: The node run when the loop ends (default: :func:`answer_node`); it must set
-            ``answer`` and ``stop_reason`` as that one does.
+        keep_logprobs: ``think`` keeps each step's token logprobs in its message.
     """
-    think = ThinkNode(model, context, retry=retry, record_steps=record_steps)
+    think = ThinkNode(model, context, retry=retry, keep_logprobs=keep_logprobs)
     builder.add_node(
         "think", as_node(think, "think"), retry_policy=retry, destinations=THINK_ROUTES
     )
     act(builder)
-    builder.add_node("answer", as_node(answer, "answer"))
+    builder.add_node("answer", as_node(answer_node, "answer"))
     builder.add_edge(ACT_EXIT, "think")

@@ -118,24 +118,6 @@ class ParallelSearchOutput(TypedDict):
     messages: list[AnyMessage]
 
 
-class StepRecord(TypedDict):
-    """One model step as ``think`` records it when asked to (ParallelMuse scores these).
-
-    Attributes:
-        text: The generated text, ending with its stop sequence.
-        logprobs: OpenAI-style token logprobs (empty if the model gives none).
-        usage: Token counters of the call.
-        action: ``search``, ``answer`` or ``invalid``.
-        message_index: Index of the step's message in ``messages``.
-    """
-
-    text: str
-    logprobs: list[dict[str, Any]]
-    usage: dict[str, int]
-    action: str
-    message_index: int
-
-
 class ParallelSearchState(FanOutState):
     """Full state of the ParallelSearch agent loop.
 
@@ -151,10 +133,6 @@ class ParallelSearchState(FanOutState):
         remaining_steps: Super-steps left under the run's ``recursion_limit`` (managed by
             LangGraph, never written), so ``think`` can stop with a reason before the limit
             would raise.
-        sampling: Extra options of every model call of the run (``temperature``, ``top_p``,
-            ``seed``); ParallelMuse gives each branch its own seed this way.
-        step_records: Each model step with its token logprobs, written only by a ``think``
-            node built with ``record_steps=True`` (the transcript in ``messages`` stays light).
     """
 
     question: str
@@ -164,8 +142,6 @@ class ParallelSearchState(FanOutState):
     steps: NotRequired[Annotated[int, operator.add]]
     counters: NotRequired[Annotated[dict[str, int], add_counters]]
     remaining_steps: NotRequired[RemainingSteps]
-    sampling: NotRequired[dict[str, Any]]
-    step_records: NotRequired[Annotated[list[StepRecord], operator.add]]
 
 
 def require_state_keys(builder: Any, keys: Mapping[str, str], part: str) -> None:

@@ -15,8 +15,9 @@ from langgraph_parallel.agent.limits import STEPS_TO_ANSWER, STEPS_TO_SEARCH
 from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke
 from langgraph_parallel.agent.overflow import is_context_overflow, trimmed
 from langgraph_parallel.agent.policy import policy_of
-from langgraph_parallel.agent.state import ParallelSearchState, StepRecord
+from langgraph_parallel.agent.state import ParallelSearchState
 from langgraph_parallel.agent.step import (
+    StepReply,
     first_prompt,
     prompt_style,
     raw_prompt_kind,
@@ -24,6 +25,7 @@ from langgraph_parallel.agent.step import (
     step_options,
 )
 from langgraph_parallel.errors import UserError, clean_text, reported_error
+from langgraph_parallel.models.sampling import configured_sampling
 from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION, Action
 
 _FINISHED_THREAD = (
@@ -56,13 +58,13 @@ class ThinkNode(DualNode):
     transcript, now ending with that search's observation, with the answer-only grammar
     (:func:`~langgraph_parallel.protocol.answer_regex`) where the model takes a regex, else
     the ordinary options. So a run makes at most M + 1 model calls and M search turns. That
-    step counts like any other (``llm_calls``, tokens, ``steps``, ``step_records``, the
-    ``step`` event, which carries ``final_answer_step: True``) and adds
-    ``counters["final_answer_steps"] = 1``. If it answers, the run ends as any answered run
-    (``stop_reason`` ``answered``: callers that test for it need no new case; the counter
-    tells the two apart). If not (a model that ignores the grammar and searches again, or an
-    invalid step), its search is not run and the run ends with ``stop_reason``
-    ``max_turns: M model steps used without an answer; the final answer-only step ...``.
+    step counts like any other (``llm_calls``, tokens, ``steps``, the ``step`` event, which
+    carries ``final_answer_step: True``) and adds ``counters["final_answer_steps"] = 1``. If
+    it answers, the run ends as any answered run (``stop_reason`` ``answered``: callers that
+    test for it need no new case; the counter tells the two apart). If not (a model that
+    ignores the grammar and searches again, or an invalid step), its search is not run and the
+    run ends with ``stop_reason`` ``max_turns: M model steps used without an answer; the final
+    answer-only step ...``.
     Without ``final_answer_step`` a search at step M is not run and the run ends with
     ``max_turns: ...`` (at most M calls, M - 1 turns). An invalid step M ends the run either
     way (no new evidence for a final step to read). A ParallelMuse fork from the final step
@@ -83,14 +85,20 @@ class ThinkNode(DualNode):
     fits after it; otherwise the run ends with ``stop_reason`` ``recursion_limit: ...``
     instead of a ``GraphRecursionError``.
 
-    Every call passes the state's ``sampling`` options (if any) to the model, so a caller that
-    samples (a ParallelMuse branch and its seed) runs this same step.
+    Every call passes the sampling options the run's config sets
+    (:func:`~langgraph_parallel.models.sampling.sampling_config`; none by default) to the model,
+    so a caller that samples (a ParallelMuse branch and its seed) runs this same step.
+
+    Each step's reply goes into ``messages`` as an ``AIMessage`` of the step text with the
+    call's ``usage_metadata``; with ``keep_logprobs`` its ``response_metadata`` also keeps the
+    token logprobs (``{"logprobs": {"content": [...]}}``, as ``ChatVLLM`` returns them) and the
+    step text, which is what ParallelMuse scores a step by when it forks this loop.
 
     Args:
         model: Any LangChain chat model; ``ChatVLLM`` adds constrained decoding and logprobs.
         defaults: Settings used when the run passes no context.
         retry: The node's retry policy (so the last attempt reports instead of raising).
-        record_steps: Also write each step with its token logprobs to ``step_records``.
+        keep_logprobs: Keep each step's token logprobs in its message (see above).
     """
 
     def __init__(
@@ -99,12 +107,12 @@ class ThinkNode(DualNode):
         defaults: SearchContext,
         retry: RetryPolicy | None = None,
         *,
-        record_steps: bool = False,
+        keep_logprobs: bool = False,
     ) -> None:
         self.model = model
         self.defaults = defaults
         self.retry = retry
-        self.record_steps = record_steps
+        self.keep_logprobs = keep_logprobs
 
     def body(
         self, state: ParallelSearchState, runtime: Runtime[SearchContext]
@@ -136,9 +144,9 @@ class ThinkNode(DualNode):
                 "counters": {},
             }
             return Command(update=ended, goto="__end__")
-        sampling = state.get("sampling") or {}
+        sampling = configured_sampling(None)
         options = step_options(
-            self.model, context, answer_only=final, keep_logprobs=self.record_steps, **sampling
+            self.model, context, answer_only=final, keep_logprobs=self.keep_logprobs, **sampling
         )
         trimmed_step = refused = False
         sent = history + new
@@ -174,24 +182,13 @@ class ThinkNode(DualNode):
             reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
             failed = {"messages": new, "steps": 1, "answer": None, "stop_reason": reason}
             return Command(update=failed, goto="answer")
-        # Keep the transcript light: logprobs stay out of the graph state (ParallelMuse keeps
-        # them in its own trajectories).
         update: dict[str, Any] = {
-            "messages": [*new, AIMessage(content=step.text, tool_calls=step.tool_calls)],
+            "messages": [*new, self._message(step, reply)],
             "steps": 1,
             "counters": dict(step.counters),
         }
         if refused:  # the model refused a prompt (no declared window to check it against)
             update["counters"]["context_refusals"] = 1
-        if self.record_steps:
-            record = StepRecord(
-                text=step.text,
-                logprobs=step.logprobs,
-                usage=step.usage,
-                action=step.action.kind,
-                message_index=len(history) + len(new),
-            )
-            update["step_records"] = [record]
         out_of_steps = remaining is not None and remaining < STEPS_TO_SEARCH
         action = step.action
         emit(
@@ -214,6 +211,18 @@ class ThinkNode(DualNode):
             return _last_step_route(action, update, "final_answer_steps", why)
         return self._route(action, update, steps, context, out_of_steps)
 
+    def _message(self, step: StepReply, reply: BaseMessage) -> AIMessage:
+        """Return the step's message (class docstring): logprobs only when they are kept."""
+        metadata: dict[str, Any] = {}
+        if self.keep_logprobs:
+            metadata = {"logprobs": {"content": step.logprobs}, "step_text": step.text}
+        return AIMessage(
+            content=step.text,
+            tool_calls=step.tool_calls,
+            response_metadata=metadata,
+            usage_metadata=getattr(reply, "usage_metadata", None),
+        )
+
     def _answer_trimmed(
         self,
         prompt: list[BaseMessage],
@@ -228,7 +237,7 @@ class ThinkNode(DualNode):
         trimmed prompt fits either (see :mod:`~langgraph_parallel.agent.overflow`).
         """
         options = step_options(
-            self.model, context, answer_only=True, keep_logprobs=self.record_steps, **sampling
+            self.model, context, answer_only=True, keep_logprobs=self.keep_logprobs, **sampling
         )
         for keep_last in (True, False):
             messages = trimmed(prompt, keep_last)

@@ -1,31 +1,34 @@
-"""The nodes of ParallelMuse over any checkpointed agent: the agent's runs in place of rollouts.
+"""ParallelMuse's parts that run the agent: read the input, run a rollout, return the chosen one.
 
-The graph (:mod:`.graph`, over an agent) is ParallelMuse's own, ``router`` -> ``rollout`` per
-branch -> ``router`` ... -> ``report`` -> ``aggregate``, with its planning, reports and joins
-unchanged.
-What differs is a rollout: here it is one run of the caller's agent in a thread of its own
-(:mod:`.agent_thread`), a fresh run on the agent's input or a fork from a checkpoint of the
-parent's thread, and its trajectory is read back from that thread (:mod:`.agent_steps`).
+The graph (:mod:`.graph`) is ``router -> rollout`` per branch ``-> router ... -> report ->
+aggregate``; the router reads the input on its first call (:class:`AgentInput`). Planning,
+reports and joins know no agent. A rollout
+is one run of the agent (the agent loop's graph, or the caller's checkpointed agent) in a
+thread of its own (:mod:`.agent_thread`), a fresh run on the agent's input or a fork from a
+checkpoint of the parent's thread, and its trajectory is read back from that thread
+(:mod:`.agent_steps`).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from functools import partial
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, convert_to_messages
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
-from langgraph.types import RetryPolicy, Send
+from langgraph.types import RetryPolicy
 
-from langgraph_parallel.agent.context import run_context
+from langgraph_parallel.agent.context import loop_settings, run_context
 from langgraph_parallel.agent.events import emit
+from langgraph_parallel.agent.limits import recursion_limit_for
 from langgraph_parallel.agent.nodes import Body, DualNode, Either
 from langgraph_parallel.errors import UserError, clean_text, reported_error
 from langgraph_parallel.models.sampling import sampling_config
-from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, ForkSource
+from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput
 from langgraph_parallel.parallel_muse.agent_thread import (
     aread_rollout,
     arun_rollout,
@@ -36,13 +39,12 @@ from langgraph_parallel.parallel_muse.agent_thread import (
 )
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.reduce import AggregateNode
-from langgraph_parallel.parallel_muse.router import RouterNode
-from langgraph_parallel.parallel_muse.state import Branch, rollout_start_event
+from langgraph_parallel.parallel_muse.state import rollout_start_event
 
-__all__ = ["AgentAggregateNode", "AgentRolloutNode", "AgentRouterNode", "AgentStartNode"]
+__all__ = ["AgentAggregateNode", "AgentInput", "AgentRolloutNode"]
 
 
-class AgentStartNode(DualNode):
+class AgentInput(DualNode):
     """Read the input: the agent's messages, a question, or a finished thread of the agent.
 
     Writes ``question`` (the last user message's text), ``agent_input`` (what a fresh run starts
@@ -51,19 +53,25 @@ class AgentStartNode(DualNode):
 
     Args:
         agent: The wrapped agent.
+        ask: The agent takes ``{"question": ...}`` (the agent loop): a fresh run starts from
+            the question, not from messages.
     """
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Any, *, ask: bool = False) -> None:
         self.agent = agent
+        self.ask = ask
 
     def body(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Body[dict[str, Any]]:
         """Return ``question``, ``agent_input`` and ``thread_prefix``."""
         run = uuid.uuid4().hex[:12]
         thread = state.get("from_thread")
+        agent_input: dict[str, Any]
+        asked_in_thread = None  # the agent loop's thread keeps its question
         if thread:
             agent = forkable(self.agent)
             snapshot = yield Either(agent.get_state, agent.aget_state, (thread_config(thread),))
             messages = convert_to_messages(snapshot.values.get("messages") or [])
+            asked_in_thread = snapshot.values.get("question")
             if not any(isinstance(m, AIMessage) for m in messages):
                 raise UserError(
                     f"The agent's thread {thread!r} has no AI message to fork: run the agent on "
@@ -74,7 +82,9 @@ class AgentStartNode(DualNode):
             prefix = f"{thread}-muse-{run}"
         else:
             given = state.get("messages") or []
-            if not given and state.get("question"):
+            # The agent loop takes any question, an empty one included.
+            asked_loop = self.ask and state.get("question") is not None
+            if not given and (state.get("question") or asked_loop):
                 given = [HumanMessage(state["question"])]
             if not given:
                 raise UserError(
@@ -84,50 +94,23 @@ class AgentStartNode(DualNode):
             messages, agent_input = convert_to_messages(given), {"messages": given}
             prefix = f"muse-{run}"
         asked = [m.text for m in messages if isinstance(m, HumanMessage)]
-        question = state.get("question") or (asked[-1] if asked else "")
-        update = {"question": clean_text(question), "agent_input": agent_input}
+        question = state.get("question") or asked_in_thread or (asked[-1] if asked else "")
+        question = clean_text(question)
+        if self.ask:
+            agent_input = {"question": question}
+        update = {"question": question, "agent_input": agent_input}
         return {**update, "thread_prefix": prefix}
-
-
-class AgentRouterNode(RouterNode):
-    """ParallelMuse's router, sending the wrapper's rollout payloads (:class:`AgentRolloutInput`).
-
-    A fork names the parent's thread and the checkpoint before the forked step; a fresh rollout
-    carries the agent's input; the first trajectory of a run on a given thread is that thread.
-    """
-
-    def rollout_sends(self, branches: Sequence[Branch], state: Mapping[str, Any]) -> list[Send]:
-        """Return one ``Send("rollout", AgentRolloutInput)`` per planned branch."""
-        by_id = {t["id"]: t for t in state.get("trajectories") or []}
-        sends = []
-        for branch in branches:
-            task = AgentRolloutInput(
-                branch=branch, thread_id=f"{state['thread_prefix']}-{branch['id']}"
-            )
-            if branch["parent"] is not None and branch["branch_step"] is not None:
-                parent = by_id[branch["parent"]]
-                # Never None: steps without a fork point are not ranked (uncertainty._ranked).
-                point = cast(dict[str, str], parent["steps"][branch["branch_step"]].get("fork"))
-                task["fork"] = ForkSource(
-                    thread_id=parent["thread_id"],
-                    checkpoint_id=point["checkpoint_id"],
-                    as_node=point["as_node"],
-                )
-            elif branch["index"] == 0 and state.get("from_thread"):
-                task["thread_id"] = state["from_thread"]  # the caller's finished run
-            else:
-                task["input"] = state["agent_input"]
-            sends.append(Send("rollout", task))
-        return sends
 
 
 class AgentRolloutNode(DualNode):
     """Run one rollout of the agent in its own thread and write its trajectory.
 
-    Every run samples: its config carries ``temperature``, ``top_p`` and the branch's ``seed``
-    (:mod:`~langgraph_parallel.models.sampling`). A run that fails ends its own trajectory
-    (``stop_reason`` ``agent_error: ...``, after the attempts ``retry`` gives transient errors,
-    each going on from the thread's last checkpoint); the other branches go on.
+    The run's progress events (its custom stream) go on to this run's, each with the branch's
+    ``rollout`` id. Every run samples: its config carries ``temperature``, ``top_p`` and the
+    branch's ``seed`` (:mod:`~langgraph_parallel.models.sampling`). A run that fails ends its
+    own trajectory (``stop_reason`` ``agent_error: ...``, after the attempts ``retry`` gives
+    transient errors, each going on from the thread's last checkpoint); the other branches go
+    on.
 
     Args:
         agent: The wrapped agent.
@@ -135,6 +118,9 @@ class AgentRolloutNode(DualNode):
         agent_config: Config merged into every run of the agent (``recursion_limit``, more
             ``configurable`` entries).
         retry: The retry policy the node is added with.
+        loop: The agent is the agent loop: each run gets the loop's fields of the run's
+            :class:`MuseContext` as its context, and a ``recursion_limit`` that fits its
+            ``max_turns`` (unless ``agent_config`` sets one).
 
     Without token logprobs in the agent's replies no step can be ranked, so, as in
     :func:`~langgraph_parallel.parallel_muse.graph.create_parallel_muse_graph`, nothing is
@@ -147,17 +133,22 @@ class AgentRolloutNode(DualNode):
         defaults: MuseContext,
         agent_config: Mapping[str, Any] | None = None,
         retry: RetryPolicy | None = None,
+        *,
+        loop: bool = False,
     ) -> None:
         self.agent = agent
         self.defaults = defaults
         self.agent_config = dict(agent_config or {})
         self.retry = retry
+        self.loop = loop
 
     def run_config(self, thread_id: str, seed: int, ctx: MuseContext) -> RunnableConfig:
         """Return the config of one run: its thread and its sampling, over ``agent_config``."""
         sampling = sampling_config(temperature=ctx.temperature, top_p=ctx.top_p, seed=seed)
         configurable = {**(self.agent_config.get("configurable") or {}), **sampling}
         config = {**self.agent_config, "configurable": {**configurable, "thread_id": thread_id}}
+        if self.loop and "recursion_limit" not in config:
+            config["recursion_limit"] = recursion_limit_for(ctx.max_turns)
         return cast(RunnableConfig, config)
 
     def body(self, task: AgentRolloutInput, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
@@ -169,14 +160,23 @@ class AgentRolloutNode(DualNode):
         agent = forkable(self.agent)
         if "fork" in task or "input" in task:
             config = self.run_config(task["thread_id"], branch["seed"], ctx)
+            context = loop_settings(ctx) if self.loop else None
+            forward = partial(_forward, runtime, branch["id"])
             try:
-                yield Either(run_rollout, arun_rollout, (agent, task, config))
+                yield Either(run_rollout, arun_rollout, (agent, task, config, context, forward))
             except Exception as exc:  # this trajectory ends here; the other branches go on
                 error = reported_error(exc, runtime, self.retry)
         trajectory = yield Either(read_rollout, aread_rollout, (agent, task, error))
         answer, reason = trajectory["answer"], trajectory["stop_reason"]
         emit(runtime, "rollout_end", rollout=branch["id"], answer=answer, stop_reason=reason)
         return {"trajectories": [trajectory], "counters": trajectory["counters"]}
+
+
+def _forward(runtime: Runtime[Any], rollout: str, event: Any) -> None:
+    """Pass one event of a rollout's run on to this run's custom stream, with its rollout id."""
+    writer = getattr(runtime, "stream_writer", None)
+    if callable(writer):
+        writer({**event, "rollout": rollout} if isinstance(event, dict) else event)
 
 
 class AgentAggregateNode(AggregateNode):

@@ -16,6 +16,11 @@ Each AI message of the agent's state becomes a :class:`~.uncertainty.Step`, reco
 
 The conversation is also kept as ``{"role", "content"}`` dicts (:func:`conversation_dicts`),
 one per message, which is what reports and the extracted report read.
+
+An agent that ends its own runs with an ``answer`` and a ``stop_reason`` in its state (the agent
+loop, :func:`~langgraph_parallel.agent.loop.create_loop_graph`) is read by them, and by its own
+``search_results``; any other agent's answer is its last reply's text and its searches are read
+off its ``search`` tool's results.
 """
 
 from __future__ import annotations
@@ -107,7 +112,7 @@ def agent_trajectory(
     task: AgentRolloutInput,
     messages: Sequence[BaseMessage],
     forks: Mapping[str | None, dict[str, str] | None],
-    counters: tuple[Any, Any],
+    values: tuple[Mapping[str, Any], Mapping[str, Any]],
     error: str | None,
 ) -> AgentTrajectory:
     """Return the trajectory of one rollout from its thread's final messages.
@@ -116,10 +121,11 @@ def agent_trajectory(
         task: The rollout's payload (its branch: the inherited steps and messages).
         messages: The thread's messages at its last checkpoint.
         forks: AI message id -> where a fork of it starts.
-        counters: The agent's ``counters`` at the thread's first and last checkpoint.
+        values: The thread's state at its first and last checkpoint.
         error: Why the run failed (``stop_reason`` ``agent_error: ...``), or ``None``.
     """
     branch = task["branch"]
+    start, end = values
     first = len(branch["messages"])
     steps = list(branch["steps"])
     own: list[AIMessage] = []
@@ -129,10 +135,19 @@ def agent_trajectory(
             own.append(message)
             point = forks.get(message.id)
             steps.append(agent_step(message, index=index, origin=branch["id"], fork=point))
-    last = messages[-1] if messages else None
-    text = last.text.strip() if isinstance(last, AIMessage) and not last.tool_calls else ""
-    answer = clean_text(text) if text and error is None else None
-    reason = f"agent_error: {error}" if error else "answered" if answer else "no_answer"
+    if "stop_reason" in end:  # the agent loop ends its runs itself (module docstring)
+        answer, reason = end.get("answer"), str(end["stop_reason"])
+        if error is not None:
+            answer, reason = None, f"agent_error: {error}"
+        inherited = len(start.get("search_results") or [])
+        searches = list(end.get("search_results") or [])[inherited:]
+    else:
+        last = messages[-1] if messages else None
+        text = last.text.strip() if isinstance(last, AIMessage) and not last.tool_calls else ""
+        answer = clean_text(text) if text and error is None else None
+        reason = f"agent_error: {error}" if error else "answered" if answer else "no_answer"
+        # Rows without `text`: the tool's one observation holds every sub-query's passages.
+        searches = tool_searches(messages, first)
     return AgentTrajectory(
         **branch_identity(branch),
         messages=conversation_dicts(messages) if messages else list(branch["messages"]),
@@ -140,8 +155,7 @@ def agent_trajectory(
         messages_prefix_len=first,
         answer=answer,
         stop_reason=reason,
-        counters=_counters(own, *counters),
-        # Rows without `text`: the tool's one observation holds every sub-query's passages.
-        search_results=cast(list[SearchResult], tool_searches(messages, first)),
+        counters=_counters(own, start.get("counters"), end.get("counters")),
+        search_results=cast(list[SearchResult], searches),
         thread_id=task["thread_id"],
     )

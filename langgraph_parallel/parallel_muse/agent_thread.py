@@ -24,7 +24,7 @@ checkpoint instead of starting again: the checkpointer's fault tolerance.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -148,8 +148,9 @@ def fork_points(
             started by a fork (no checkpoint before it says so).
 
     Returns:
-        ``{"checkpoint_id", "as_node"}`` per message, or ``None`` where no checkpoint holds
-        exactly the messages before it with a node still to run.
+        ``{"checkpoint_id", "as_node"}`` per message, or ``None`` where the checkpoint before
+        it does not hold the messages before it (but those its own node writes with it, as the
+        agent loop writes its first prompt) with a node still to run.
     """
     points: dict[str | None, dict[str, str] | None] = {}
     for k, snapshot in enumerate(chain):
@@ -162,7 +163,11 @@ def fork_points(
             writers = set(chain[k - 2].next) if k >= 2 else {first_writer}
             writer = writers.pop() if len(writers) == 1 else None
             ids = [m.id for m in messages[:i]]
-            exact = before is not None and [m.id for m in _messages(before)] == ids
+            held = [m.id for m in _messages(before)] if before is not None else []
+            # The node that wrote the AI message may have written user messages before it in
+            # the same update (the agent loop's first prompt): re-running it writes them again.
+            written = messages[len(held) : i]
+            exact = ids[: len(held)] == held and not any(isinstance(m, AIMessage) for m in written)
             if before is None or not exact or not before.next or writer is None:
                 points[message.id] = None
             else:
@@ -197,28 +202,70 @@ def _check_fork(source: ForkSource, expected: Any, found: Any) -> None:
         )
 
 
-def run_rollout(agent: Any, task: AgentRolloutInput, config: RunnableConfig) -> None:
-    """Run the rollout ``task`` names in its own thread (``config`` holds its ``thread_id``)."""
+_NO_RUN = object()
+
+
+def _run_input(task: AgentRolloutInput, ran: bool) -> Any:
+    """Return what the run of ``task`` starts from, or ``_NO_RUN`` (the caller's finished thread).
+
+    ``None`` goes on from the thread's last checkpoint: a thread that ran before (a retried
+    node), or a fork's new thread.
+    """
+    if ran or "fork" in task:
+        return None
+    return task.get("input", _NO_RUN)
+
+
+def run_rollout(
+    agent: Any,
+    task: AgentRolloutInput,
+    config: RunnableConfig,
+    context: Any = None,
+    on_event: Callable[[Any], None] | None = None,
+) -> None:
+    """Run the rollout ``task`` names in its own thread (``config`` holds its ``thread_id``).
+
+    Args:
+        agent: The agent, with a checkpointer (:func:`forkable`).
+        task: The rollout: a fresh run, a fork, or a thread that ran before (it goes on).
+        config: The run's config.
+        context: The run's ``context=`` for an agent that takes one (the agent loop's
+            settings); ``None`` passes none.
+        on_event: Gets each event of the agent's custom stream (its progress events), as it
+            comes; the run is a root run of its own thread, so they reach the caller only so.
+    """
     thread_id = task["thread_id"]
-    if agent.get_state(thread_config(thread_id)).values:  # ran before: go on from its last step
-        agent.invoke(None, config)
-    elif "fork" in task:
+    ran = bool(agent.get_state(thread_config(thread_id)).values)
+    if not ran and "fork" in task:
         _start_fork(agent, task["fork"], thread_id)
-        agent.invoke(None, config)
-    elif "input" in task:
-        agent.invoke(task["input"], config)
+    start = _run_input(task, ran)
+    if start is _NO_RUN:
+        return
+    extra = {} if context is None else {"context": context}
+    for event in agent.stream(start, config, stream_mode="custom", **extra):
+        if on_event is not None:
+            on_event(event)
 
 
-async def arun_rollout(agent: Any, task: AgentRolloutInput, config: RunnableConfig) -> None:
-    """:func:`run_rollout` on the agent's async path (``ainvoke``: async-only tools run)."""
+async def arun_rollout(
+    agent: Any,
+    task: AgentRolloutInput,
+    config: RunnableConfig,
+    context: Any = None,
+    on_event: Callable[[Any], None] | None = None,
+) -> None:
+    """:func:`run_rollout` on the agent's async path (``astream``: async-only tools run)."""
     thread_id = task["thread_id"]
-    if (await agent.aget_state(thread_config(thread_id))).values:
-        await agent.ainvoke(None, config)
-    elif "fork" in task:
+    ran = bool((await agent.aget_state(thread_config(thread_id))).values)
+    if not ran and "fork" in task:
         await _astart_fork(agent, task["fork"], thread_id)
-        await agent.ainvoke(None, config)
-    elif "input" in task:
-        await agent.ainvoke(task["input"], config)
+    start = _run_input(task, ran)
+    if start is _NO_RUN:
+        return
+    extra = {} if context is None else {"context": context}
+    async for event in agent.astream(start, config, stream_mode="custom", **extra):
+        if on_event is not None:
+            on_event(event)
 
 
 def read_rollout(agent: Any, task: AgentRolloutInput, error: str | None) -> AgentTrajectory:
@@ -237,6 +284,5 @@ def _trajectory(
     writer = task["fork"]["as_node"] if "fork" in task else None
     start = chain[0].values if chain else {}
     end = chain[-1].values if chain else {}
-    counters = (start.get("counters"), end.get("counters"))
     messages = list(end.get("messages") or [])
-    return agent_trajectory(task, messages, fork_points(chain, writer), counters, error)
+    return agent_trajectory(task, messages, fork_points(chain, writer), (start, end), error)

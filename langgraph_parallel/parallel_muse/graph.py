@@ -3,21 +3,22 @@
 :func:`create_parallel_muse_graph` takes the rollouts to fork, either the agent loop
 (:class:`~langgraph_parallel.agent.loop.LoopRollouts`, e.g. ``parallel_search_rollouts(model,
 search)``) or any checkpointed agent (``create_agent``, a ``MessagesState`` graph of your own),
-and its settings as one :class:`~.context.MuseContext`. Both build the same graph::
+and its settings as one :class:`~.context.MuseContext`. One graph runs both::
 
-    START [-> start] -> router --Send per rollout--> rollout -> router ... --Send per report-->
-          report -> aggregate -> END        (router -> aggregate directly when no report is needed)
+    START -> router --Send per rollout--> rollout -> router ... --Send per report--> report
+          -> aggregate -> END        (router -> aggregate directly when no report is needed)
 
-What differs is ``rollout``. Over the loop it is a subgraph, the loop started from the branch's
-message prefix (:mod:`.rollout`; Studio's xray drawing shows its steps). Over an agent it is one
-run of the agent in a thread of its own: ``start`` reads the input (messages, a question, or a
-finished ``from_thread``), the first run goes on the input, and each fork re-runs the agent from
-the checkpoint just before the chosen step (:mod:`.agent_thread`, LangGraph's time travel);
-the agent's replies are scored from the logprobs its chat model put in them (:mod:`.agent_steps`)
-and the output's ``messages`` are the chosen trajectory's conversation.
+A rollout is one run of the agent in a thread of its own: the router first reads the input (a
+question, messages, or a finished ``from_thread``), the first run goes on the input, and each
+fork re-runs the agent from the checkpoint just before the chosen step (:mod:`.agent_thread`,
+LangGraph's time travel); the agent's replies are scored from the logprobs its chat model put
+in them (:mod:`.agent_steps`) and the output's ``messages`` are the chosen trajectory's
+conversation. The agent loop is such an agent: its graph
+(:func:`~langgraph_parallel.agent.loop.create_loop_graph`) keeps each step's logprobs in its
+messages, and runs with the loop's fields of the run's context.
 
-Sampling of an agent's runs: each run's config carries ``temperature``, ``top_p`` and a seed per
-trajectory (:mod:`~langgraph_parallel.models.sampling`), which ``ChatVLLM`` and
+Sampling: each run's config carries ``temperature``, ``top_p`` and a seed per trajectory
+(:mod:`~langgraph_parallel.models.sampling`), which the agent loop, ``ChatVLLM`` and
 ``ChatVLLMServer`` apply; any other model applies them when built with ``init_chat_model(...,
 configurable_fields=("temperature", "top_p", "seed"), config_prefix="sampling")``, else samples
 as it was built.
@@ -34,20 +35,20 @@ from collections.abc import Mapping
 from typing import Any, cast, get_args
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.context import with_defaults
-from langgraph_parallel.agent.limits import muse_recursion_limit, recursion_limit_for
+from langgraph_parallel.agent.limits import muse_recursion_limit
 from langgraph_parallel.agent.loop import LoopRollouts
 from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.parallel_muse.agent_nodes import (
     AgentAggregateNode,
+    AgentInput,
     AgentRolloutNode,
-    AgentRouterNode,
-    AgentStartNode,
 )
 from langgraph_parallel.parallel_muse.agent_state import (
     AgentRolloutInput,
@@ -57,11 +58,9 @@ from langgraph_parallel.parallel_muse.agent_state import (
 )
 from langgraph_parallel.parallel_muse.agent_thread import check_agent
 from langgraph_parallel.parallel_muse.context import MuseContext, resolve_join
-from langgraph_parallel.parallel_muse.reduce import AggregateNode
 from langgraph_parallel.parallel_muse.report import ReportNode
-from langgraph_parallel.parallel_muse.rollout import create_rollout_graph
 from langgraph_parallel.parallel_muse.router import MuseRoute, RouterNode
-from langgraph_parallel.parallel_muse.state import MuseInput, MuseOutput, MuseState, ReportTask
+from langgraph_parallel.parallel_muse.state import ReportTask
 
 __all__ = ["create_parallel_muse_graph"]
 
@@ -106,23 +105,25 @@ def create_parallel_muse_graph(
             passage_sentences=...)``, the model's declared budget by default).
         model: Writes reports and is the analyst of ``join="select"``; default: the loop's
             model, and over an agent none (reports are extracted and the join votes).
-        agent_config: Over an agent: config merged into every run of it (``recursion_limit``,
-            more ``configurable`` entries).
-        keep_threads: Over an agent: ``False`` deletes the threads this run made from the
-            agent's checkpointer once joined (for callers that never read them).
+        agent_config: Config merged into every run of the agent (``recursion_limit``, more
+            ``configurable`` entries).
+        keep_threads: ``False`` deletes the threads this run made from the agent's
+            checkpointer once joined (for callers that never read them). The agent loop's
+            rollouts keep their threads in a checkpointer of this graph's own when
+            ``checkpointer`` is ``None``, and those are always deleted.
         retry_policy: Retries of transient model and search errors (``None``: none); see
             :mod:`~langgraph_parallel.errors`. A rollout that still fails ends its own
             trajectory (``model_error: ...`` or ``agent_error: ...``) and the others are joined.
-        checkpointer: Passed to ``compile``; use one thread per question. It also holds an
-            agent's threads when the agent has no checkpointer of its own.
+        checkpointer: Passed to ``compile``; use one thread per question. It also holds the
+            rollouts' threads when the agent has no checkpointer of its own.
         store: Passed to ``compile``.
         name: Graph name (default ``parallel_muse``).
 
     Returns:
-        A compiled graph. Over the loop: input ``{"question": str}``, output
-        :class:`~.state.MuseOutput`. Over an agent: input ``messages``, a ``question`` or a
-        ``from_thread`` (:class:`~.agent_state.MuseAgentInput`), output
-        :class:`~.agent_state.MuseAgentOutput`. Per-run overrides: ``invoke(...,
+        A compiled graph: input a ``question``, ``messages`` or a ``from_thread``
+        (:class:`~.agent_state.MuseAgentInput`; over the loop, messages give their last user
+        message as the question), output :class:`~.agent_state.MuseAgentOutput`. Per-run
+        overrides: ``invoke(...,
         context=MuseContext(...))``. A compiled graph is a node: add it to your own
         ``StateGraph`` (shared keys ``question`` and ``answer``) with ``add_node``.
 
@@ -133,18 +134,21 @@ def create_parallel_muse_graph(
     """
     name = name or "parallel_muse"
     settings = context or MuseContext()
+    loop = isinstance(rollouts, LoopRollouts)
+    analyst: BaseChatModel | None
     if isinstance(rollouts, LoopRollouts):
         analyst = model or rollouts.model
         # The loop observes as its rollouts were built to (per-run contexts may still override).
-        settings = dataclasses.replace(
-            settings,
-            passage_sentences=rollouts.passage_sentences,
-            join=resolve_join(settings.join, analyst),
-        )
-        return _loop_graph(rollouts, analyst, settings, retry_policy, checkpointer, store, name)
-    check_agent(rollouts)
-    settings = dataclasses.replace(settings, join=resolve_join(settings.join, model))
-    if settings.join == "select" and model is None:
+        settings = dataclasses.replace(settings, passage_sentences=rollouts.passage_sentences)
+        # With no checkpointer to fork through, the loop's threads live in one of its own.
+        own = InMemorySaver() if checkpointer is None else None
+        agent = rollouts.graph(settings, retry_policy, checkpointer=own)
+        keep_threads = keep_threads and own is None
+    else:
+        check_agent(rollouts)
+        agent, analyst = rollouts, model
+    settings = dataclasses.replace(settings, join=resolve_join(settings.join, analyst))
+    if settings.join == "select" and analyst is None:
         raise ValueError(
             "join='select' needs an analyst: pass model=..., or "
             "context=MuseContext(join='majority')."
@@ -156,55 +160,19 @@ def create_parallel_muse_graph(
         output_schema=MuseAgentOutput,
     )
     retry = retry_policy
-    builder.add_node("start", as_node(AgentStartNode(rollouts), "start"))
-    router = as_node(AgentRouterNode(settings), "router")
+    router = as_node(RouterNode(settings, AgentInput(agent, ask=loop)), "router")
     builder.add_node("router", router, destinations=get_args(MuseRoute))
     # Send payloads (AgentRolloutInput, ReportTask) are not the graph state.
-    node = AgentRolloutNode(rollouts, settings, agent_config, retry)
+    node = AgentRolloutNode(agent, settings, agent_config, retry, loop=loop)
     rollout = cast(Any, as_node(node, "rollout"))
     builder.add_node("rollout", rollout, input_schema=AgentRolloutInput, retry_policy=retry)
-    report = cast(Any, as_node(ReportNode(model, settings, retry=retry), "report"))
-    builder.add_node("report", report, input_schema=ReportTask, retry_policy=retry)
-    joined = AgentAggregateNode(rollouts, model, settings, retry, keep_threads=keep_threads)
-    builder.add_node("aggregate", as_node(joined, "aggregate"), retry_policy=retry)
-    builder.add_edge(START, "start")
-    builder.add_edge("start", "router")
-    builder.add_edge("rollout", "router")
-    builder.add_edge("report", "aggregate")
-    builder.add_edge("aggregate", END)
-    graph = builder.compile(checkpointer=checkpointer, store=store, name=name)
-    return graph.with_config(recursion_limit=muse_recursion_limit(settings.rounds))
-
-
-def _loop_graph(
-    rollouts: LoopRollouts,
-    analyst: BaseChatModel,
-    settings: MuseContext,
-    retry: RetryPolicy | None,
-    checkpointer: Any,
-    store: Any,
-    name: str,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Build ParallelMuse whose rollouts are the agent loop as a subgraph."""
-    builder = StateGraph(
-        MuseState,
-        context_schema=with_defaults(settings, "MuseContext"),
-        input_schema=MuseInput,
-        output_schema=MuseOutput,
-    )
-    # Send payloads (ReportTask) are not the graph state; the overloads cannot say so.
-    router = as_node(RouterNode(settings), "router")
-    builder.add_node("router", router, destinations=get_args(MuseRoute))
-    builder.add_node("rollout", create_rollout_graph(rollouts, settings, retry=retry))
     report = cast(Any, as_node(ReportNode(analyst, settings, retry=retry), "report"))
     builder.add_node("report", report, input_schema=ReportTask, retry_policy=retry)
-    aggregate = as_node(AggregateNode(analyst, settings, retry=retry), "aggregate")
-    builder.add_node("aggregate", aggregate, retry_policy=retry)
+    joined = AgentAggregateNode(agent, analyst, settings, retry, keep_threads=keep_threads)
+    builder.add_node("aggregate", as_node(joined, "aggregate"), retry_policy=retry)
     builder.add_edge(START, "router")
     builder.add_edge("rollout", "router")
     builder.add_edge("report", "aggregate")
     builder.add_edge("aggregate", END)
     graph = builder.compile(checkpointer=checkpointer, store=store, name=name)
-    # A subgraph runs under its parent's recursion_limit, so it must fit a rollout's turns too.
-    limit = max(muse_recursion_limit(settings.rounds), recursion_limit_for(settings.max_turns))
-    return graph.with_config(recursion_limit=limit)
+    return graph.with_config(recursion_limit=muse_recursion_limit(settings.rounds))

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
@@ -41,11 +41,18 @@ from langgraph_parallel.errors import clean_text, reported_error
 from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.extract import extract_report
-from langgraph_parallel.parallel_muse.rollout import to_messages
 from langgraph_parallel.parallel_muse.state import Report, ReportTask, Trajectory
 from langgraph_parallel.prompts import REPORT_RAW_PRIMER
 
-__all__ = ["ReportNode", "greedy_call", "report_messages", "report_steps"]
+__all__ = ["ReportNode", "greedy_call", "report_messages", "report_steps", "to_messages"]
+
+
+def to_messages(messages: list[dict[str, str]]) -> list[BaseMessage]:
+    """Turn stored ``{"role", "content"}`` dicts into LangChain messages (no ids)."""
+    return [
+        AIMessage(content=m["content"]) if m["role"] == "assistant" else HumanMessage(m["content"])
+        for m in messages
+    ]
 
 
 def greedy_call(

@@ -1,12 +1,11 @@
 """The ParallelMuse router: score finished trajectories, fork at their most uncertain steps.
 
 The router is the hub of the graph: it starts the initial rollouts, runs the branching rounds
-(one ``Send("rollout", {"branch": Branch})`` per sample) and, once the budget or the rounds are
-used up, sends the trajectories to ``report`` (one ``Send`` per distinct report), or straight to
-``aggregate`` when no report is needed. What to send is planned by :mod:`.plan` (budget, rounds,
-branch points and report calls are explained there); how a rollout is sent is
-:meth:`RouterNode.rollout_sends`, which the wrapper of any checkpointed agent overrides
-(:mod:`.agent_nodes`).
+(one ``Send("rollout", AgentRolloutInput)`` per sample: a fork names the parent's thread and the
+checkpoint before the forked step, a fresh rollout carries the agent's input) and, once the
+budget or the rounds are used up, sends the trajectories to ``report`` (one ``Send`` per distinct
+report), or straight to ``aggregate`` when no report is needed. What to send is planned by
+:mod:`.plan` (budget, rounds, branch points and report calls are explained there).
 
 Recursion limit: each round costs two super-steps (``rollout``, ``router``) and the reduction
 two more (``report``, ``aggregate``; one without reports). When the run's ``remaining_steps``
@@ -19,16 +18,19 @@ either, the router answers by majority vote itself and ends the run. Either way 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
+from langgraph_parallel.agent.nodes import Body, DualNode
 from langgraph_parallel.errors import clean_text
+from langgraph_parallel.parallel_muse.agent_nodes import AgentInput
+from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, ForkSource
 from langgraph_parallel.parallel_muse.context import MuseContext, muse_context
 from langgraph_parallel.parallel_muse.plan import plan_branches, plan_reports
 from langgraph_parallel.parallel_muse.reduce import vote
-from langgraph_parallel.parallel_muse.state import Branch, RolloutInput, Trajectory
+from langgraph_parallel.parallel_muse.state import Branch, Trajectory
 
 __all__ = ["MuseRoute", "RouterNode"]
 
@@ -41,23 +43,39 @@ _STEPS_TO_REDUCE = 3
 _STEPS_TO_ROLL = 5
 
 
-class RouterNode:
-    """Start rollouts, fork trajectories, then send them to ``report`` (or ``aggregate``).
+class RouterNode(DualNode):
+    """Read the input, start rollouts, fork trajectories, then send them to ``report``.
+
+    Its first call reads the run's input first (:class:`~.agent_nodes.AgentInput`): in the
+    router, not a node of its own, so that a run's smallest ``recursion_limit`` that ends it
+    with a state is the same as ever.
 
     State keys read: ``question``, ``trajectories``, ``dispatched``, ``round``,
-    ``branch_points``, ``remaining_steps``; written: ``dispatched``, ``round``,
+    ``branch_points``, ``remaining_steps`` (and the input); written: ``dispatched``, ``round``,
     ``branch_points`` (new points only), ``limit`` (and ``answer``, ``stop_reason`` and
-    ``aggregation`` when it must end the run itself; see the module docstring).
+    ``aggregation`` when it must end the run itself; see the module docstring), and the input
+    reader's keys.
 
     Args:
         defaults: Settings used when the run passes no :class:`MuseContext`.
+        inputs: Reads the run's input.
     """
 
-    def __init__(self, defaults: MuseContext) -> None:
+    def __init__(self, defaults: MuseContext, inputs: AgentInput) -> None:
         self.defaults = defaults
+        self.inputs = inputs
 
-    def __call__(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Command[MuseRoute]:
+    def body(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Body[Command[MuseRoute]]:
         """Route to ``rollout``, ``report`` or ``aggregate`` (module docstring has the rules)."""
+        started: dict[str, Any] = {}
+        if "thread_prefix" not in state:  # the run's first call
+            started = yield from self.inputs.body(state, runtime)
+            state = {**state, **started}
+        routed = self.route(state, runtime)
+        return Command(update={**started, **(routed.update or {})}, goto=routed.goto)
+
+    def route(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Command[MuseRoute]:
+        """Return the route and the router's own update (module docstring has the rules)."""
         ctx = muse_context(runtime, self.defaults)
         trajectories = list(state.get("trajectories") or [])
         dispatched = int(state.get("dispatched") or 0)
@@ -91,8 +109,31 @@ class RouterNode:
         return Command(update=_end_here(trajectories, update.get("limit")), goto="__end__")
 
     def rollout_sends(self, branches: Sequence[Branch], state: Mapping[str, Any]) -> list[Send]:
-        """Return one ``Send("rollout", ...)`` per planned branch (payload: the branch)."""
-        return [Send("rollout", RolloutInput(branch=b)) for b in branches]
+        """Return one ``Send("rollout", AgentRolloutInput)`` per planned branch.
+
+        The first trajectory of a run on a given thread (``from_thread``) is that thread.
+        """
+        by_id = {t["id"]: t for t in state.get("trajectories") or []}
+        sends = []
+        for branch in branches:
+            task = AgentRolloutInput(
+                branch=branch, thread_id=f"{state['thread_prefix']}-{branch['id']}"
+            )
+            if branch["parent"] is not None and branch["branch_step"] is not None:
+                parent = by_id[branch["parent"]]
+                # Never None: steps without a fork point are not ranked (uncertainty._ranked).
+                point = cast(dict[str, str], parent["steps"][branch["branch_step"]].get("fork"))
+                task["fork"] = ForkSource(
+                    thread_id=parent["thread_id"],
+                    checkpoint_id=point["checkpoint_id"],
+                    as_node=point["as_node"],
+                )
+            elif branch["index"] == 0 and state.get("from_thread"):
+                task["thread_id"] = state["from_thread"]  # the caller's finished run
+            else:
+                task["input"] = state["agent_input"]
+            sends.append(Send("rollout", task))
+        return sends
 
 
 def _end_here(trajectories: Sequence[Trajectory], limit: str | None) -> dict[str, Any]:

@@ -13,21 +13,17 @@ from typing import Annotated, Any, TypeVar
 from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
-from langgraph_parallel.agent.state import ParallelSearchState, SearchResult, add_counters
+from langgraph_parallel.agent.state import SearchResult, add_counters
 from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, Step
 
 __all__ = [
     "Branch",
     "BranchIdentity",
-    "MuseInput",
     "MuseOutput",
     "MuseState",
     "Report",
     "ReportCopy",
     "ReportTask",
-    "RolloutInput",
-    "RolloutOutput",
-    "RolloutState",
     "Trajectory",
     "branch_identity",
     "merge_by_index",
@@ -150,12 +146,6 @@ def merge_by_index(left: Sequence[_Item] | None, right: Sequence[_Item] | None) 
     return [merged[key] for key in sorted(merged)]
 
 
-class MuseInput(TypedDict):
-    """Input of the ParallelMuse graphs."""
-
-    question: str
-
-
 class MuseOutput(TypedDict):
     """What a caller reads.
 
@@ -198,23 +188,3 @@ class MuseState(TypedDict):
     aggregation: NotRequired[dict[str, Any]]
     limit: NotRequired[str]
     remaining_steps: NotRequired[RemainingSteps]
-
-
-class RolloutInput(TypedDict):
-    """Payload of one ``Send("rollout", ...)``: the branch to run."""
-
-    branch: Branch
-
-
-class RolloutOutput(TypedDict):
-    """What a rollout returns to the ParallelMuse graph: its trajectory and its counters."""
-
-    trajectories: list[Trajectory]
-    counters: dict[str, int]
-
-
-class RolloutState(ParallelSearchState):
-    """State of one rollout: the agent loop's state, the branch it runs, its trajectory."""
-
-    branch: Branch
-    trajectories: NotRequired[Annotated[list[Trajectory], merge_by_index]]

@@ -9,21 +9,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.agent.context import (
-    PassageBudgetOption,
-    PromptStyleOption,
-    SearchContext,
-    with_defaults,
-)
-from langgraph_parallel.agent.limits import recursion_limit_for
-from langgraph_parallel.agent.loop import add_agent_loop
-from langgraph_parallel.agent.state import (
-    FanOutState,
-    ParallelSearchInput,
-    ParallelSearchOutput,
-    ParallelSearchState,
-    require_state_keys,
-)
+from langgraph_parallel.agent.context import PassageBudgetOption, PromptStyleOption, SearchContext
+from langgraph_parallel.agent.loop import create_loop_graph
+from langgraph_parallel.agent.state import FanOutState, require_state_keys
 from langgraph_parallel.agent.step import passage_budget
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
 from langgraph_parallel.parallel_search.loop import add_fan_out, search_act
@@ -110,20 +98,16 @@ def create_parallel_search_graph(
         passage_sentences=passage_budget(model, passage_sentences),
         final_answer_step=final_answer_step,
     )
-    builder = StateGraph(
-        ParallelSearchState,
-        context_schema=with_defaults(defaults, "ParallelSearchContext"),
-        input_schema=ParallelSearchInput,
-        output_schema=ParallelSearchOutput,
-    )
     act = search_act(search, defaults, retry=retry_policy)
-    add_agent_loop(builder, model, defaults, act, retry=retry_policy)
-    builder.add_edge(START, "think")
-    builder.add_edge("answer", END)
-    default_name = "parallel_search" if decompose else "sequential_search"
-    graph = builder.compile(checkpointer=checkpointer, store=store, name=name or default_name)
-    # A config passed to invoke/stream overrides this limit; it only replaces the default.
-    return graph.with_config(recursion_limit=recursion_limit_for(max_turns))
+    return create_loop_graph(
+        model,
+        defaults,
+        act,
+        retry=retry_policy,
+        checkpointer=checkpointer,
+        store=store,
+        name=name or ("parallel_search" if decompose else "sequential_search"),
+    )
 
 
 def create_fan_out_search_graph(

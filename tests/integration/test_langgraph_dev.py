@@ -32,21 +32,10 @@ SEARCH_EDGES = {("fan_out", "search"), ("search", "observe"), ("observe", "think
 # create_agent's loop: the model calls the tools node, which calls the model again.
 AGENT_NODES = {"model", "tools"}
 AGENT_EDGES = {("model", "tools"), ("tools", "model")}
-# xray: a rollout is drawn as the agent loop's own nodes inside the ``rollout`` subgraph.
-MUSE_NODES = {"router", "report", "aggregate"} | {f"rollout:{n}" for n in SEARCH_NODES}
+# ParallelMuse over the loop or over an agent: one graph, each rollout a run of the agent.
+MUSE_NODES = {"router", "rollout", "report", "aggregate"}
 MUSE_EDGES = {
-    ("router", "rollout:start"),
-    ("rollout:start", "rollout:think"),
-    ("rollout:fan_out", "rollout:search"),
-    ("rollout:observe", "rollout:think"),
-    ("rollout:__end__", "router"),
-    ("router", "report"),
-    ("report", "aggregate"),
-}
-# ParallelMuse over the create_agent app: each rollout is one run of the agent (not a subgraph).
-MUSE_AGENT_NODES = {"start", "router", "rollout", "report", "aggregate"}
-MUSE_AGENT_EDGES = {
-    ("start", "router"),
+    ("__start__", "router"),
     ("router", "rollout"),
     ("rollout", "router"),
     ("router", "report"),
@@ -110,7 +99,7 @@ def test_every_graph_is_served_and_drawn(server: httpx.Client) -> None:
         want_nodes, want_edges = {
             "parallel_muse": (MUSE_NODES, MUSE_EDGES),
             "parallel_search_agent": (AGENT_NODES, AGENT_EDGES),
-            "parallel_muse_agent": (MUSE_AGENT_NODES, MUSE_AGENT_EDGES),
+            "parallel_muse_agent": (MUSE_NODES, MUSE_EDGES),
         }.get(graph_id, (SEARCH_NODES, SEARCH_EDGES))
         assert want_nodes <= nodes, (graph_id, nodes)
         assert want_edges <= edges, (graph_id, edges)

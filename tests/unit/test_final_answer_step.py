@@ -15,16 +15,20 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import PrivateAttr
 
 from langgraph_parallel import create_parallel_search_graph
+from langgraph_parallel.agent.context import loop_settings
 from langgraph_parallel.agent.events import render_event
 from langgraph_parallel.agent.limits import recursion_limit_for
 from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.parallel_muse.accounting import muse_costs
+from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, ForkSource
+from langgraph_parallel.parallel_muse.agent_thread import read_rollout, run_rollout, thread_config
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.plan import fork
-from langgraph_parallel.parallel_muse.rollout import create_rollout_graph
+from langgraph_parallel.parallel_muse.state import Branch
 from langgraph_parallel.parallel_search.loop import parallel_search_rollouts
 from langgraph_parallel.protocol import action_regex, answer_regex
 from tests.fakes import CountingSearcher, rollouts_graph
@@ -234,16 +238,32 @@ def test_rollouts_count_the_final_step_like_any_other(final_answer_step: bool) -
 def test_a_fork_of_the_final_step_is_again_the_answer_only_step() -> None:
     ctx = MuseContext(max_turns=2)
     chat = GrammarChat(steps=[SEARCH, SEARCH, ANSWER])
-    parent = rollouts_graph(chat, CountingSearcher(), budget=1, max_turns=2)
-    trajectory = parent.invoke({"question": "Q?"})["trajectories"][0]
+    rollouts = parallel_search_rollouts(chat, CountingSearcher())
+    agent = rollouts.graph(ctx, None, checkpointer=InMemorySaver())
+    agent.invoke({"question": "Q?"}, thread_config("parent"))
+    first = Branch(
+        question="Q?",
+        id="t0",
+        index=0,
+        parent=None,
+        branch_step=None,
+        round=0,
+        seed=0,
+        messages=[],
+        steps=[],
+    )
+    trajectory = read_rollout(agent, AgentRolloutInput(branch=first, thread_id="parent"), None)
     assert [s["action"] for s in trajectory["steps"]] == ["search", "search", "answer"]
     branch = fork(trajectory, 2, 1, ctx, 1)
     assert len(branch["steps"]) == 2 and branch["messages"][-1]["role"] == "user"
+    point = trajectory["steps"][2]["fork"]
+    task = AgentRolloutInput(
+        branch=branch, thread_id="child", fork=ForkSource(thread_id="parent", **point)
+    )
     chat.call_kwargs.clear()
-    rollouts = parallel_search_rollouts(chat, CountingSearcher())
-    rollout = create_rollout_graph(rollouts, ctx, retry=None)
-    out = rollout.invoke({"branch": branch})
-    (forked,) = out["trajectories"]
+    run_rollout(agent, task, thread_config("child"), loop_settings(ctx))
+    forked = read_rollout(agent, task, None)
     assert forked["answer"] == "Paris" and forked["stop_reason"] == "answered"
     assert [kwargs["regex"] for kwargs in chat.call_kwargs] == [answer_regex()]
-    assert out["counters"]["llm_calls"] == 1 and out["counters"]["final_answer_steps"] == 1
+    assert forked["counters"]["llm_calls"] == 1
+    assert forked["counters"]["final_answer_steps"] == 1

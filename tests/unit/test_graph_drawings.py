@@ -33,7 +33,7 @@ def test_check_mode_reports_stale_pages(tmp_path: Path) -> None:
         assert f"\t{node}({node})" in text
     assert "fan_out -.-> search;" in text and "search --> observe;" in text
     assert "fan_out -.-> observe;" in text  # a turn of repeats only: no search branch
-    assert "subgraph rollout" in text  # ParallelMuse's rollout subgraph, expanded
+    assert "rollout --> router;" in text  # ParallelMuse's rollout: one run of the agent
     assert subprocess.run([*command, "--check"], cwd=REPO, capture_output=True).returncode == 0
 
 

@@ -35,6 +35,10 @@ def test_every_event_kind_renders_as_one_line() -> None:
             {"event": "rollout_end", "rollout": "t3", "answer": "yes", "stop_reason": "answered"}
         ),  # fmt: skip
         render_event({"event": "something new", "x": 1}),
+        render_event(
+            {"event": "step", "step": 1, "action": "search", "queries": ["a"], "rollout": "t3"}
+        ),
+        render_event({"event": "search_start", "id": "1.0", "query": "a", "rollout": "t3"}),
     ]
     assert lines == [
         "step 1: search a ## b",
@@ -45,5 +49,7 @@ def test_every_event_kind_renders_as_one_line() -> None:
         "rollout t3 started (round 1 from t0 at step 2)",
         "rollout t3 done: 'yes' (answered)",
         '{"event": "something new", "x": 1}',
+        "[t3] step 1: search a",  # a ParallelMuse rollout's own steps name it
+        "  [t3] search 1.0 started: a",
     ]
     assert all("\n" not in line for line in lines)

@@ -367,16 +367,6 @@ def test_graph_draws_every_node_and_edge():
         assert edge in mermaid, mermaid
 
 
-def test_xray_drawing_shows_the_agent_loop_inside_each_rollout():
-    graph = muse_graph(FakeChat(agent=None), CountingSearcher())
-    drawing = graph.get_graph(xray=True)
-    inner = {n.split(":", 1)[1] for n in drawing.nodes if n.startswith("rollout:")}
-    assert {"start", "think", "fan_out", "search", "observe", "answer"} <= inner
-    edges = {(e.source, e.target) for e in drawing.edges}
-    assert {("router", "rollout:start"), ("rollout:observe", "rollout:think")} <= edges
-    assert ("rollout:__end__", "router") in edges
-
-
 @pytest.mark.parametrize(
     ("options", "message"),
     [

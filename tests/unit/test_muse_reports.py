@@ -16,6 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
+from langgraph_parallel.parallel_muse.agent_nodes import AgentInput
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.plan import plan_reports
 from langgraph_parallel.parallel_muse.router import RouterNode
@@ -175,7 +176,7 @@ def test_router_goes_straight_to_aggregate_when_only_it_fits(reports, goto):
     ctx = MuseContext(budget=2, rounds=0, reports=reports)
     found = [trajectory(0, "a", "Paris"), trajectory(1, "b", "paris")]
     state = {"question": "Q?", "trajectories": found, "dispatched": 2, "remaining_steps": 2}
-    command = RouterNode(ctx)(state, None)
+    command = RouterNode(ctx, AgentInput(None)).route(state, None)
     assert command.goto == goto
     if goto == "__end__":  # the router's own vote, as before this setting existed
         assert command.update["aggregation"]["fallback"].startswith("recursion_limit")
@@ -236,8 +237,7 @@ def test_a_continued_report_extends_the_agents_last_prompt():
     from langchain_core.messages import HumanMessage
 
     from langgraph_parallel.models.replies import chat_turns, raw_text
-    from langgraph_parallel.parallel_muse.report import report_messages
-    from langgraph_parallel.parallel_muse.rollout import to_messages
+    from langgraph_parallel.parallel_muse.report import report_messages, to_messages
     from langgraph_parallel.prompts import REPORT_FOLLOWUP_PROMPT, REPORT_RAW_PRIMER
 
     stored = [

@@ -304,14 +304,13 @@ def test_a_rollouts_model_call_is_retried_by_the_think_node_retry_policy() -> No
     two = RetryPolicy(initial_interval=0.001, max_attempts=2, jitter=False, retry_on=is_transient)
     model, failed = flaky_first_calls(1)
     graph = rollouts_graph(model, CountingSearcher(), budget=2, retry_policy=two)
-    inner, final = set(), {}
-    stream = graph.stream({"question": "Q?"}, stream_mode=["updates", "values"], subgraphs=True)
-    for namespace, mode, chunk in stream:
-        if mode == "values" and not namespace:
+    steps, final = set(), {}
+    for mode, chunk in graph.stream({"question": "Q?"}, stream_mode=["custom", "values"]):
+        if mode == "values":
             final = chunk
-        elif mode == "updates" and namespace:  # the rollout subgraph's own steps stream
-            inner |= {(namespace[0].split(":")[0], node) for node in chunk}
-    assert {("rollout", "start"), ("rollout", "think"), ("rollout", "answer")} <= inner
+        elif chunk["event"] == "step":  # each rollout's own steps stream, with its id
+            steps.add((chunk["rollout"], chunk["action"]))
+    assert steps == {("t0", "answer"), ("t1", "answer")}
     assert final["answer"] == "x"
     assert [t["stop_reason"] for t in final["trajectories"]] == ["answered", "answered"]
     assert failed == {0: 1, 1: 1} and final["counters"]["llm_calls"] == 2  # a retry is no step

@@ -205,7 +205,7 @@ def test_the_muse_agent_graph_forks_the_create_agent_app() -> None:
     model = SeededAgentModel(reply=reply)
     graph = studio_graph("parallel_muse_agent", model=model, search=CountingSearcher())
     assert graph.name == "parallel_muse_agent"
-    assert {"start", "router", "rollout", "report", "aggregate"} <= set(graph.get_graph().nodes)
+    assert {"router", "rollout", "report", "aggregate"} <= set(graph.get_graph().nodes)
     # Its one search is step 0: min_branch_step=0 lets the fork start there.
     context = {"budget": 2, "min_branch_step": 0}
     final = graph.invoke({"messages": [HumanMessage("a and b?")]}, context=context)

@@ -6,7 +6,7 @@ chains (:func:`~.muse.datasets`: MuSiQue, 2Wiki compositional/inference, HotpotQ
 ``--limit`` each, seeded) with its settings (:data:`~.muse.COMMON`: budget 8, ``max_turns`` 6,
 BM25, extracted reports, the prefix cache emptied before each graph) and join ``select``. The
 wrapper forks the agent's checkpoints (:func:`~langgraph_parallel.parallel_muse.graph.
-create_parallel_muse_graph` over an agent); the graph forks its own rollout subgraph. Both run
+create_parallel_muse_graph` over an agent); the graph forks the ParallelSearch loop. Both run
 the shipped policy (``smollm2-parallel``), the wrapper as a tool-calling model inside
 ``create_agent``.
 
