@@ -93,18 +93,18 @@ def conversation_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
 def _counters(own: Sequence[AIMessage], start: Any, end: Any) -> dict[str, int]:
     """Count the trajectory's own calls (from the messages) and its agent counters' growth.
 
-    An agent that keeps ``counters`` (``ParallelSearchMiddleware``: searches, sub-queries) has
-    them in its thread; a fork's thread starts with its parent's, so only the difference is
-    this trajectory's.
+    An agent that keeps ``counters`` (``ParallelSearchMiddleware``: searches, sub-queries; the
+    agent loop: every counter of its runs) has them in its thread; a fork's thread starts with
+    its parent's, so only the difference is this trajectory's. A counter the agent keeps at 0
+    is kept at 0 (``parallel_turns`` 0 says something a missing key does not).
     """
     counters: dict[str, int] = {"llm_calls": len(own)}
     for message in own:
         counters = add_counters(counters, usage_counters(message))
     before = start if isinstance(start, Mapping) else {}
     for key, value in (end if isinstance(end, Mapping) else {}).items():
-        grown = int(value) - int(before.get(key, 0)) if isinstance(value, int) else 0
-        if key not in counters and grown:
-            counters[key] = grown
+        if key not in counters and isinstance(value, int):
+            counters[key] = value - int(before.get(key, 0))
     return counters
 
 

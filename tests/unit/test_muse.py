@@ -175,6 +175,22 @@ def test_each_trajectory_keeps_only_its_own_searches():
         first = (trajectory["branch_step"] or 0) + 1
         assert [r["turn"] for r in searched] == list(range(first, first + own))
         assert [r["query"] for r in searched] == [f"q{t - 1}" for t in range(first, first + own)]
+        # One sub-query a turn: counted as no parallel turn, a 0 that stays in the counters.
+        assert trajectory["counters"]["parallel_turns"] == 0
+
+
+def test_a_fork_does_not_search_again_what_its_inherited_steps_searched():
+    def agent(seed: int, step: int) -> tuple[str, dict[str, int]]:
+        spread = SPREADS[step] if seed == 0 else {"reasoning": 1, "exploration": 1}
+        return (SEARCH.format(step=0) if step < 2 else ANSWER.format(answer="x")), spread
+
+    state, _ = run_muse(agent, budget=2, top_k_steps=1, samples_per_step=1)
+    fork = state["trajectories"][1]
+    assert (fork["parent"], fork["branch_step"]) == ("t0", 1)
+    # The fork's step 1 searches q0 again, which its inherited step 0 searched (turn 1).
+    (again,) = fork["search_results"]
+    assert again["query"] == "q0" and again.get("repeat") is True
+    assert fork["counters"]["repeat_skips"] == 1
 
 
 def test_counters_sum_own_steps_and_keep_reduction_apart():
