@@ -28,7 +28,6 @@ from langgraph_parallel.agent.limits import recursion_limit_for
 from langgraph_parallel.agent.nodes import Body, DualNode, Either
 from langgraph_parallel.errors import UserError, clean_text, reported_error
 from langgraph_parallel.models.sampling import sampling_config
-from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput
 from langgraph_parallel.parallel_muse.agent_thread import (
     aread_rollout,
     arun_rollout,
@@ -39,7 +38,7 @@ from langgraph_parallel.parallel_muse.agent_thread import (
 )
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.reduce import AggregateNode
-from langgraph_parallel.parallel_muse.state import rollout_start_event
+from langgraph_parallel.parallel_muse.state import RolloutInput, rollout_start_event
 
 __all__ = ["AgentAggregateNode", "AgentInput", "AgentRolloutNode"]
 
@@ -151,7 +150,7 @@ class AgentRolloutNode(DualNode):
             config["recursion_limit"] = recursion_limit_for(ctx.max_turns)
         return cast(RunnableConfig, config)
 
-    def body(self, task: AgentRolloutInput, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
+    def body(self, task: RolloutInput, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
         """Return ``{"trajectories": [trajectory], "counters": its counters}``."""
         ctx = run_context(runtime, self.defaults)
         branch = task["branch"]

@@ -35,9 +35,8 @@ from langgraph_parallel.agent.state import SearchResult, add_counters
 from langgraph_parallel.dialect.transcript import message_action, observation_text, step_text
 from langgraph_parallel.errors import clean_text, storable
 from langgraph_parallel.models.usage import usage_counters
-from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, AgentTrajectory
 from langgraph_parallel.parallel_muse.regions import make_step
-from langgraph_parallel.parallel_muse.state import branch_identity
+from langgraph_parallel.parallel_muse.state import RolloutInput, Trajectory, branch_identity
 from langgraph_parallel.parallel_muse.uncertainty import Step
 
 __all__ = ["agent_step", "agent_trajectory", "conversation_dicts"]
@@ -109,12 +108,12 @@ def _counters(own: Sequence[AIMessage], start: Any, end: Any) -> dict[str, int]:
 
 
 def agent_trajectory(
-    task: AgentRolloutInput,
+    task: RolloutInput,
     messages: Sequence[BaseMessage],
     forks: Mapping[str | None, dict[str, str] | None],
     values: tuple[Mapping[str, Any], Mapping[str, Any]],
     error: str | None,
-) -> AgentTrajectory:
+) -> Trajectory:
     """Return the trajectory of one rollout from its thread's final messages.
 
     Args:
@@ -148,7 +147,7 @@ def agent_trajectory(
         reason = f"agent_error: {error}" if error else "answered" if answer else "no_answer"
         # Rows without `text`: the tool's one observation holds every sub-query's passages.
         searches = tool_searches(messages, first)
-    return AgentTrajectory(
+    return Trajectory(
         **branch_identity(branch),
         messages=conversation_dicts(messages) if messages else list(branch["messages"]),
         steps=steps,

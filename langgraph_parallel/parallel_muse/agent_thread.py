@@ -33,12 +33,12 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import StateSnapshot
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.parallel_muse.agent_state import (
-    AgentRolloutInput,
-    AgentTrajectory,
-    ForkSource,
-)
 from langgraph_parallel.parallel_muse.agent_steps import agent_trajectory
+from langgraph_parallel.parallel_muse.state import (
+    ForkSource,
+    RolloutInput,
+    Trajectory,
+)
 
 __all__ = [
     "alineage",
@@ -205,7 +205,7 @@ def _check_fork(source: ForkSource, expected: Any, found: Any) -> None:
 _NO_RUN = object()
 
 
-def _run_input(task: AgentRolloutInput, ran: bool) -> Any:
+def _run_input(task: RolloutInput, ran: bool) -> Any:
     """Return what the run of ``task`` starts from, or ``_NO_RUN`` (the caller's finished thread).
 
     ``None`` goes on from the thread's last checkpoint: a thread that ran before (a retried
@@ -218,7 +218,7 @@ def _run_input(task: AgentRolloutInput, ran: bool) -> Any:
 
 def run_rollout(
     agent: Any,
-    task: AgentRolloutInput,
+    task: RolloutInput,
     config: RunnableConfig,
     context: Any = None,
     on_event: Callable[[Any], None] | None = None,
@@ -249,7 +249,7 @@ def run_rollout(
 
 async def arun_rollout(
     agent: Any,
-    task: AgentRolloutInput,
+    task: RolloutInput,
     config: RunnableConfig,
     context: Any = None,
     on_event: Callable[[Any], None] | None = None,
@@ -268,19 +268,17 @@ async def arun_rollout(
             on_event(event)
 
 
-def read_rollout(agent: Any, task: AgentRolloutInput, error: str | None) -> AgentTrajectory:
+def read_rollout(agent: Any, task: RolloutInput, error: str | None) -> Trajectory:
     """Return the trajectory of the rollout ``task`` names, read from its thread."""
     return _trajectory(task, lineage(agent, task["thread_id"]), error)
 
 
-async def aread_rollout(agent: Any, task: AgentRolloutInput, error: str | None) -> AgentTrajectory:
+async def aread_rollout(agent: Any, task: RolloutInput, error: str | None) -> Trajectory:
     """:func:`read_rollout` through the agent's async API."""
     return _trajectory(task, await alineage(agent, task["thread_id"]), error)
 
 
-def _trajectory(
-    task: AgentRolloutInput, chain: list[StateSnapshot], error: str | None
-) -> AgentTrajectory:
+def _trajectory(task: RolloutInput, chain: list[StateSnapshot], error: str | None) -> Trajectory:
     writer = task["fork"]["as_node"] if "fork" in task else None
     start = chain[0].values if chain else {}
     end = chain[-1].values if chain else {}

@@ -50,17 +50,17 @@ from langgraph_parallel.parallel_muse.agent_nodes import (
     AgentInput,
     AgentRolloutNode,
 )
-from langgraph_parallel.parallel_muse.agent_state import (
-    AgentRolloutInput,
-    MuseAgentInput,
-    MuseAgentOutput,
-    MuseAgentState,
-)
 from langgraph_parallel.parallel_muse.agent_thread import check_agent
 from langgraph_parallel.parallel_muse.context import MuseContext, resolve_join
 from langgraph_parallel.parallel_muse.report import ReportNode
 from langgraph_parallel.parallel_muse.router import MuseRoute, RouterNode
-from langgraph_parallel.parallel_muse.state import ReportTask
+from langgraph_parallel.parallel_muse.state import (
+    MuseInput,
+    MuseOutput,
+    MuseState,
+    ReportTask,
+    RolloutInput,
+)
 
 __all__ = ["create_parallel_muse_graph"]
 
@@ -121,8 +121,8 @@ def create_parallel_muse_graph(
 
     Returns:
         A compiled graph: input a ``question``, ``messages`` or a ``from_thread``
-        (:class:`~.agent_state.MuseAgentInput`; over the loop, messages give their last user
-        message as the question), output :class:`~.agent_state.MuseAgentOutput`. Per-run
+        (:class:`~.state.MuseInput`; over the loop, messages give their last user
+        message as the question), output :class:`~.state.MuseOutput`. Per-run
         overrides: ``invoke(...,
         context=MuseContext(...))``. A compiled graph is a node: add it to your own
         ``StateGraph`` (shared keys ``question`` and ``answer``) with ``add_node``.
@@ -154,18 +154,18 @@ def create_parallel_muse_graph(
             "context=MuseContext(join='majority')."
         )
     builder = StateGraph(
-        MuseAgentState,
+        MuseState,
         context_schema=with_defaults(settings, "MuseContext"),
-        input_schema=MuseAgentInput,
-        output_schema=MuseAgentOutput,
+        input_schema=MuseInput,
+        output_schema=MuseOutput,
     )
     retry = retry_policy
     router = as_node(RouterNode(settings, AgentInput(agent, ask=loop)), "router")
     builder.add_node("router", router, destinations=get_args(MuseRoute))
-    # Send payloads (AgentRolloutInput, ReportTask) are not the graph state.
+    # Send payloads (RolloutInput, ReportTask) are not the graph state.
     node = AgentRolloutNode(agent, settings, agent_config, retry, loop=loop)
     rollout = cast(Any, as_node(node, "rollout"))
-    builder.add_node("rollout", rollout, input_schema=AgentRolloutInput, retry_policy=retry)
+    builder.add_node("rollout", rollout, input_schema=RolloutInput, retry_policy=retry)
     report = cast(Any, as_node(ReportNode(analyst, settings, retry=retry), "report"))
     builder.add_node("report", report, input_schema=ReportTask, retry_policy=retry)
     joined = AgentAggregateNode(agent, analyst, settings, retry, keep_threads=keep_threads)

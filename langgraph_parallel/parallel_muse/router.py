@@ -1,7 +1,7 @@
 """The ParallelMuse router: score finished trajectories, fork at their most uncertain steps.
 
 The router is the hub of the graph: it starts the initial rollouts, runs the branching rounds
-(one ``Send("rollout", AgentRolloutInput)`` per sample: a fork names the parent's thread and the
+(one ``Send("rollout", RolloutInput)`` per sample: a fork names the parent's thread and the
 checkpoint before the forked step, a fresh rollout carries the agent's input) and, once the
 budget or the rounds are used up, sends the trajectories to ``report`` (one ``Send`` per distinct
 report), or straight to ``aggregate`` when no report is needed. What to send is planned by
@@ -26,11 +26,10 @@ from langgraph.types import Command, Send
 from langgraph_parallel.agent.nodes import Body, DualNode
 from langgraph_parallel.errors import clean_text
 from langgraph_parallel.parallel_muse.agent_nodes import AgentInput
-from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, ForkSource
 from langgraph_parallel.parallel_muse.context import MuseContext, muse_context
 from langgraph_parallel.parallel_muse.plan import plan_branches, plan_reports
 from langgraph_parallel.parallel_muse.reduce import vote
-from langgraph_parallel.parallel_muse.state import Branch, Trajectory
+from langgraph_parallel.parallel_muse.state import Branch, ForkSource, RolloutInput, Trajectory
 
 __all__ = ["MuseRoute", "RouterNode"]
 
@@ -109,16 +108,14 @@ class RouterNode(DualNode):
         return Command(update=_end_here(trajectories, update.get("limit")), goto="__end__")
 
     def rollout_sends(self, branches: Sequence[Branch], state: Mapping[str, Any]) -> list[Send]:
-        """Return one ``Send("rollout", AgentRolloutInput)`` per planned branch.
+        """Return one ``Send("rollout", RolloutInput)`` per planned branch.
 
         The first trajectory of a run on a given thread (``from_thread``) is that thread.
         """
         by_id = {t["id"]: t for t in state.get("trajectories") or []}
         sends = []
         for branch in branches:
-            task = AgentRolloutInput(
-                branch=branch, thread_id=f"{state['thread_prefix']}-{branch['id']}"
-            )
+            task = RolloutInput(branch=branch, thread_id=f"{state['thread_prefix']}-{branch['id']}")
             if branch["parent"] is not None and branch["branch_step"] is not None:
                 parent = by_id[branch["parent"]]
                 # Never None: steps without a fork point are not ranked (uncertainty._ranked).

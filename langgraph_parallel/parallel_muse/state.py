@@ -10,6 +10,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, TypeVar
 
+from langchain_core.messages import AnyMessage
 from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
@@ -19,11 +20,14 @@ from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, Step
 __all__ = [
     "Branch",
     "BranchIdentity",
+    "ForkSource",
+    "MuseInput",
     "MuseOutput",
     "MuseState",
     "Report",
     "ReportCopy",
     "ReportTask",
+    "RolloutInput",
     "Trajectory",
     "branch_identity",
     "merge_by_index",
@@ -63,10 +67,14 @@ class Trajectory(Branch):
         messages_prefix_len: Messages inherited from the parent (0 for a fresh rollout).
         answer: The final answer, or ``None``.
         stop_reason: ``answered``, ``max_turns: ...``, ``recursion_limit: ...``,
-            ``context_full: ...`` or ``model_error: ...``.
+            ``context_full: ...``, ``model_error: ...`` or ``agent_error: ...``.
         counters: This trajectory's own model calls and searches (inherited steps excluded;
             ``final_answer_steps`` 1 when it made the final answer-only step).
         search_results: This trajectory's own sub-query results (inherited searches excluded).
+        thread_id: The agent's thread the run is in (its messages stay in the agent's
+            checkpointer; ``messages`` holds them as ``{"role", "content"}`` dicts, one per
+            message, assistant steps as their step text and tool results as observations,
+            which is what reports read).
     """
 
     messages_prefix_len: int
@@ -74,6 +82,7 @@ class Trajectory(Branch):
     stop_reason: str
     counters: dict[str, int]
     search_results: NotRequired[list[SearchResult]]
+    thread_id: str
 
 
 def branch_identity(branch: Branch) -> BranchIdentity:
@@ -97,6 +106,32 @@ def rollout_start_event(branch: Branch) -> dict[str, Any]:
         "round": branch["round"],
         "branch_step": branch["branch_step"],
     }
+
+
+class ForkSource(TypedDict):
+    """Where a fork starts: the parent's thread, the checkpoint before the step, its writer.
+
+    ``as_node`` is the node that wrote the checkpoint; the fork's new thread gets the
+    checkpoint's values as that node's update, so it goes on exactly where the parent did.
+    """
+
+    thread_id: str
+    checkpoint_id: str
+    as_node: str
+
+
+class RolloutInput(TypedDict):
+    """Payload of one ``Send("rollout", ...)``: the branch and where it runs.
+
+    With ``fork`` the branch re-generates the parent's step from ``fork``'s checkpoint, in a new
+    thread ``thread_id``; with ``input`` it is a fresh run of the agent on that input; with
+    neither, ``thread_id`` is the caller's finished thread, read as it is (no run).
+    """
+
+    branch: Branch
+    thread_id: str
+    fork: NotRequired[ForkSource]
+    input: NotRequired[dict[str, Any]]
 
 
 class ReportCopy(TypedDict):
@@ -160,7 +195,8 @@ class MuseOutput(TypedDict):
     ``answer`` is ``None`` with ``stop_reason`` ``no_answer: ...`` (or ``recursion_limit: ...``)
     if none answered.
     A trajectory whose model call failed keeps ``stop_reason`` ``model_error: ...``; the others
-    are still reported and joined.
+    are still reported and joined. ``messages`` is the chosen trajectory's conversation (empty
+    when none answered).
     """
 
     question: str
@@ -171,10 +207,33 @@ class MuseOutput(TypedDict):
     reports: list[Report]
     branch_points: list[BranchPoint]
     aggregation: dict[str, Any]
+    messages: list[AnyMessage]
+
+
+class MuseInput(TypedDict, total=False):
+    """Input: the agent's ``messages``, or a ``question``, or a finished thread of the agent.
+
+    Attributes:
+        messages: The agent's input conversation (its first run starts from it).
+        question: A question alone: the user message of the first run (the agent loop's
+            question).
+        from_thread: The ``thread_id`` of a run of the agent that has already finished: it is
+            the first trajectory, and the others fork it (no first run). Named apart from the
+            graph's own ``config["configurable"]["thread_id"]``, which is the thread of this
+            ParallelMuse run.
+    """
+
+    messages: list[AnyMessage]
+    question: str
+    from_thread: str
 
 
 class MuseState(TypedDict):
-    """Full graph state; every key parallel branches write has a deterministic reducer."""
+    """Full graph state; every key parallel branches write has a deterministic reducer.
+
+    ``agent_input`` is what a fresh run of the agent starts from; ``thread_prefix`` names this
+    run's threads (``{thread_prefix}-t{index}``).
+    """
 
     question: str
     trajectories: NotRequired[Annotated[list[Trajectory], merge_by_index]]
@@ -188,3 +247,7 @@ class MuseState(TypedDict):
     aggregation: NotRequired[dict[str, Any]]
     limit: NotRequired[str]
     remaining_steps: NotRequired[RemainingSteps]
+    messages: NotRequired[list[AnyMessage]]
+    from_thread: NotRequired[str]
+    agent_input: NotRequired[dict[str, Any]]
+    thread_prefix: NotRequired[str]

@@ -24,11 +24,10 @@ from langgraph_parallel.agent.events import render_event
 from langgraph_parallel.agent.limits import recursion_limit_for
 from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.parallel_muse.accounting import muse_costs
-from langgraph_parallel.parallel_muse.agent_state import AgentRolloutInput, ForkSource
 from langgraph_parallel.parallel_muse.agent_thread import read_rollout, run_rollout, thread_config
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.plan import fork
-from langgraph_parallel.parallel_muse.state import Branch
+from langgraph_parallel.parallel_muse.state import Branch, ForkSource, RolloutInput
 from langgraph_parallel.parallel_search.loop import parallel_search_rollouts
 from langgraph_parallel.protocol import action_regex, answer_regex
 from tests.fakes import CountingSearcher, rollouts_graph
@@ -252,12 +251,12 @@ def test_a_fork_of_the_final_step_is_again_the_answer_only_step() -> None:
         messages=[],
         steps=[],
     )
-    trajectory = read_rollout(agent, AgentRolloutInput(branch=first, thread_id="parent"), None)
+    trajectory = read_rollout(agent, RolloutInput(branch=first, thread_id="parent"), None)
     assert [s["action"] for s in trajectory["steps"]] == ["search", "search", "answer"]
     branch = fork(trajectory, 2, 1, ctx, 1)
     assert len(branch["steps"]) == 2 and branch["messages"][-1]["role"] == "user"
     point = trajectory["steps"][2]["fork"]
-    task = AgentRolloutInput(
+    task = RolloutInput(
         branch=branch, thread_id="child", fork=ForkSource(thread_id="parent", **point)
     )
     chat.call_kwargs.clear()
