@@ -67,7 +67,9 @@ class LoopRollouts:
         """Return the loop's graph for ``context``, each step's token logprobs kept.
 
         Args:
-            context: Build-time settings of the loop and its act.
+            context: Build-time settings of the loop and its act; a run's own context must be
+                of the same type to be read (``run_context``), so pass a plain
+                :class:`SearchContext`.
             retry: Retry policy of the loop's nodes.
             checkpointer: Passed to ``compile`` (``None``: forked through the running one).
         """

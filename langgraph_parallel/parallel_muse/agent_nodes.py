@@ -2,11 +2,10 @@
 
 The graph (:mod:`.graph`) is ``router -> rollout`` per branch ``-> router ... -> report ->
 aggregate``; the router reads the input on its first call (:class:`AgentInput`). Planning,
-reports and joins know no agent. A rollout
-is one run of the agent (the agent loop's graph, or the caller's checkpointed agent) in a
-thread of its own (:mod:`.agent_thread`), a fresh run on the agent's input or a fork from a
-checkpoint of the parent's thread, and its trajectory is read back from that thread
-(:mod:`.agent_steps`).
+reports and joins know no agent. A rollout is one run of the agent (the agent loop's graph, or
+the caller's checkpointed agent) in a thread of its own (:mod:`.agent_thread`), a fresh run on
+the agent's input or a fork from a checkpoint of the parent's thread, and its trajectory is read
+back from that thread (:mod:`.agent_steps`).
 """
 
 from __future__ import annotations

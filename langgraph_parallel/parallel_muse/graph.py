@@ -40,7 +40,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.agent.context import with_defaults
+from langgraph_parallel.agent.context import loop_settings, with_defaults
 from langgraph_parallel.agent.limits import muse_recursion_limit
 from langgraph_parallel.agent.loop import LoopRollouts
 from langgraph_parallel.agent.nodes import as_node
@@ -142,7 +142,8 @@ def create_parallel_muse_graph(
         settings = dataclasses.replace(settings, passage_sentences=rollouts.passage_sentences)
         # With no checkpointer to fork through, the loop's threads live in one of its own.
         own = InMemorySaver() if checkpointer is None else None
-        agent = rollouts.graph(settings, retry_policy, checkpointer=own)
+        # The loop reads SearchContext settings: each run passes its own (AgentRolloutNode).
+        agent = rollouts.graph(loop_settings(settings), retry_policy, checkpointer=own)
         keep_threads = keep_threads and own is None
     else:
         check_agent(rollouts)

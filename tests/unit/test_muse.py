@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
+from langgraph_parallel.baselines.rollouts import independent_rollouts
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.plan import plan_branches
 from langgraph_parallel.parallel_muse.regions import region_spans
@@ -485,3 +486,14 @@ def test_rollouts_stream_live_events_with_their_ids():
     assert sum(e["event"] == "search_end" for e in events) == sum(
         len(t["search_results"]) for t in run.state["trajectories"]
     )
+
+
+def test_a_runs_context_reaches_the_loop_of_every_rollout():
+    model = FakeChat(agent=three_step_agent(SPREADS))
+    graph = rollouts_graph(model, CountingSearcher(), budget=2, max_turns=4)
+    assert [t["answer"] for t in graph.invoke({"question": "Q?"})["trajectories"]] == ["x", "x"]
+    per_run = independent_rollouts(budget=2, max_turns=1, final_answer_step=False)
+    state = graph.invoke({"question": "Q?"}, context=per_run)
+    for trajectory in state["trajectories"]:  # one step, a search, and no more
+        assert trajectory["stop_reason"].startswith("max_turns: 1 ")
+        assert trajectory["counters"]["llm_calls"] == 1
