@@ -121,9 +121,8 @@ def create_parallel_muse_graph(
 
     Returns:
         A compiled graph: input a ``question``, ``messages`` or a ``from_thread``
-        (:class:`~.state.MuseInput`; over the loop, messages give their last user
-        message as the question), output :class:`~.state.MuseOutput`. Per-run
-        overrides: ``invoke(...,
+        (:class:`~.state.MuseInput`; over the loop, messages give their last user message as
+        the question), output :class:`~.state.MuseOutput`. Per-run overrides: ``invoke(...,
         context=MuseContext(...))``. A compiled graph is a node: add it to your own
         ``StateGraph`` (shared keys ``question`` and ``answer``) with ``add_node``.
 
@@ -138,7 +137,7 @@ def create_parallel_muse_graph(
     analyst: BaseChatModel | None
     if isinstance(rollouts, LoopRollouts):
         analyst = model or rollouts.model
-        # The loop observes as its rollouts were built to (per-run contexts may still override).
+        # The loop observes as its rollouts were built to (a run's context may still override).
         settings = dataclasses.replace(settings, passage_sentences=rollouts.passage_sentences)
         # With no checkpointer to fork through, the loop's threads live in one of its own.
         own = InMemorySaver() if checkpointer is None else None
