@@ -70,13 +70,22 @@ def _totals(timings: Sequence[dict[str, Any]], questions: int) -> dict[str, Any]
     }
 
 
-def replay_calls(worker: Any, graph: Any, questions: Sequence[Any]) -> dict[str, Any]:
+def replay_calls(
+    worker: Any,
+    graph: Any,
+    questions: Sequence[Any],
+    *,
+    probes: int = PROBE_PROMPTS,
+    probe_tokens: int = PROBE_DECODE_TOKENS,
+) -> dict[str, Any]:
     """Record ``graph``'s engine calls on ``questions``, then replay them per variant.
 
     Args:
         worker: The model's :class:`~langgraph_parallel.models.worker.EngineWorker`.
         graph: A ``parallel-search`` graph on that model.
         questions: The questions (already warm: the grammar compiled by an earlier question).
+        probes: Passage prompts of the calls' mean length that ``probe_text`` decodes.
+        probe_tokens: Tokens each probe decodes after its first.
 
     Returns:
         ``questions``, ``calls`` and per variant (and ``probe_text``) :func:`_totals`.
@@ -138,12 +147,12 @@ def replay_calls(worker: Any, graph: Any, questions: Sequence[Any]) -> dict[str,
 
     prompt_tokens = sum(t["prompt_tokens"] for t in timings["as_run"]) / max(result["calls"], 1)
     probe = SamplingParams(
-        max_tokens=1 + PROBE_DECODE_TOKENS, temperature=0.0, ignore_eos=True, logprobs=0
+        max_tokens=1 + probe_tokens, temperature=0.0, ignore_eos=True, logprobs=0
     )
     worker.reset_prefix_cache()
-    probes = [
+    probed = [
         worker._call(timed(list(worker.tokenizer.encode(text)), copy.deepcopy(probe)))
-        for text in probe_prompts(PROBE_PROMPTS, prompt_tokens)
+        for text in probe_prompts(probes, prompt_tokens)
     ]
-    result["probe_text"] = _totals(probes, len(probes))
+    result["probe_text"] = _totals(probed, len(probed))
     return result
