@@ -12,6 +12,7 @@ Run from the repository root: ``.venv/bin/python benchmarks/parallel_muse/defaul
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -164,12 +165,20 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
 
 
 def main() -> None:
-    """Write ``joins.json`` and ``joins.md`` from ``hotpotqa/``'s rows."""
-    rows = results_in(HERE / "hotpotqa")
+    """Write ``joins.json`` and ``joins.md`` from ``hotpotqa/``'s rows (or those of ``argv[1]``).
+
+    A rows folder named on the command line (``run.sh`` passes ``$ROWS``) gets its tables
+    inside it, so the 25-question tables beside this script stay those of ``hotpotqa/``.
+    """
+    folder = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else HERE / "hotpotqa"
+    out = HERE if folder == HERE / "hotpotqa" else folder
+    rows = results_in(folder)
     command = "bash benchmarks/parallel_muse/defaults/run.sh"
+    if out != HERE:
+        command = f"LIMIT={len({r['id'] for r in rows})} ROWS={folder.name} {command}"
     result = analyse(rows)
-    (HERE / "joins.json").write_text(json.dumps(result, indent=1) + "\n")
-    (HERE / "joins.md").write_text(markdown(result, command))
+    (out / "joins.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out / "joins.md").write_text(markdown(result, command))
     print(markdown(result, command))
 
 

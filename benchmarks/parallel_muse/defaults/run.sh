@@ -3,10 +3,13 @@
 # user's is: the first 25 HotpotQA bridge questions of the parallel-muse experiment's held-out
 # sample (seed 0), BM25, max_turns 6, concurrency 4, KV cache 8 GiB. Resumes the folder's rows.
 # Then analyse.py writes joins.md/joins.json. Run from the repository root.
+# LIMIT=150 ROWS=hotpotqa150: the 150 questions, into a folder of their own (tables in it).
 set -eu
 export LANGGRAPH_PARALLEL_ENGINE='{"kv_cache_memory_bytes": 8589934592}'
 O=benchmarks/parallel_muse/defaults
+LIMIT=${LIMIT:-25}
+ROWS=$O/${ROWS:-hotpotqa}
 .venv/bin/langgraph-parallel bench --dataset data/hotpotqa_dev_sample300.jsonl.gz --types bridge \
-  --limit 25 --index bm25 --max-turns 6 --seed 0 --model auto \
-  --graphs parallel-muse,rollouts-majority --concurrency 4 --out $O/hotpotqa
-.venv/bin/python $O/analyse.py
+  --limit $LIMIT --index bm25 --max-turns 6 --seed 0 --model auto \
+  --graphs parallel-muse,rollouts-majority --concurrency 4 --out $ROWS
+.venv/bin/python $O/analyse.py $ROWS
