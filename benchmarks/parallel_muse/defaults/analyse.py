@@ -11,7 +11,9 @@ Run from the repository root: ``.venv/bin/python benchmarks/parallel_muse/defaul
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -60,6 +62,92 @@ OFFLINE: dict[str, Callable[[Inputs], float]] = {
 }
 
 
+STEP = re.compile(r'\["(t\d+) step (\d+): (\w+)<br/>(.*?)<br/>ppl: reasoning ([0-9.]+)')
+END = re.compile(r'\["(t\d+)(?: \(fork of (t\d+) at step (\d+)\))?<br/>answer: (.*?)(?:<br/>|"\])')
+
+
+def trajectories(tree: str) -> dict[str, dict[str, Any]]:
+    """Read each trajectory's own steps, fork origin and answer from a row's ``tree`` drawing.
+
+    Steps are ``(action, text, reasoning perplexity)``; a fork lists only the steps it made
+    (from its branch step on) and names its ``parent`` and ``branch_step``.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for tid, _, action, text, ppl in STEP.findall(tree):
+        t = out.setdefault(tid, {"steps": [], "parent": None, "branch_step": None})
+        t["steps"].append((action, html.unescape(text), float(ppl)))
+    for tid, parent, step, answer in END.findall(tree):
+        t = out.setdefault(tid, {"steps": [], "parent": None, "branch_step": None})
+        t["parent"], t["answer"] = parent or None, normalize_answer(html.unescape(answer))
+        t["branch_step"] = int(step) if step else None
+    return out
+
+
+def _full_steps(ts: Mapping[str, Mapping[str, Any]], tid: str) -> list[tuple[str, str, float]]:
+    t = ts[tid]
+    if t["parent"] is None:
+        return list(t["steps"])
+    return _full_steps(ts, t["parent"])[: t["branch_step"]] + list(t["steps"])
+
+
+def forks_and_divergence(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Where partial rollouts save work the cache does not (issue 55, item 2), from the trees.
+
+    For the independent rollouts: how many leading steps each later rollout shares with the
+    first (the cache already shares their prefill, not their generation). For ParallelMuse:
+    the forks' branch steps, forks whose inherited steps repeat a search (a fork inside a
+    loop), and how often a fork ends on its parent's answer against how often a later fresh
+    rollout ends on the first one's: what a fork adds to the answers a join chooses from.
+    """
+    shared: list[int] = []
+    step0_agree = 0
+    fresh_same: list[bool] = []
+    fork_same: list[bool] = []
+    branch_steps: list[int] = []
+    in_loop = 0
+    top_at_0 = 0
+    questions = {MUSE: 0, ROLL: 0}
+    for r in rows:
+        ts = trajectories(r.get("tree") or "")
+        if "t0" not in ts:
+            continue
+        questions[r["graph"]] += 1
+        first = _full_steps(ts, "t0")
+        if r["graph"] == ROLL:
+            later = [_full_steps(ts, tid) for tid in ts if tid != "t0"]
+            for steps in later:
+                depth = 0
+                while depth < min(len(steps), len(first)) and steps[depth][:2] == first[depth][:2]:
+                    depth += 1
+                shared.append(depth)
+            step0_agree += all(s and first and s[0][:2] == first[0][:2] for s in later)
+            continue
+        top_at_0 += bool(first) and max(range(len(first)), key=lambda i: first[i][2]) == 0
+        for tid, t in ts.items():
+            if tid == "t0":
+                continue
+            if t["parent"] is None:
+                fresh_same.append(t.get("answer") == ts["t0"].get("answer"))
+                continue
+            branch_steps.append(t["branch_step"])
+            fork_same.append(t.get("answer") == ts[t["parent"]].get("answer"))
+            before = _full_steps(ts, t["parent"])[: t["branch_step"]]
+            inherited = [text for action, text, _ in before if action == "search"]
+            in_loop += len(inherited) != len(set(inherited))
+    return {
+        "questions": questions,
+        "independent_shared_steps": round(sum(shared) / max(len(shared), 1), 2),
+        "independent_step0_all_same": step0_agree,
+        "fork_branch_steps": {str(k): branch_steps.count(k) for k in sorted(set(branch_steps))},
+        "forks": len(fork_same),
+        "forks_on_parents_answer": sum(fork_same),
+        "fresh_rollouts": len(fresh_same),
+        "fresh_on_firsts_answer": sum(fresh_same),
+        "forks_inside_a_loop": in_loop,
+        "first_rollouts_most_uncertain_at_step_0": top_at_0,
+    }
+
+
 def _scores(rows: Sequence[Mapping[str, Any]], graph: str, key: str) -> dict[str, float]:
     return {r["id"]: float(r.get(key) or 0.0) for r in rows if r["graph"] == graph}
 
@@ -104,6 +192,7 @@ def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         ),
         f"majority - independent {best}": _diff(m["em_join_majority"], _scores(rows, ROLL, best)),
     }
+    out["forks"] = forks_and_divergence(rows)
     c = out["cost"]
     c["user_ratio"] = round(c[MUSE]["user_cost"] / c[ROLL]["user_cost"], 3)
     c["agent_ratio"] = round(c[MUSE]["agent_cost"] / c[ROLL]["agent_cost"], 3)
@@ -161,6 +250,25 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
             f"{x['context_refusals']} |"
         )
     lines += ["", f"User cost ratio {c['user_ratio']}x, agent cost ratio {c['agent_ratio']}x.", ""]
+    f = result["forks"]
+    steps = ", ".join(f"step {k}: {v}" for k, v in f["fork_branch_steps"].items())
+    lines += [
+        "Where forks save work (read from each row's `tree`; issue 55, item 2):",
+        "",
+        f"- Independent rollouts share {f['independent_shared_steps']} leading steps with the "
+        f"first on average (same action and text); all 8 take the first's step 0 on "
+        f"{f['independent_step0_all_same']} of {f['questions'][ROLL]} questions. The cache "
+        "already shares a shared step's prefill; a fork saves only its generation.",
+        f"- ParallelMuse's {f['forks']} forks branch at {steps}; {f['forks_inside_a_loop']} "
+        "inherit a repeated search (a fork inside a loop).",
+        f"- A fork ends on its parent's answer {f['forks_on_parents_answer']} of {f['forks']} "
+        f"times; a later fresh rollout on the first rollout's {f['fresh_on_firsts_answer']} of "
+        f"{f['fresh_rollouts']}.",
+        f"- The first rollout's most uncertain step (reasoning perplexity) is step 0 in "
+        f"{f['first_rollouts_most_uncertain_at_step_0']} of {f['questions'][MUSE]} questions, "
+        "where `min_branch_step=1` does not fork.",
+        "",
+    ]
     return "\n".join(lines)
 
 
