@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from scorer import FEATURES, cross_validated, examples  # this folder's (run as a script)
+
 from lab.paired import paired_by_id
 from langgraph_parallel.eval.results import results_in
 from langgraph_parallel.eval.summary import mean_of
@@ -193,6 +195,16 @@ def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         f"majority - independent {best}": _diff(m["em_join_majority"], _scores(rows, ROLL, best)),
     }
     out["forks"] = forks_and_divergence(rows)
+    out["learned"] = {}
+    for g in (MUSE, ROLL):
+        per_question = {
+            r["id"]: examples(r, trajectories(r.get("tree") or "")) for r in rows if r["graph"] == g
+        }
+        joined = cross_validated(per_question)
+        first = _scores(rows, g, "em_single")
+        out["learned"][g] = {
+            name: _diff(ems, {q: first[q] for q in ems}) for name, ems in joined.items()
+        }
     c = out["cost"]
     c["user_ratio"] = round(c[MUSE]["user_cost"] / c[ROLL]["user_cost"], 3)
     c["agent_ratio"] = round(c[MUSE]["agent_cost"] / c[ROLL]["agent_cost"], 3)
@@ -268,7 +280,18 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
         f"{f['first_rollouts_most_uncertain_at_step_0']} of {f['questions'][MUSE]} questions, "
         "where `min_branch_step=1` does not fork.",
         "",
+        "A learned join (`scorer.py`: logistic regression over each trajectory's "
+        f"{len(FEATURES)} features; the questions in 5 folds, each joined by a scorer fitted on "
+        "the other 4), against the same graph's first rollout (paired, 95% bootstrap):",
+        "",
     ]
+    for g, joins in result["learned"].items():
+        for name, d in joins.items():
+            lines.append(
+                f"- {g}, {name}: {d['a']:.3f} vs {d['b']:.3f}: {d['diff']:+.3f} "
+                f"[{d['low']:+.3f}, {d['high']:+.3f}]"
+            )
+    lines.append("")
     return "\n".join(lines)
 
 
