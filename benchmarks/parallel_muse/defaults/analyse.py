@@ -179,9 +179,10 @@ def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         cost = out["cost"][g]
         cost["user_cost"] = round(cost["agent_cost"] + cost["reduction_cost"], 1)
         cost["model_errors"] = sum("model_error" in str(r.get("stop_reason")) for r in graph_rows)
-        # Trajectories that answered over a trimmed transcript (a full context), and prompts
-        # the engine refused (none can be: ChatVLLM declares its window).
-        for key in ("trimmed_steps", "context_refusals"):
+        # Trajectories that answered over a trimmed transcript (a full context), prompts the
+        # engine refused (none can be: ChatVLLM declares its window), and sub-queries not
+        # searched again (the repeat rule, from 836646c on: rows before it have none).
+        for key in ("trimmed_steps", "context_refusals", "repeat_skips"):
             cost[key] = sum(int(r.get(key) or 0) for r in graph_rows)
     best = max(JOINS[1:], key=lambda k: out["em"][ROLL][k])
     m = {k: _scores(rows, MUSE, k) for k in (*JOINS, "em_single", "em_any")}
@@ -245,12 +246,12 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
     lines += [
         "",
         "Cost a question (tokens; cost = uncached prefill + generated, cache warm); the last",
-        "three columns are counts over all the questions:",
+        "four columns are counts over all the questions:",
         "",
         "| graph | agent | reduction | user (agent + reduction) | uncached prefill | generated "
         "| cached prefill | model calls | trajectories | forks | model errors | trimmed steps "
-        "| refused prompts |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| refused prompts | repeat skips |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for g in (MUSE, ROLL):
         x = c[g]
@@ -259,7 +260,7 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
             f"{x['agent_uncached_prefill']} | {x['agent_generated']} | "
             f"{x['agent_cached_prefill']} | {x['llm_calls']} | {x['trajectories']} | "
             f"{x['forks']} | {x['model_errors']} | {x['trimmed_steps']} | "
-            f"{x['context_refusals']} |"
+            f"{x['context_refusals']} | {x['repeat_skips']} |"
         )
     lines += ["", f"User cost ratio {c['user_ratio']}x, agent cost ratio {c['agent_ratio']}x.", ""]
     f = result["forks"]
