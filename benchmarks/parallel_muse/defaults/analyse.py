@@ -29,8 +29,10 @@ from langgraph_parallel.metrics import normalize_answer
 HERE = Path(__file__).resolve().parent
 MUSE, ROLL = "parallel-muse", "rollouts-majority"
 JOINS = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_join_evidence")
-COSTS = ("agent_cost", "reduction_cost", "agent_uncached_prefill", "agent_generated")
-COSTS += ("agent_cached_prefill", "llm_calls", "trajectories", "forks")
+COSTS = (
+    *("agent_cost", "reduction_cost", "agent_uncached_prefill", "agent_generated"),
+    *("agent_cached_prefill", "llm_calls", "trajectories", "forks"),
+)
 Inputs = Sequence[Mapping[str, Any]]
 
 
@@ -236,10 +238,10 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
     lines += ["", "Joins scored offline on the same trajectories (`join_inputs`):", ""]
     for g in (MUSE, ROLL):
         o = result["offline"][g]
-        cells = ", ".join(f"{k} {v:.0f}" for k, v in o.items() if k != "supported")
+        scored = ", ".join(f"{k} {v:.0f}" for k, v in o.items() if k != "supported")
         yes, no, none = o["supported"]
         lines.append(
-            f"- {g}: {cells}; answers found in their own passages {yes}, not {no}, "
+            f"- {g}: {scored}; answers found in their own passages {yes}, not {no}, "
             f"yes/no or none {none}"
         )
     c = result["cost"]
