@@ -2,7 +2,7 @@
 
 Reads ``hotpotqa/`` (``run.sh``'s rows: both graphs, the same questions) and writes
 ``joins.json`` and ``joins.md``: EM of every join on the same trajectories (the graph's own
-``select``, majority, weighted, evidence), of the first rollout and of any trajectory, the paired
+default join, majority, weighted, evidence), of the first rollout and of any trajectory, the paired
 95% bootstrap intervals the issue asks for, join candidates scored offline from each row's
 ``join_inputs`` (e.g. the most confident trajectory alone), how often answers are found in the
 passages their trajectory read, and the cost a user pays (agent + reduction, the cache warm).
@@ -66,7 +66,10 @@ OFFLINE: dict[str, Callable[[Inputs], float]] = {
 }
 
 
-STEP = re.compile(r'\["(t\d+) step (\d+): (\w+)<br/>(.*?)<br/>ppl: reasoning ([0-9.]+)')
+STEP = re.compile(
+    r'\["(t\d+) step (\d+): (\w+)<br/>(.*?)<br/>'
+    r"ppl: reasoning ([0-9.]+)(?:, exploration ([0-9.]+))?"
+)
 END = re.compile(r'\["(t\d+)(?: \(fork of (t\d+) at step (\d+)\))?<br/>answer: (.*?)(?:<br/>|"\])')
 
 
@@ -74,14 +77,21 @@ def trajectories(tree: str) -> dict[str, dict[str, Any]]:
     """Read each trajectory's own steps, fork origin and answer from a row's ``tree`` drawing.
 
     Steps are ``(action, text, reasoning perplexity)``; a fork lists only the steps it made
-    (from its branch step on) and names its ``parent`` and ``branch_step``.
+    (from its branch step on) and names its ``parent`` and ``branch_step``. ``exploration``
+    holds each step's exploration perplexity (the default branch-point region's; 0.0 for a
+    step without a search).
     """
     out: dict[str, dict[str, Any]] = {}
-    for tid, _, action, text, ppl in STEP.findall(tree):
-        t = out.setdefault(tid, {"steps": [], "parent": None, "branch_step": None})
+    for tid, _, action, text, ppl, explore in STEP.findall(tree):
+        t = out.setdefault(
+            tid, {"steps": [], "exploration": [], "parent": None, "branch_step": None}
+        )
         t["steps"].append((action, html.unescape(text), float(ppl)))
+        t["exploration"].append(float(explore or 0.0))
     for tid, parent, step, answer in END.findall(tree):
-        t = out.setdefault(tid, {"steps": [], "parent": None, "branch_step": None})
+        t = out.setdefault(
+            tid, {"steps": [], "exploration": [], "parent": None, "branch_step": None}
+        )
         t["parent"], t["answer"] = parent or None, normalize_answer(html.unescape(answer))
         t["branch_step"] = int(step) if step else None
     return out
@@ -109,7 +119,7 @@ def forks_and_divergence(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     fork_same: list[bool] = []
     branch_steps: list[int] = []
     in_loop = 0
-    top_at_0 = 0
+    top_at_0 = explore_at_0 = 0
     questions = {MUSE: 0, ROLL: 0}
     for r in rows:
         ts = trajectories(r.get("tree") or "")
@@ -126,7 +136,11 @@ def forks_and_divergence(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 shared.append(depth)
             step0_agree += all(s and first and s[0][:2] == first[0][:2] for s in later)
             continue
-        top_at_0 += bool(first) and max(range(len(first)), key=lambda i: first[i][2]) == 0
+        # Strictly above every later step's (a tie is not "most uncertain at step 0"): by
+        # reasoning perplexity, and by the default region's (exploration), which ranks forks.
+        top_at_0 += len(first) > 1 and first[0][2] > max(p for _, _, p in first[1:])
+        explore = ts["t0"]["exploration"]
+        explore_at_0 += len(explore) > 1 and explore[0] > max(explore[1:])
         for tid, t in ts.items():
             if tid == "t0":
                 continue
@@ -149,6 +163,7 @@ def forks_and_divergence(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "fresh_on_firsts_answer": sum(fresh_same),
         "forks_inside_a_loop": in_loop,
         "first_rollouts_most_uncertain_at_step_0": top_at_0,
+        "first_rollouts_most_uncertain_exploration_at_step_0": explore_at_0,
     }
 
 
@@ -188,11 +203,16 @@ def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             cost[key] = sum(int(r.get(key) or 0) for r in graph_rows)
     best = max(JOINS[1:], key=lambda k: out["em"][ROLL][k])
     m = {k: _scores(rows, MUSE, k) for k in (*JOINS, "em_single", "em_any")}
+    # The graph's default join: select at the 25 questions' commits, join="auto" (majority
+    # for the raw-prompt policy) from bc574da on. The rows do not name it; only select calls
+    # the analyst (reduction calls), on every question whose trajectories disagree.
+    muse_rows = [r for r in rows if r["graph"] == MUSE]
+    joined = "select" if any(r.get("reduction_calls") for r in muse_rows) else "majority"
     out["vs"] = {
-        "select (default) - first rollout": _diff(m["em_join_graph"], m["em_single"]),
+        f"the graph's join ({joined}) - first rollout": _diff(m["em_join_graph"], m["em_single"]),
         "majority - first rollout": _diff(m["em_join_majority"], m["em_single"]),
         "evidence - first rollout": _diff(m["em_join_evidence"], m["em_single"]),
-        f"select (default) - independent {best}": _diff(
+        f"the graph's join ({joined}) - independent {best}": _diff(
             m["em_join_graph"], _scores(rows, ROLL, best)
         ),
         f"majority - independent {best}": _diff(m["em_join_majority"], _scores(rows, ROLL, best)),
@@ -203,10 +223,10 @@ def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         per_question = {
             r["id"]: examples(r, trajectories(r.get("tree") or "")) for r in rows if r["graph"] == g
         }
-        joined = cross_validated(per_question)
+        learned = cross_validated(per_question)
         first = _scores(rows, g, "em_single")
         out["learned"][g] = {
-            name: _diff(ems, {q: first[q] for q in ems}) for name, ems in joined.items()
+            name: _diff(ems, {q: first[q] for q in ems}) for name, ems in learned.items()
         }
     c = out["cost"]
     c["user_ratio"] = round(c[MUSE]["user_cost"] / c[ROLL]["user_cost"], 3)
@@ -222,7 +242,7 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
         "",
         f"Rows: `{command}`; tables: `analyse.py`.",
         "",
-        "| graph | select | majority | weighted | evidence | first rollout | any right |",
+        "| graph | the graph's join | majority | weighted | evidence | first rollout | any right |",
         "|---|---|---|---|---|---|---|",
     ]
     for g in (MUSE, ROLL):
@@ -279,9 +299,11 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
         f"- A fork ends on its parent's answer {f['forks_on_parents_answer']} of {f['forks']} "
         f"times; a later fresh rollout on the first rollout's {f['fresh_on_firsts_answer']} of "
         f"{f['fresh_rollouts']}.",
-        f"- The first rollout's most uncertain step (reasoning perplexity) is step 0 in "
-        f"{f['first_rollouts_most_uncertain_at_step_0']} of {f['questions'][MUSE]} questions, "
-        "where `min_branch_step=1` does not fork.",
+        f"- The first rollout's most uncertain step is step 0 in "
+        f"{f['first_rollouts_most_uncertain_at_step_0']} of {f['questions'][MUSE]} questions by "
+        "reasoning perplexity, in "
+        f"{f['first_rollouts_most_uncertain_exploration_at_step_0']} by exploration perplexity "
+        "(the default region, which ranks branch points); `min_branch_step=1` forks neither.",
         "",
         "A learned join (`scorer.py`: logistic regression over each trajectory's "
         f"{len(FEATURES)} features; the questions in 5 folds, each joined by a scorer fitted on "
