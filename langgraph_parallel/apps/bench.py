@@ -198,14 +198,16 @@ class BenchSpec:
 def _check_settings(out: Path, settings: dict[str, Any]) -> None:
     """Refuse to resume into a folder whose rows were made with other settings.
 
-    ``run.json`` also lists the commits whose code wrote rows into the folder (``commits``) and
-    the adapter hashes of the models that wrote them (``adapters``).
+    ``run.json`` also lists the commits whose code wrote rows into the folder (``commits``),
+    the adapter hashes of the models that wrote them (``adapters``) and the machines they ran
+    on with the in-process engine's dtype (``machines``): a run resumed in pieces names each.
     """
     from langgraph_parallel.models.identity import adapter_of
 
     path = out / RUN_FILE
     commits: list[str] = []
     adapters: dict[str, list[str]] = {}
+    machines: list[dict[str, Any]] = []
     if path.exists():
         try:
             previous = json.loads(path.read_text(encoding="utf-8"))
@@ -227,15 +229,35 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
             )
         commits = list(previous.get("commits") or [])
         adapters = {m: list(h) for m, h in (previous.get("adapters") or {}).items()}
+        machines = list(previous.get("machines") or [])
     commits = list(dict.fromkeys([*commits, source_commit()]))
+    if (here := machine_record()) not in machines:
+        machines.append(here)
     # The weights each model named when rows were written: a folder resumed after an adapter
     # changed lists both hashes, and the results index calls such a run stale.
     for model in dict.fromkeys((settings.get("models") or {}).values()):
         if digest := adapter_of(model):
             adapters[model] = list(dict.fromkeys([*adapters.get(model, []), digest]))
     out.mkdir(parents=True, exist_ok=True)
-    record = {**settings, "commits": commits, **({"adapters": adapters} if adapters else {})}
+    record = {
+        **settings,
+        "commits": commits,
+        **({"adapters": adapters} if adapters else {}),
+        "machines": machines,
+    }
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
+
+def machine_record() -> dict[str, Any]:
+    """Describe this machine for ``run.json``: CPU, cores, native bfloat16, GPU, engine dtype.
+
+    The dtype is the in-process engine's (``auto`` on a GPU); rows from a server name its URL in
+    the settings instead.
+    """
+    from langgraph_parallel.models.cpu import machine
+    from langgraph_parallel.models.engine import engine_defaults
+
+    return {**machine(), "dtype": str(engine_defaults().get("dtype", "auto"))}
 
 
 def run_benchmark(spec: BenchSpec) -> Path:

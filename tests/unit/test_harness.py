@@ -408,11 +408,30 @@ def test_run_json_records_the_commits_that_wrote_rows(
     out = tmp_path / "out"
     settings = {"model": "m"}
     monkeypatch.setattr(bench, "source_commit", lambda: "aaa")
+    monkeypatch.setattr(bench, "machine_record", lambda: {"cpu": "A", "dtype": "float32"})
     bench._check_settings(out, settings)
-    bench._check_settings(out, settings)  # a resume at the same commit
+    bench._check_settings(out, settings)  # a resume at the same commit, on the same machine
     monkeypatch.setattr(bench, "source_commit", lambda: "bbb")
+    monkeypatch.setattr(bench, "machine_record", lambda: {"cpu": "B", "dtype": "bfloat16"})
     bench._check_settings(out, settings)
-    assert json.loads((out / "run.json").read_text()) == {"model": "m", "commits": ["aaa", "bbb"]}
+    assert json.loads((out / "run.json").read_text()) == {
+        "model": "m",
+        "commits": ["aaa", "bbb"],
+        "machines": [{"cpu": "A", "dtype": "float32"}, {"cpu": "B", "dtype": "bfloat16"}],
+    }
+
+
+def test_the_machine_record_names_the_cpu_and_the_engine_dtype(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import langgraph_parallel.models.engine as engine
+    from langgraph_parallel.apps.bench import machine_record
+
+    monkeypatch.setattr(engine, "has_gpu", lambda: False)
+    monkeypatch.setenv(engine.ENGINE_ENV, '{"dtype": "float32"}')
+    record = machine_record()
+    assert record["dtype"] == "float32"  # the setting a user forces wins over the CPU's default
+    assert record["cores"] and isinstance(record["cpu"], str) and record["cpu"]
 
 
 def test_a_folder_records_the_adapter_hash_of_every_model_that_wrote_rows(

@@ -4,8 +4,10 @@
 # sample (seed 0), BM25, max_turns 6, concurrency 4, KV cache 8 GiB. Resumes the folder's rows.
 # Then analyse.py writes joins.md/joins.json. Run from the repository root.
 # LIMIT=150 ROWS=hotpotqa150: the issue's 150 questions, into a folder of their own (tables in it).
+# The dtype is pinned to float32: a run resumed in pieces on CPUs with and without native bfloat16
+# would otherwise mix two dtypes' trajectories in one table (each piece's CPU is named in the README).
 set -eu
-export LANGGRAPH_PARALLEL_ENGINE='{"kv_cache_memory_bytes": 8589934592}'
+export LANGGRAPH_PARALLEL_ENGINE='{"kv_cache_memory_bytes": 8589934592, "dtype": "float32"}'
 O=benchmarks/parallel_muse/defaults
 LIMIT=${LIMIT:-25}
 ROWS=$O/${ROWS:-hotpotqa}
