@@ -11,6 +11,7 @@ Run from the repository root: ``.venv/bin/python benchmarks/parallel_muse/defaul
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -172,8 +173,7 @@ def _scores(rows: Sequence[Mapping[str, Any]], graph: str, key: str) -> dict[str
 
 
 def _diff(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, Any]:
-    d = paired_by_id(a, b)
-    return {"a": d.a, "b": d.b, "diff": d.diff, "low": d.low, "high": d.high}
+    return dataclasses.asdict(paired_by_id(a, b))
 
 
 def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
