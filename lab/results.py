@@ -29,6 +29,7 @@ from lab.experiments.first_contact.first_contact import render_first_contact
 from lab.experiments.hotpotqa import render_hotpotqa200
 from lab.experiments.latency.latency_served import render_latency
 from lab.experiments.models import render_models
+from lab.experiments.muse.muse_defaults import render_muse_defaults
 from lab.experiments.muse.muse_tables import render_parallel_muse
 from lab.experiments.reliability.reliability_table import render_reliability
 from lab.experiments.retrieval.retrieval import render_retrieval
@@ -60,6 +61,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "reliability-results": render_reliability,
     "sft-results": render_sft,
     "muse-results": render_parallel_muse,
+    "muse-defaults-results": render_muse_defaults,
     "retrieval-results": render_retrieval,
     "latency-results": render_latency,
     "first-contact-results": render_first_contact,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from lab.experiments.muse import muse_analysis as tool
@@ -69,3 +71,54 @@ def test_each_join_is_paired_with_the_single_rollout_and_the_other_systems_join(
     assert (vs_independent["a"], vs_independent["b"], vs_independent["wins"]) == (0.6, 0.3, 3)
     assert pairs[f"{partial} em_any - single"]["wins"] == 5
     assert "partial em_any - independent" not in pairs  # independent rows have no em_any
+
+
+def test_the_defaults_block_names_its_join_machines_and_a_users_cost(tmp_path: Path) -> None:
+    from lab.experiments.muse.muse_defaults import render_muse_defaults
+
+    def paired(a: float, b: float) -> dict[str, Any]:
+        low, high = a - b - 0.05, a - b + 0.05
+        return {
+            "n": 150,
+            "a": a,
+            "b": b,
+            "diff": a - b,
+            "low": low,
+            "high": high,
+            "wins": 2,
+            "losses": 0,
+        }
+
+    ems = {k: 9.0 for k in ("em_join_graph", "em_join_majority", "em_join_weighted")}
+    ems |= {"em_join_evidence": 8.0, "em_single": 7.0, "em_any": 20.0}
+    cost = {"agent_cost": 4000.0, "reduction_cost": 0.0, "user_cost": 4000.0}
+    cost |= {"model_errors": 0, "trimmed_steps": 1, "context_refusals": 0, "repeat_skips": 30}
+    learned = {"score-weighted vote": paired(0.05, 0.047), "best trajectory": paired(0.04, 0.047)}
+    result = {
+        "n": 150,
+        "em": {"parallel-muse": ems, "rollouts-majority": ems},
+        "vs": {
+            "the graph's join (majority) - first rollout": paired(0.06, 0.047),
+            "majority - independent em_join_majority": paired(0.06, 0.06),
+        },
+        "cost": {
+            "parallel-muse": cost,
+            "rollouts-majority": {**cost, "agent_cost": 5000.0, "user_cost": 5000.0},
+            "user_ratio": 0.8,
+            "agent_ratio": 0.8,
+        },
+        "learned": {"parallel-muse": learned, "rollouts-majority": learned},
+    }
+    (tmp_path / "joins.json").write_text(json.dumps(result))
+    machine = {"cpu": "AMD EPYC", "cores": 2, "avx512_bf16": False, "dtype": "float32"}
+    run = {"commits": ["a" * 40], "machines": [machine, {**machine, "avx512_bf16": True}]}
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    text = render_muse_defaults(tmp_path)
+    assert "join `auto`: `majority` for this policy" in text
+    assert "AMD EPYC, 2 cores, no native bf16, engine float32; AMD EPYC, 2 cores, avx512_bf16" in (
+        text
+    )
+    assert "| parallel-muse | 9 | 9 | 9 | 8 | 7 | 20 |" in text
+    assert "| parallel-muse | 4000 | 0 | 4000 | 0 | 1 | 0 | 30 |" in text
+    assert "A user pays **0.80x**" in text
+    assert "first rollout: 0.060 vs 0.047, +0.013 [-0.037, +0.063]" in text

@@ -1,0 +1,110 @@
+"""The docs block of ParallelMuse under its shipped defaults (issue 55), from ``joins.json``.
+
+``benchmarks/parallel_muse/defaults/`` runs the ``parallel-muse`` and ``rollouts-majority``
+graphs with every ParallelMuse default, the prefix cache warm as a user's is; its
+``analyse.py`` writes ``joins.json`` beside the rows. This block and README's summary row
+render that file, so the figures quoted for the defaults are the defaults' own.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from lab.paired import PairedDifference
+from lab.paths import checkout_dir
+from lab.provenance import commits_of
+
+__all__ = ["DEFAULTS_RUN", "default_join_vs_first", "render_muse_defaults"]
+
+DEFAULTS_RUN = "parallel_muse/defaults/hotpotqa150"
+"""The 150-question run under the defaults, under ``benchmarks/``."""
+
+_MUSE, _ROLL = "parallel-muse", "rollouts-majority"
+_JOINS = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_join_evidence")
+
+
+def _load(folder: Path | None) -> tuple[Path, dict[str, Any]]:
+    folder = folder or checkout_dir() / "benchmarks" / DEFAULTS_RUN
+    return folder, json.loads((folder / "joins.json").read_text())
+
+
+def _interval(d: dict[str, Any]) -> str:
+    return PairedDifference.from_dict(d).interval(counts=False, mark_zero=True)
+
+
+def default_join_vs_first(folder: Path | None = None) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """Return the default join's name, its paired EM difference to the first rollout, the costs.
+
+    The name is the one ``analyse.py`` read from the rows (``majority`` under ``join="auto"``
+    for the raw-prompt policy, ``select`` where the analyst was called).
+    """
+    _, result = _load(folder)
+    key = next(k for k in result["vs"] if k.startswith("the graph's join") and "first" in k)
+    name = key.split("(", 1)[1].split(")", 1)[0]
+    return name, result["vs"][key], result["cost"]
+
+
+def _machines(run_json: Path) -> str:
+    machines = json.loads(run_json.read_text()).get("machines") or []
+    if not machines:
+        return "machine not recorded"
+    words = []
+    for m in machines:
+        isa = "avx512_bf16" if m.get("avx512_bf16") else "no native bf16"
+        words.append(f"{m['cpu']}, {m['cores']} cores, {isa}, engine {m['dtype']}")
+    return "; ".join(words)
+
+
+def render_muse_defaults(folder: Path | None = None) -> str:
+    """Render the defaults run's joins, costs and full-context counts (block ``muse-defaults``)."""
+    folder, result = _load(folder)
+    run_json = folder / "run.json"
+    name, vs_first, cost = default_join_vs_first(folder)
+    n = result["n"]
+    lines = [
+        f"Made by `LIMIT={n} ROWS={folder.name} bash benchmarks/parallel_muse/defaults/run.sh` "
+        f"({commits_of(run_json)}; {_machines(run_json)}): {n} held-out HotpotQA bridge "
+        "questions, every ParallelMuse default (budget 8, 2 most uncertain exploration steps x 3 "
+        f"samples, no fork before step 1, join `auto`: `{name}` for this policy), the shipped "
+        "`smollm2-parallel`, BM25, `max_turns` 6, concurrency 4, the prefix cache warm across "
+        "questions as a user's is. The baseline: 8 independent rollouts, majority vote.",
+        "",
+        f"| graph | the graph's join ({name}) | majority | weighted | evidence | first rollout "
+        "| any right |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for g in (_MUSE, _ROLL):
+        e = result["em"][g]
+        cells = " | ".join(f"{e[k]:.0f}" for k in (*_JOINS, "em_single", "em_any"))
+        lines.append(f"| {g} | {cells} |")
+    lines += [
+        "",
+        f"Questions right of {n}. Paired EM differences (95% bootstrap): "
+        + "; ".join(
+            f"{what.replace('em_join_', '')}: {d['a']:.3f} vs {d['b']:.3f}, {_interval(d)}"
+            for what, d in result["vs"].items()
+        )
+        + ".",
+        "",
+        "| graph | agent cost | reduction cost | a user's cost | model errors | trimmed answer "
+        "steps | refused prompts | repeat skips |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for g in (_MUSE, _ROLL):
+        c = cost[g]
+        lines.append(
+            f"| {g} | {c['agent_cost']:.0f} | {c['reduction_cost']:.0f} | "
+            f"{c['user_cost']:.0f} | {c['model_errors']} | {c['trimmed_steps']} | "
+            f"{c['context_refusals']} | {c['repeat_skips']} |"
+        )
+    learned = result["learned"][_MUSE]["score-weighted vote"]
+    lines += [
+        "",
+        f"Cost in tokens a question (uncached prefill + generated). A user pays "
+        f"**{cost['user_ratio']:.2f}x** the tokens of the independent rollouts (agent alone "
+        f"{cost['agent_ratio']:.2f}x). A join learned from the trajectories (`scorer.py`, "
+        f"cross-validated by question) against the first rollout: {_interval(learned)}.",
+    ]
+    return "\n".join(lines)
