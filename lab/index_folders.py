@@ -62,6 +62,7 @@ FOLDERS: dict[str, tuple[str, ...]] = {
         "benchmarks/serving/ngram",
         "benchmarks/serving/plain",
         "benchmarks/serving/blas",
+        "benchmarks/serving/cpus/avx512_bf16",  # the blas protocol on a CPU with native bf16
     ),
     # The default engine setting alone on the policy shipped on 2026-11-26 (issue 40).
     "latency": ("benchmarks/latency", "benchmarks/latency/gpu-policy"),
