@@ -195,7 +195,7 @@ class BenchSpec:
         return shlex.join(parts)
 
 
-def _check_settings(out: Path, settings: dict[str, Any]) -> None:
+def _check_settings(out: Path, settings: dict[str, Any], server: str | None = None) -> None:
     """Refuse to resume into a folder whose rows were made with other settings.
 
     ``run.json`` also lists the commits whose code wrote rows into the folder (``commits``),
@@ -231,7 +231,7 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
         adapters = {m: list(h) for m, h in (previous.get("adapters") or {}).items()}
         machines = list(previous.get("machines") or [])
     commits = list(dict.fromkeys([*commits, source_commit()]))
-    if (here := machine_record()) not in machines:
+    if (here := machine_record(server)) not in machines:
         machines.append(here)
     # The weights each model named when rows were written: a folder resumed after an adapter
     # changed lists both hashes, and the results index calls such a run stale.
@@ -248,16 +248,18 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
-def machine_record() -> dict[str, Any]:
+def machine_record(server: str | None = None) -> dict[str, Any]:
     """Describe this machine for ``run.json``: CPU, cores, native bfloat16, GPU, engine dtype.
 
-    The dtype is the in-process engine's (``auto`` on a GPU); rows from a server name its URL in
-    the settings instead.
+    Args:
+        server: The ``serve`` address the models ran on, if any. Its engine, not this process,
+            chose the dtype then, so the record says ``served`` rather than this machine's.
     """
     from langgraph_parallel.models.cpu import machine
     from langgraph_parallel.models.engine import engine_defaults
 
-    return {**machine(), "dtype": str(engine_defaults().get("dtype", "auto"))}
+    dtype = "served" if server else str(engine_defaults().get("dtype", "auto"))
+    return {**machine(), "dtype": dtype}
 
 
 def run_benchmark(spec: BenchSpec) -> Path:
@@ -305,7 +307,7 @@ def run_benchmark(spec: BenchSpec) -> Path:
         "fresh_cache": spec.fresh_cache,
         "muse": muse,  # always recorded, so a resume with other graphs keeps them in run.json
     }
-    _check_settings(out, settings)
+    _check_settings(out, settings, spec.server)
     # One engine per model; with a server, each model must be the one the server serves.
     models = {
         m: load_model(m, base_url=spec.server and find_server(m, spec.server), check=True)

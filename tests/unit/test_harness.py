@@ -408,11 +408,11 @@ def test_run_json_records_the_commits_that_wrote_rows(
     out = tmp_path / "out"
     settings = {"model": "m"}
     monkeypatch.setattr(bench, "source_commit", lambda: "aaa")
-    monkeypatch.setattr(bench, "machine_record", lambda: {"cpu": "A", "dtype": "float32"})
+    monkeypatch.setattr(bench, "machine_record", lambda s=None: {"cpu": "A", "dtype": "float32"})
     bench._check_settings(out, settings)
     bench._check_settings(out, settings)  # a resume at the same commit, on the same machine
     monkeypatch.setattr(bench, "source_commit", lambda: "bbb")
-    monkeypatch.setattr(bench, "machine_record", lambda: {"cpu": "B", "dtype": "bfloat16"})
+    monkeypatch.setattr(bench, "machine_record", lambda s=None: {"cpu": "B", "dtype": "bfloat16"})
     bench._check_settings(out, settings)
     assert json.loads((out / "run.json").read_text()) == {
         "model": "m",
@@ -432,6 +432,8 @@ def test_the_machine_record_names_the_cpu_and_the_engine_dtype(
     record = machine_record()
     assert record["dtype"] == "float32"  # the setting a user forces wins over the CPU's default
     assert record["cores"] and isinstance(record["cpu"], str) and record["cpu"]
+    # Rows from a server: its engine chose the dtype, not this process's settings.
+    assert machine_record("http://127.0.0.1:8000/v1")["dtype"] == "served"
 
 
 def test_a_folder_records_the_adapter_hash_of_every_model_that_wrote_rows(
