@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lab.experiments.muse.muse_defaults import DEFAULTS_RUN, default_join_vs_first
+from lab.experiments.muse.muse_defaults import DEFAULTS_RUN, default_join_vs_first, load_joins
 from lab.paired import PairedDifference
 from lab.paths import checkout_dir
 from lab.provenance import at_commit, part_commit
@@ -59,8 +59,9 @@ def render_summary(root: Path | None = None) -> str:
                 f"| `benchmarks/sft/`, {n:.0f} questions |"
             )
     # ParallelMuse as a user runs it: the shipped defaults, the cache warm (issue 55).
-    name, vs_first, cost = default_join_vs_first(bench / DEFAULTS_RUN)
-    first = PairedDifference.from_dict(vs_first)
+    _, joins = load_joins(bench / DEFAULTS_RUN)
+    name, vs_first = default_join_vs_first(joins)
+    first, cost = PairedDifference.from_dict(vs_first), joins["cost"]
     lines.append(
         "| ParallelMuse under its shipped defaults vs 8 independent rollouts (majority vote), the "
         "cache warm: a user's cost (agent + reduction tokens); its default join "

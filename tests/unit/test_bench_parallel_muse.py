@@ -96,6 +96,7 @@ def test_the_defaults_block_names_its_join_machines_and_a_users_cost(tmp_path: P
     learned = {"score-weighted vote": paired(0.05, 0.047), "best trajectory": paired(0.04, 0.047)}
     result = {
         "n": 150,
+        "graph_join": "majority",
         "em": {"parallel-muse": ems, "rollouts-majority": ems},
         "vs": {
             "the graph's join (majority) - first rollout": paired(0.06, 0.047),

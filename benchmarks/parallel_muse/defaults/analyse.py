@@ -208,6 +208,7 @@ def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     # the analyst (reduction calls), on every question whose trajectories disagree.
     muse_rows = [r for r in rows if r["graph"] == MUSE]
     joined = "select" if any(r.get("reduction_calls") for r in muse_rows) else "majority"
+    out["graph_join"] = joined
     out["vs"] = {
         f"the graph's join ({joined}) - first rollout": _diff(m["em_join_graph"], m["em_single"]),
         "majority - first rollout": _diff(m["em_join_majority"], m["em_single"]),

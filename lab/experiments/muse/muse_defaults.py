@@ -16,7 +16,7 @@ from lab.paired import PairedDifference
 from lab.paths import checkout_dir
 from lab.provenance import commits_of
 
-__all__ = ["DEFAULTS_RUN", "default_join_vs_first", "render_muse_defaults"]
+__all__ = ["DEFAULTS_RUN", "default_join_vs_first", "load_joins", "render_muse_defaults"]
 
 DEFAULTS_RUN = "parallel_muse/defaults/hotpotqa150"
 """The 150-question run under the defaults, under ``benchmarks/``."""
@@ -25,7 +25,8 @@ _MUSE, _ROLL = "parallel-muse", "rollouts-majority"
 _JOINS = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_join_evidence")
 
 
-def _load(folder: Path | None) -> tuple[Path, dict[str, Any]]:
+def load_joins(folder: Path | None = None) -> tuple[Path, dict[str, Any]]:
+    """Return the defaults run's folder (``DEFAULTS_RUN`` unless given) and its ``joins.json``."""
     folder = folder or checkout_dir() / "benchmarks" / DEFAULTS_RUN
     return folder, json.loads((folder / "joins.json").read_text())
 
@@ -34,16 +35,14 @@ def _interval(d: dict[str, Any]) -> str:
     return PairedDifference.from_dict(d).interval(counts=False, mark_zero=True)
 
 
-def default_join_vs_first(folder: Path | None = None) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """Return the default join's name, its paired EM difference to the first rollout, the costs.
+def default_join_vs_first(result: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Return the default join's name and its paired EM difference to the first rollout.
 
-    The name is the one ``analyse.py`` read from the rows (``majority`` under ``join="auto"``
-    for the raw-prompt policy, ``select`` where the analyst was called).
+    ``result`` is a ``joins.json``; ``analyse.py`` names the join from the rows (``majority``
+    under ``join="auto"`` for the raw-prompt policy, ``select`` where the analyst was called).
     """
-    _, result = _load(folder)
-    key = next(k for k in result["vs"] if k.startswith("the graph's join") and "first" in k)
-    name = key.split("(", 1)[1].split(")", 1)[0]
-    return name, result["vs"][key], result["cost"]
+    name = result["graph_join"]
+    return name, result["vs"][f"the graph's join ({name}) - first rollout"]
 
 
 def _machines(run_json: Path) -> str:
@@ -59,9 +58,9 @@ def _machines(run_json: Path) -> str:
 
 def render_muse_defaults(folder: Path | None = None) -> str:
     """Render the defaults run's joins, costs and full-context counts (block ``muse-defaults``)."""
-    folder, result = _load(folder)
+    folder, result = load_joins(folder)
     run_json = folder / "run.json"
-    name, vs_first, cost = default_join_vs_first(folder)
+    name, cost = result["graph_join"], result["cost"]
     n = result["n"]
     lines = [
         f"Made by `LIMIT={n} ROWS={folder.name} bash benchmarks/parallel_muse/defaults/run.sh` "
