@@ -38,7 +38,11 @@ class MuseContext(SearchContext):
         budget: Most trajectories per question, initial, branched and fresh together.
         initial_rollouts: Full rollouts before the first branching round.
         top_k_steps: Branch points picked per round.
-        samples_per_step: Branches started from each branch point.
+        samples_per_step: Branches started from each branch point; a round that finds fewer
+            than ``top_k_steps`` points shares the missing points' branches among those it
+            found (:mod:`..plan`). The default 4 (2 x 4 covers the 7 trajectories the budget
+            leaves after the first) spends the whole budget on forks whenever a step can be
+            forked: a fork costs less than a fresh rollout even with the cache warm.
         rounds: Branching rounds; ``0`` gives ``budget`` independent rollouts (the baseline).
         min_branch_step: Earliest step a branch may start at. ``1`` (default) spends the
             samples on the most uncertain step from step 1 on; ``0`` is the paper's rule (any
@@ -87,7 +91,7 @@ class MuseContext(SearchContext):
     budget: int = 8
     initial_rollouts: int = 1
     top_k_steps: int = 2
-    samples_per_step: int = 3
+    samples_per_step: int = 4
     rounds: int = 1
     min_branch_step: int = 1
     region: Region = "exploration"

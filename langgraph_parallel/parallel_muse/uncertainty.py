@@ -21,11 +21,14 @@ Branch points: any step may be one, the final answer step included. Forking at s
 re-generating step ``i`` from the messages before it, so an uncertain answer step is as worth
 re-sampling as an uncertain search. Only a trajectory's *own* steps are candidates (a branch
 inherits the steps before its fork point; those are scored in the trajectory that generated
-them), and a step without tokens in the chosen region is never picked.
+them), and a step without tokens in the chosen region is never picked. Nor is a step after one
+that repeats an earlier search (:func:`loop_start`): a fork there would inherit the loop (57 of
+513 forks did, on 150 held-out HotpotQA questions under the defaults of 2349794).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
@@ -146,6 +149,33 @@ def answer_confidence(step: Mapping[str, Any]) -> float | None:
     return None if ppl is None else 1.0 / ppl
 
 
+def loop_start(steps: Sequence[Mapping[str, Any]]) -> int | None:
+    """Index of the first step that repeats an earlier step's search, or ``None``.
+
+    Two steps repeat when their exploration (the search or tool-call elements of the text,
+    whitespace and case aside, or the message's tool calls when the text has none) is the same.
+    A trajectory that repeats a search is looping: a fork after that step inherits the loop,
+    while a fork at it re-generates the repeat itself.
+    """
+    seen: set[str] = set()
+    for index, step in enumerate(steps):
+        key = _search_key(step)
+        if key in seen:
+            return index
+        if key:
+            seen.add(key)
+    return None
+
+
+def _search_key(step: Mapping[str, Any]) -> str:
+    text = str(step.get("text") or "")
+    found = " ".join(text[s:e] for s, e in (step.get("regions") or {}).get("exploration", []))
+    if not found and step.get("tool_calls"):
+        calls = step["tool_calls"]
+        found = json.dumps([[c.get("name"), c.get("args")] for c in calls], sort_keys=True)
+    return " ".join(found.lower().split())
+
+
 def _ranked(
     trajectories: Sequence[Mapping[str, Any]],
     region: str,
@@ -155,9 +185,13 @@ def _ranked(
 ) -> list[BranchPoint]:
     scored: list[tuple[float, int, int, BranchPoint]] = []
     for order, trajectory in enumerate(trajectories):
-        for index, step in enumerate(trajectory.get("steps") or []):
+        steps = trajectory.get("steps") or []
+        looping = loop_start(steps)
+        for index, step in enumerate(steps):
             key = (str(trajectory["id"]), index)
             if step.get("origin") != trajectory["id"] or key in exclude or index < min_step:
+                continue
+            if looping is not None and index > looping:  # the fork would inherit the loop
                 continue
             if "fork" in step and step["fork"] is None:  # an agent step no fork can start at
                 continue

@@ -22,8 +22,9 @@ from pydantic import PrivateAttr
 
 from langgraph_parallel.baselines.rollouts import independent_rollouts
 from langgraph_parallel.parallel_muse.context import MuseContext
-from langgraph_parallel.parallel_muse.plan import plan_branches
+from langgraph_parallel.parallel_muse.plan import plan_branches, shares
 from langgraph_parallel.parallel_muse.regions import region_spans
+from langgraph_parallel.parallel_muse.uncertainty import loop_start, select_branch_points
 from tests.fakes import CountingSearcher, muse_graph, rollouts_graph
 
 ANALYST_MARK = "numbered reports"
@@ -249,7 +250,7 @@ def simulate(ctx: MuseContext, steps_of: Callable[[int], int]) -> list[dict[str,
 
 
 def agent_step_spread(index: int, i: int) -> dict[str, Any]:
-    text = "<think> r </think>\n<search> q </search>"
+    text = f"<think> r </think>\n<search> q{i} </search>"
     m = 1 + (index * 7 + i * 3) % 5
     return {
         "text": text,
@@ -287,8 +288,47 @@ def test_budget_is_spent_exactly_and_never_exceeded(
     assert all(t["branch_step"] >= min_step for t in trajectories if t["parent"])
     assert [t["index"] for t in trajectories] == list(range(budget))
     forked = [(t["parent"], t["branch_step"]) for t in trajectories if t["parent"]]
-    assert all(count <= samples for count in map(forked.count, set(forked)))
+    per_round = [sum(t["round"] == r for t in trajectories if t["parent"]) for r in range(9)]
+    assert max(per_round) <= top_k * samples
+    assert max(map(forked.count, set(forked)), default=0) <= top_k * samples
     assert max((t["round"] for t in trajectories), default=0) <= rounds
+
+
+@pytest.mark.parametrize(
+    ("quota", "points", "samples", "expected"),
+    [
+        (6, 2, 3, [3, 3]),  # the round found all its points
+        (5, 2, 3, [3, 2]),  # the budget ran out: the less uncertain point gets fewer
+        (2, 2, 3, [2, 0]),
+        (7, 1, 4, [7]),  # one point found: it takes the missing point's samples too
+        (8, 3, 2, [3, 3, 2]),  # the missing one's 2 dealt out, the most uncertain first
+        (4, 0, 2, []),
+    ],
+)
+def test_a_round_shares_its_forks_among_the_points_it_found(quota, points, samples, expected):
+    assert shares(quota, points, samples) == expected
+
+
+def test_a_round_with_one_branch_point_spends_the_budget_on_forks_not_fresh_rollouts():
+    ctx = MuseContext(budget=8, top_k_steps=2, samples_per_step=4, min_branch_step=1)
+    # the first rollout has one step past min_branch_step: one point, which gets all 7
+    trajectories = simulate(ctx, lambda index: 2 if index == 0 else 1)
+    assert [(t["parent"], t["branch_step"]) for t in trajectories[1:]] == [("t0", 1)] * 7
+
+
+def test_no_branch_point_after_a_repeated_search():
+    def step(i: int, query: str, m: int) -> dict[str, Any]:
+        text = f"<think> r </think>\n<search> {query} </search>"
+        spans = {k: [list(x) for x in v] for k, v in region_spans(text).items()}
+        lp = logprobs_for(text, {"reasoning": 1, "exploration": m})
+        return {"text": text, "logprobs": lp, "regions": spans, "origin": "t0"}
+
+    # step 2 searches step 1's query again (case and spacing aside): steps 3 and 4 are in the loop
+    steps = [step(0, "a", 2), step(1, "b", 2), step(2, " B ", 3), step(3, "c", 9), step(4, "d", 8)]
+    assert loop_start(steps) == 2
+    picked = select_branch_points([{"id": "t0", "steps": steps}], "exploration", "ppl", 5)
+    assert [p["step"] for p in picked] == [2, 0, 1]
+    assert loop_start(steps[:2]) is None
 
 
 @settings(max_examples=15, deadline=None)
