@@ -107,14 +107,24 @@ def test_the_defaults_block_names_its_join_machines_and_a_users_cost(tmp_path: P
             "rollouts-majority": {**cost, "agent_cost": 5000.0, "user_cost": 5000.0},
             "user_ratio": 0.8,
             "agent_ratio": 0.8,
+            "agent_ratio_interval": [0.8, 0.71, 0.88],
         },
         "learned": {"parallel-muse": learned, "rollouts-majority": learned},
+        "before": {
+            "folder": "earlier",
+            "agent_cost_ratio": [0.78, 0.72, 0.84],
+            "forks": [7.0, 3.5],
+            "em_join_graph": paired(0.06, 0.05),
+        },
     }
-    (tmp_path / "joins.json").write_text(json.dumps(result))
     machine = {"cpu": "AMD EPYC", "cores": 2, "avx512_bf16": False, "dtype": "float32"}
     run = {"commits": ["a" * 40], "machines": [machine, {**machine, "avx512_bf16": True}]}
-    (tmp_path / "run.json").write_text(json.dumps(run))
-    text = render_muse_defaults(tmp_path)
+    warm, fresh = tmp_path / "hotpotqa150", tmp_path / "fresh-cache"
+    for folder, figures in ((warm, result), (fresh, {**result, "n": 50})):
+        folder.mkdir()
+        (folder / "joins.json").write_text(json.dumps(figures))
+        (folder / "run.json").write_text(json.dumps(run))
+    text = render_muse_defaults(warm)
     assert "join `auto`: `majority` for this policy" in text
     assert "AMD EPYC, 2 cores, no native bf16, engine float32; AMD EPYC, 2 cores, avx512_bf16" in (
         text
@@ -122,4 +132,10 @@ def test_the_defaults_block_names_its_join_machines_and_a_users_cost(tmp_path: P
     assert "| parallel-muse | 9 | 9 | 9 | 8 | 7 | 20 |" in text
     assert "| parallel-muse | 4000 | 0 | 4000 | 0 | 1 | 0 | 30 |" in text
     assert "A user pays **0.80x**" in text
+    assert "agent alone 0.80x [0.71, 0.88], 95% bootstrap" in text
+    assert "(`earlier/`: 3 samples a step" in text
+    assert "agent cost 0.78x [0.72, 0.84], forks a question 7.0 vs 3.5" in text
+    assert "the first 50 of these questions" in text
+    (fresh / "joins.json").unlink()  # no fresh-cache run: no such sentence
+    assert "--fresh-cache" not in render_muse_defaults(warm)
     assert "first rollout: 0.060 vs 0.047, +0.013 [-0.037, +0.063]" in text

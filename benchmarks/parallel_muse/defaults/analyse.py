@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
+import random
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -232,6 +233,50 @@ def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     c = out["cost"]
     c["user_ratio"] = round(c[MUSE]["user_cost"] / c[ROLL]["user_cost"], 3)
     c["agent_ratio"] = round(c[MUSE]["agent_cost"] / c[ROLL]["agent_cost"], 3)
+    agent = {g: _scores(rows, g, "agent_cost") for g in (MUSE, ROLL)}
+    c["agent_ratio_interval"] = ratio_interval(agent[MUSE], agent[ROLL])
+    return out
+
+
+def ratio_interval(
+    a: Mapping[str, float], b: Mapping[str, float], *, reps: int = 10_000, seed: int = 0
+) -> list[float]:
+    """Return ``[sum(a) / sum(b), low, high]``: a 95% bootstrap over the questions both have."""
+    ids = sorted(set(a) & set(b))
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(reps):
+        pick = rng.choices(ids, k=len(ids))
+        ratios.append(sum(a[i] for i in pick) / max(sum(b[i] for i in pick), 1e-9))
+    ratios.sort()
+    point = sum(a[i] for i in ids) / sum(b[i] for i in ids)
+    return [
+        round(point, 3),
+        round(ratios[int(0.025 * (reps - 1))], 3),
+        round(ratios[-1 - int(0.025 * (reps - 1))], 3),
+    ]
+
+
+def against(
+    rows: Sequence[Mapping[str, Any]], before: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Compare this run's ParallelMuse rows with an earlier run's on the same questions.
+
+    Paired: EM of the graph's join, of the first rollout and of any trajectory (differences),
+    the agent cost (the ratio of this run's to the earlier run's, with its interval) and forks.
+    """
+    now = [r for r in rows if r["graph"] == MUSE]
+    asked = {r["id"] for r in now}
+    then = [r for r in before if r["graph"] == MUSE and r["id"] in asked]
+    now = [r for r in now if r["id"] in {r["id"] for r in then}]
+    out: dict[str, Any] = {
+        key: _diff(_scores(now, MUSE, key), _scores(then, MUSE, key))
+        for key in ("em_join_graph", "em_single", "em_any")
+    }
+    out["agent_cost_ratio"] = ratio_interval(
+        _scores(now, MUSE, "agent_cost"), _scores(then, MUSE, "agent_cost")
+    )
+    out["forks"] = [round(mean_of(now, "forks"), 2), round(mean_of(then, "forks"), 2)]
     return out
 
 
@@ -285,7 +330,28 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
             f"{x['forks']} | {x['model_errors']} | {x['trimmed_steps']} | "
             f"{x['context_refusals']} | {x['repeat_skips']} |"
         )
-    lines += ["", f"User cost ratio {c['user_ratio']}x, agent cost ratio {c['agent_ratio']}x.", ""]
+    ratio, low, high = c["agent_ratio_interval"]
+    lines += [
+        "",
+        f"User cost ratio {c['user_ratio']}x, agent cost ratio {c['agent_ratio']}x (ratio of the "
+        f"summed agent costs, 95% bootstrap over the questions: {ratio} [{low}, {high}]).",
+        "",
+    ]
+    if "before" in result:
+        b = result["before"]
+        r, lo, hi = b["agent_cost_ratio"]
+        lines += [
+            f"Against the earlier run in `{b['folder']}` (ParallelMuse rows, the same questions, "
+            "paired, 95% bootstrap): agent cost "
+            f"{r}x [{lo}, {hi}], forks a question {b['forks'][0]} vs {b['forks'][1]}; "
+            + "; ".join(
+                f"{k.replace('em_', '')} {b[k]['a']:.3f} vs {b[k]['b']:.3f}: "
+                f"{b[k]['diff']:+.3f} [{b[k]['low']:+.3f}, {b[k]['high']:+.3f}]"
+                for k in ("em_join_graph", "em_single", "em_any")
+            )
+            + ".",
+            "",
+        ]
     f = result["forks"]
     steps = ", ".join(f"step {k}: {v}" for k, v in f["fork_branch_steps"].items())
     lines += [
@@ -324,6 +390,9 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
 def main() -> None:
     """Write ``joins.json`` and ``joins.md`` from ``hotpotqa/``'s rows (or those of ``argv[1]``).
 
+    ``argv[2]``, when given, names an earlier run of the same questions whose ParallelMuse rows
+    this run's are compared with (``before`` in ``joins.json``).
+
     A rows folder named on the command line (``run.sh`` passes ``$ROWS``) gets its tables
     inside it, so the 25-question tables beside this script stay those of ``hotpotqa/``.
     """
@@ -334,6 +403,9 @@ def main() -> None:
     if out != HERE:
         command = f"LIMIT={len({r['id'] for r in rows})} ROWS={folder.name} {command}"
     result = analyse(rows)
+    if len(sys.argv) > 2:  # an earlier run of the same questions, to compare ParallelMuse with
+        earlier = Path(sys.argv[2]).resolve()
+        result["before"] = {"folder": earlier.name, **against(rows, results_in(earlier))}
     (out / "joins.json").write_text(json.dumps(result, indent=1) + "\n")
     (out / "joins.md").write_text(markdown(result, command))
     print(markdown(result, command))

@@ -16,10 +16,20 @@ from lab.paired import PairedDifference
 from lab.paths import checkout_dir
 from lab.provenance import commits_of
 
-__all__ = ["DEFAULTS_RUN", "default_join_vs_first", "load_joins", "render_muse_defaults"]
+__all__ = [
+    "DEFAULTS_RUN",
+    "FRESH_RUN",
+    "default_join_vs_first",
+    "load_joins",
+    "render_muse_defaults",
+]
 
 DEFAULTS_RUN = "parallel_muse/defaults/hotpotqa150"
 """The 150-question run under the defaults, under ``benchmarks/``."""
+
+FRESH_RUN = "parallel_muse/defaults/fresh-cache"
+"""The same defaults, the prefix cache emptied before each question (the paper's way); a folder
+beside ``DEFAULTS_RUN``, rendered when it holds a ``joins.json``."""
 
 _MUSE, _ROLL = "parallel-muse", "rollouts-majority"
 _JOINS = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_join_evidence")
@@ -65,8 +75,9 @@ def render_muse_defaults(folder: Path | None = None) -> str:
     lines = [
         f"Made by `LIMIT={n} ROWS={folder.name} bash benchmarks/parallel_muse/defaults/run.sh` "
         f"({commits_of(run_json)}; {_machines(run_json)}): {n} held-out HotpotQA bridge "
-        "questions, every ParallelMuse default (budget 8, 2 most uncertain exploration steps x 3 "
-        f"samples, no fork before step 1, join `auto`: `{name}` for this policy), the shipped "
+        "questions, every ParallelMuse default (budget 8: 1 rollout, then 2 most uncertain "
+        "exploration steps x 4 samples, shared among the steps found, no fork before step 1 nor "
+        f"after a repeated search; join `auto`: `{name}` for this policy), the shipped "
         "`smollm2-parallel`, BM25, `max_turns` 6, concurrency 4, the prefix cache warm across "
         "questions as a user's is. The baseline: 8 independent rollouts, majority vote.",
         "",
@@ -99,11 +110,33 @@ def render_muse_defaults(folder: Path | None = None) -> str:
             f"{c['context_refusals']} | {c['repeat_skips']} |"
         )
     learned = result["learned"][_MUSE]["score-weighted vote"]
+    ratio = cost.get("agent_ratio_interval")
+    spread = f" [{ratio[1]:.2f}, {ratio[2]:.2f}]" if ratio else ""
     lines += [
         "",
         f"Cost in tokens a question (uncached prefill + generated). A user pays "
         f"**{cost['user_ratio']:.2f}x** the tokens of the independent rollouts (agent alone "
-        f"{cost['agent_ratio']:.2f}x). A join learned from the trajectories (`scorer.py`, "
-        f"cross-validated by question) against the first rollout: {_interval(learned)}.",
+        f"{cost['agent_ratio']:.2f}x{spread}, 95% bootstrap over the questions). A join learned "
+        "from the trajectories (`scorer.py`, cross-validated by question) against the first "
+        f"rollout: {_interval(learned)}.",
     ]
+    if before := result.get("before"):
+        r, lo, hi = before["agent_cost_ratio"]
+        em = before["em_join_graph"]
+        lines.append(
+            f"Against the previous defaults (`{before['folder']}/`: 3 samples a step, the budget's "
+            f"rest fresh rollouts; the same questions): agent cost {r:.2f}x [{lo:.2f}, {hi:.2f}], "
+            f"forks a question {before['forks'][0]:.1f} vs {before['forks'][1]:.1f}, the default "
+            f"join's EM {em['a']:.3f} vs {em['b']:.3f}, {_interval(em)}."
+        )
+    fresh = folder.parent / Path(FRESH_RUN).name  # beside the warm run
+    if (fresh / "joins.json").exists():
+        _, cold = load_joins(fresh)
+        c = cold["cost"]
+        lines.append(
+            f"With the cache emptied before each question (`--fresh-cache`, the paper's "
+            f"comparison; `benchmarks/{FRESH_RUN}/`, the first {cold['n']} of these questions, "
+            f"{commits_of(fresh / 'run.json')}): a user pays {c['user_ratio']:.2f}x (agent alone "
+            f"{c['agent_ratio']:.2f}x)."
+        )
     return "\n".join(lines)

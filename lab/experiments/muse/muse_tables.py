@@ -52,8 +52,9 @@ SWEEP: dict[str, dict[str, Any]] = {
     "initial2": {"initial_rollouts": 2, "top_k_steps": 2, "samples_per_step": 3},
     "extract-select": {"join": "select", "report_style": "extract", "reports": "distinct"},
 }
-"""Sweep settings over the default (1 initial rollout, 2 exploration branch points x 3 samples
-ranked by perplexity, 1 round, the remainder fresh; forks from step 1 since 2026-11-26)."""
+"""Sweep settings over the default of their runs (1 initial rollout, 2 exploration branch points
+x 3 samples ranked by perplexity, 1 round, the remainder fresh; forks from step 1 since
+2026-11-26; 4 samples, shared among the points found, from f8a7c0e on)."""
 
 
 def flags(fields: dict[str, Any]) -> list[str]:
@@ -200,6 +201,7 @@ def muse_setting(flags: list[str]) -> str:
     given = dict(zip(flags[::2], flags[1::2], strict=True))
     initial = int(given.get("--initial-rollouts", 1))
     steps = int(given.get("--top-k-steps", 2))
+    # 3: the default of every run this describes (4 from f8a7c0e on, the defaults/ runs).
     samples = int(given.get("--samples-per-step", 3))
     region = given.get("--region", "exploration")
     rounds = int(given.get("--rounds", 1))
