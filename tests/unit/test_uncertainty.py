@@ -90,8 +90,8 @@ def flat(m):
     return [math.log(1 / m)] * m
 
 
-def agent_step(reasoning_m, exploration_m, origin="t0", answer=False):
-    action = "<answer> a </answer>" if answer else "<search> q </search>"
+def agent_step(reasoning_m, exploration_m, origin="t0", answer=False, query="q"):
+    action = "<answer> a </answer>" if answer else f"<search> {query} </search>"
     think = "<think> r </think>\n"
     return step(
         think + action,
@@ -102,7 +102,8 @@ def agent_step(reasoning_m, exploration_m, origin="t0", answer=False):
 
 
 def trajectory(tid, *ms, answer_last=True):
-    steps = [agent_step(r, e, tid) for r, e in ms]
+    # Distinct queries: a search repeated in a trajectory ends its branch points (a loop).
+    steps = [agent_step(r, e, tid, query=f"q{i}") for i, (r, e) in enumerate(ms)]
     if answer_last:
         steps[-1] = agent_step(ms[-1][0], ms[-1][1], tid, answer=True)
     return {"id": tid, "steps": steps}
