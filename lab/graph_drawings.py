@@ -37,7 +37,9 @@ CAPTIONS = {
     "`create_parallel_muse_graph(parallel_search_rollouts(model, search))`. `router` sends "
     "rollouts and forks from uncertain steps (ranked by the perplexity of a region's tokens, "
     '`mode="ppl"`, or by their entropy; `min_branch_step=1`, the default, never forks at step '
-    "0, whose fork would be a fresh rollout; `0` is the paper's any step), then one `report` per "
+    "0, whose fork would be a fresh rollout; `0` is the paper's any step; never after a "
+    "repeated search; a round that finds fewer steps than `top_k_steps` shares their samples "
+    "among those it found), then one `report` per "
     "distinct trajectory (one whose "
     "steps and answer equal another's gets a copy of its report, `reused_from` naming the "
     'source; `reports="contested"` writes reports only when the analyst will read them and '
