@@ -135,7 +135,8 @@ def test_the_defaults_block_names_its_join_machines_and_a_users_cost(tmp_path: P
     assert "agent alone 0.80x [0.71, 0.88], 95% bootstrap" in text
     assert "(`earlier/`: 3 samples a step" in text
     assert "agent cost 0.78x [0.72, 0.84], forks a question 7.0 vs 3.5" in text
-    assert "the first 50 of these questions" in text
+    fresh_words = "the first 50 of these questions, commit `aaaaaaa`): a user pays 0.80x"
+    assert f"{fresh_words} (agent alone 0.80x [0.71, 0.88])" in text
     (fresh / "joins.json").unlink()  # no fresh-cache run: no such sentence
     assert "--fresh-cache" not in render_muse_defaults(warm)
     assert "first rollout: 0.060 vs 0.047, +0.013 [-0.037, +0.063]" in text

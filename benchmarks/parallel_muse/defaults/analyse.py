@@ -313,7 +313,9 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
     c = result["cost"]
     lines += [
         "",
-        "Cost a question (tokens; cost = uncached prefill + generated, cache warm); the last",
+        "Cost a question (tokens; cost = uncached prefill + generated, "
+        + ("the cache emptied before each question" if result.get("fresh_cache") else "cache warm")
+        + "); the last",
         "four columns are counts over all the questions:",
         "",
         "| graph | agent | reduction | user (agent + reduction) | uncached prefill | generated "
@@ -403,6 +405,10 @@ def main() -> None:
     if out != HERE:
         command = f"LIMIT={len({r['id'] for r in rows})} ROWS={folder.name} {command}"
     result = analyse(rows)
+    run = folder / "run.json"
+    result["fresh_cache"] = run.exists() and bool(json.loads(run.read_text()).get("fresh_cache"))
+    if result["fresh_cache"]:
+        command = f"FRESH=1 {command}"
     if len(sys.argv) > 2:  # an earlier run of the same questions, to compare ParallelMuse with
         earlier = Path(sys.argv[2]).resolve()
         result["before"] = {"folder": earlier.name, **against(rows, results_in(earlier))}

@@ -133,10 +133,11 @@ def render_muse_defaults(folder: Path | None = None) -> str:
     if (fresh / "joins.json").exists():
         _, cold = load_joins(fresh)
         c = cold["cost"]
+        r, lo, hi = c["agent_ratio_interval"]
         lines.append(
             f"With the cache emptied before each question (`--fresh-cache`, the paper's "
             f"comparison; `benchmarks/{FRESH_RUN}/`, the first {cold['n']} of these questions, "
             f"{commits_of(fresh / 'run.json')}): a user pays {c['user_ratio']:.2f}x (agent alone "
-            f"{c['agent_ratio']:.2f}x)."
+            f"{r:.2f}x [{lo:.2f}, {hi:.2f}])."
         )
     return "\n".join(lines)
