@@ -268,7 +268,8 @@ def against(
     now = [r for r in rows if r["graph"] == MUSE]
     asked = {r["id"] for r in now}
     then = [r for r in before if r["graph"] == MUSE and r["id"] in asked]
-    now = [r for r in now if r["id"] in {r["id"] for r in then}]
+    both = {r["id"] for r in then}
+    now = [r for r in now if r["id"] in both]
     out: dict[str, Any] = {
         key: _diff(_scores(now, MUSE, key), _scores(then, MUSE, key))
         for key in ("em_join_graph", "em_single", "em_any")
