@@ -13,9 +13,11 @@ graph and retrieval there (observations byte for byte those of inference), so a 
 embedded model's GGUF, the MiniLM query encoder, the corpus with its dense matrix, the shipped
 adapter, the training questions and cp312 wheels of what ``train grpo`` imports that the image
 lacks: ~250 MB, staged in four calls while the machine stays warm (30 s after each; on the
-first H100 the three staging-only calls took 4 s, 0.2 s and 0.3 s).
-The last call trains for ``--time-budget`` seconds (``train grpo --resume``; the piece ends
-with a checkpoint) and returns, at most 8 files of 16 MiB:
+first H100 the three staging-only calls took 4 s, 0.2 s and 0.3 s). The fourth also times
+decoding per generation mode (``lab/rollout_speed.py``, ``rollout_speed.jsonl``); the call
+after it trains for ``--time-budget`` seconds with the fastest mode that worked (``train grpo
+--resume --decoding MODE``; the piece ends with a checkpoint) and returns, at most 8 files of
+16 MiB:
 
 - ``ckpt.tar.partNNN``: the newest checkpoint (adapter in float32, optimizer, scheduler, RNG,
   trainer state). Adam's moments travel in bfloat16 to leave room for the rest (19.5 MB
@@ -155,12 +157,18 @@ def prepare(out: Path, python: str, checkpoint: Path | None, budget_s: float) ->
         rel = bundle.relative_to(ROOT)
         command = f"bash tools/gpu_grpo.sh stage {rel}"
         if n == len(bundles):
-            # Profile a minute of steps (after setup and the first dev pass): the first H100
-            # pieces took ~130 s a step, and where it goes is the next lever.
-            command += " && GPU_GRPO_PROFILE_S=60:200 bash tools/gpu_grpo.sh train "
-            command += device_args(budget_s)
-        timeout = 570 if n == len(bundles) else 120
+            # The first H100 pieces took ~130 s a step, nearly all rollouts: time decoding per
+            # generation mode before training, and train with the fastest that works.
+            command += " && bash tools/gpu_grpo.sh bench"
+        timeout = 240 if n == len(bundles) else 120
         lines += [f"{n}. carry `['{rel}']`, timeout_s {timeout}:", f"   `{command}`"]
+    # Profile a minute of steps (after setup and the first dev pass).
+    command = "GPU_GRPO_PROFILE_S=60:150 bash tools/gpu_grpo.sh train "
+    command += device_args(budget_s, "--decoding MODE")
+    lines += [
+        f"{len(bundles) + 1}. carry nothing, timeout_s 570, MODE the bench's fastest:",
+        f"   `{command}`",
+    ]
     lines += ["", "Then: `tools/gpu_grpo.py unpack <files_at> --into runs/grpo-gpu`."]
     (out / "RUN.md").write_text("\n".join(lines) + "\n")
     return bundles
@@ -192,7 +200,15 @@ def rehearse(budget_s: float) -> int:
         f"--gold-mix --time-budget {budget_s:g} --resume --no-merge"
     )
     script = str(ROOT / "tools" / "gpu_grpo.sh")
-    done = subprocess.run(["bash", script, "train", *shlex.split(tiny)], cwd=ROOT, env=env)
+    bench = ["--rows", "4", "--max-tokens", "8"]
+    done = subprocess.run(["bash", script, "bench", *bench], cwd=ROOT, env=env)
+    speed = work / "out" / "rollout_speed.jsonl"
+    print(f"rehearsal bench: exit {done.returncode}; {len(speed.read_text().splitlines())} rows")
+    if done.returncode:
+        return done.returncode
+    # The pieces decode merged, then static: a resumed piece may change how it decodes.
+    piece = ["train", *shlex.split(tiny), "--decoding", "merged"]
+    done = subprocess.run(["bash", script, *piece], cwd=ROOT, env=env)
     back = sorted(p.name for p in (work / "out").iterdir())
     print(f"rehearsal piece 1 in {work}: exit {done.returncode}; $OUT holds {back}")
     if done.returncode:
@@ -203,7 +219,8 @@ def rehearse(budget_s: float) -> int:
     shutil.rmtree(work / "out")
     (work / "out").mkdir()
     payload(stage, python, work / "back")
-    done = subprocess.run(["bash", script, "train", *shlex.split(tiny)], cwd=ROOT, env=env)
+    piece = ["train", *shlex.split(tiny), "--decoding", "static"]
+    done = subprocess.run(["bash", script, *piece], cwd=ROOT, env=env)
     log = (work / "out" / "train.log").read_text()
     print(f"rehearsal piece 2: exit {done.returncode}; {log.splitlines()[-1]}")
     return done.returncode
@@ -230,8 +247,9 @@ def unpack(files: Path, into: Path) -> None:
         if (files / name).is_file():
             with tarfile.open(files / name) as tar:
                 tar.extractall(into, filter="data")
-    if (files / "profile.txt").is_file():  # GPU_GRPO_PROFILE_S: py-spy's collapsed stacks
-        shutil.copy(files / "profile.txt", into / "profile.txt")
+    for name in ("profile.txt", "rollout_speed.jsonl"):  # py-spy's stacks; the bench's rows
+        if (files / name).is_file():
+            shutil.copy(files / name, into / name)
     if (files / "train.log").is_file():
         with (into / "train.log").open("a") as log:
             log.write((files / "train.log").read_text())

@@ -5,6 +5,8 @@
 #                                     adapter, resume the staged checkpoint if any, run one
 #                                     `train grpo` piece, and put its checkpoint, best adapter
 #                                     and logs under $OUT (at most 8 files of 16 MiB)
+#   gpu_grpo.sh bench [OPTIONS...]    the same set-up, then lab/rollout_speed.py (a rollout's
+#                                     decoding per generation mode, and retrieval) into $OUT
 # Paths and interpreter can be moved (gpu_grpo.py rehearse does): GPU_SFT_STAGE, GPU_SFT_SITE,
 # GPU_SFT_PYTHONPATH, PYTHON, GPU_SFT_PIP, GPU_GRPO_RUN (the run's folder), GPU_GRPO_NO_TREE.
 set -euo pipefail
@@ -18,7 +20,7 @@ shift
 if [ "$action" = stage ]; then
   exec bash "$(dirname "$0")/gpu_sft.sh" stage "$@"
 fi
-[ "$action" = train ] || { echo "unknown action $action" >&2; exit 2; }
+[ "$action" = train ] || [ "$action" = bench ] || { echo "unknown action $action" >&2; exit 2; }
 : "${OUT:?OUT must name the folder whose files come back}"
 began=$(date +%s)
 for first in "$STAGE"/*.part001; do
@@ -28,8 +30,12 @@ for first in "$STAGE"/*.part001; do
   mv "$whole.tmp" "$whole"
 done
 [ -f "$STAGE/tree.tar.gz" ] || { echo "no $STAGE/tree.tar.gz: stage every bundle first" >&2; exit 2; }
-$PIP install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target "$SITE" "$STAGE"/*.whl
+# Once a machine: a second call on the still-warm machine finds the wheels installed.
+if [ ! -f "$SITE/.installed" ]; then
+  $PIP install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target "$SITE" "$STAGE"/*.whl
+  touch "$SITE/.installed"
+fi
 if [ -z "${GPU_GRPO_NO_TREE:-}" ]; then
   tar -xzf "$STAGE/tree.tar.gz"   # data/ and the shipped parallel adapter, untracked for the calls
   mkdir -p ../shared/data && cp "$STAGE"/hotpotqa_dev_distractor_subset.jsonl.gz ../shared/data/
@@ -47,6 +53,11 @@ export PYTHONUNBUFFERED=1 TRL_EXPERIMENTAL_SILENCE=1 TOKENIZERS_PARALLELISM=fals
 $PYTHON -c 'import torch, transformers, peft, trl; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "", "transformers", transformers.__version__, "peft", peft.__version__, "trl", trl.__version__)' \
   2>&1 | tee "$OUT/train.log"
 echo "setup_s $(( $(date +%s) - began ))" | tee -a "$OUT/train.log"
+if [ "$action" = bench ]; then
+  PYTHONWARNINGS=ignore $PYTHON -m lab.rollout_speed --out "$OUT/rollout_speed.jsonl" "$@" \
+    2>> "$OUT/train.log"
+  exit
+fi
 start=$(date +%s)
 status=0
 PYTHONWARNINGS=ignore $PYTHON -m langgraph_parallel.apps.cli train grpo --out "$RUN" "$@" \

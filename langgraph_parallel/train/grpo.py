@@ -138,6 +138,7 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         "max_tokens": config.max_tokens,
         "top_k": config.top_k,
         "raw_prompt": kind,
+        "decoding": config.decoding,
     }
     record = RunRecord(sha256, run_settings(config), start.train_s, start.resumed)
     chain = ChainCheckpoints(config.time_budget_s, config.save_steps)

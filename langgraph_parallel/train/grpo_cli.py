@@ -52,6 +52,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         time_budget_s=args.time_budget,
         resume=args.resume,
         merge=not args.no_merge,
+        decoding=args.decoding,
     )
     command = shlex.join(["langgraph-parallel", *sys.argv[1:]])
     folder = train(config, command=command)
@@ -139,6 +140,13 @@ def add_grpo_parser(kinds: Any) -> None:
     )
     p.add_argument(
         "--no-merge", action="store_true", help="write OUT/adapter only, not the merged OUT/model"
+    )
+    p.add_argument(
+        "--decoding",
+        choices=("plain", "merged", "static"),
+        default="plain",
+        help="how rollouts decode: the PEFT model as it is, LoRA merged while decoding, or "
+        "merged with a static KV cache (compiled on a GPU)",
     )
     p.add_argument("--lambda-d", type=float, default=0.15, help="decomposition reward")
     p.add_argument("--alpha", type=float, default=3.0, help="sequential bonus = lambda_d/alpha")

@@ -7,11 +7,15 @@ of time-limited pieces (:mod:`.grpo_chain`) and the dev evaluation (:mod:`.grpo_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.datasets import Question, load_questions
 from langgraph_parallel.rewards import RewardConfig
 from langgraph_parallel.train.questions import README_ENTITIES
+
+if TYPE_CHECKING:  # the policy module imports LangChain, which the CLI's parser must not
+    from langgraph_parallel.train.policy import Decoding
 
 __all__ = ["TrainConfig", "held_out_ids", "names_readme_entity", "training_questions"]
 
@@ -67,6 +71,8 @@ class TrainConfig:
             checkpoint, so a run fits a command of limited length (:mod:`.grpo_chain`).
         resume: Continue from the newest checkpoint in ``OUT/trainer/``.
         merge: Also write the merged model folder ``OUT/model/`` (540 MB for SmolLM2).
+        decoding: How rollouts and dev passes decode (:data:`~.policy.Decoding`); a speed
+            setting, so a resumed piece may change it.
     """
 
     dataset: str
@@ -98,6 +104,7 @@ class TrainConfig:
     time_budget_s: float | None = None
     resume: bool = False
     merge: bool = True
+    decoding: Decoding = "plain"
 
     def __post_init__(self) -> None:
         if self.group_size < 2:

@@ -46,8 +46,8 @@ class DevEval(TrainerCallback):
         out: The run's output folder (``dev.jsonl``, ``best/``).
         every: Steps between evaluations.
         card: Returns the adapter card for a step (the evaluation is added to it).
-        graph_settings: ``max_turns``, ``max_tokens``, ``top_k`` and ``raw_prompt`` of the
-            rollouts.
+        graph_settings: ``max_turns``, ``max_tokens``, ``top_k``, ``raw_prompt`` and
+            ``decoding`` of the rollouts.
     """
 
     def __init__(
@@ -104,6 +104,7 @@ class DevEval(TrainerCallback):
             temperature=0.0,
             max_tokens=self.settings["max_tokens"],
             raw_prompt=self.settings["raw_prompt"],
+            decoding=self.settings["decoding"],
         )
         graph = create_parallel_search_graph(
             chat,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -33,6 +33,40 @@ def cut_at_stop(text: str, stop: list[str]) -> str:
     """Keep ``text`` up to and including its first stop sequence (as vLLM does)."""
     ends = [text.find(s) + len(s) for s in stop if s in text]
     return text[: min(ends)] if ends else text
+
+
+Decoding = Literal["plain", "merged", "static"]
+"""How rollouts decode: ``plain`` (the PEFT model as it trains), ``merged`` (LoRA folded into
+the base weights while decoding) or ``static`` (merged, with a static KV cache, which
+``transformers`` compiles on a GPU)."""
+
+
+@contextmanager
+def merged_lora(model: Any) -> Iterator[None]:
+    """Fold a PEFT model's LoRA into its base weights while it decodes; restore them exactly.
+
+    Unmerged, every adapted linear layer launches four more kernels a token (the adapter's two
+    matrices, the scaling and the sum), and a 135M model on a GPU spends its decoding time
+    launching kernels. PEFT's own unmerge subtracts the product again, which in bfloat16 leaves
+    rounding error in the frozen base weights that would accumulate over thousands of merges,
+    so the base weights are copied before and written back after. Sampling from the merged
+    weights differs from the unmerged forward pass of the loss by rounding only (as TRL's
+    vLLM weight sync does). A model without LoRA layers is left as it is.
+    """
+    from peft.tuners.lora import LoraLayer
+
+    bases: list[Any] = [m.get_base_layer() for m in model.modules() if isinstance(m, LoraLayer)]
+    if not bases or not hasattr(model, "merge_adapter"):
+        yield
+        return
+    saved = [base.weight.detach().clone() for base in bases]
+    model.merge_adapter()
+    try:
+        yield
+    finally:
+        model.unmerge_adapter()
+        for base, weight in zip(bases, saved, strict=True):
+            base.weight.data.copy_(weight)
 
 
 @contextmanager
@@ -86,6 +120,8 @@ class PolicyChatModel(BaseChatModel):
     style: str = "raw"
     raw_prompt: str = "few_shot"
     """The prompt the graph builds for this policy (``rules`` after ``train sft``)."""
+    decoding: Decoding = "plain"
+    """How to decode (:data:`Decoding`); the same tokens are sampled up to rounding."""
     _batcher: Batcher = PrivateAttr()
     _timings: dict[str, float] = PrivateAttr(default_factory=dict)
 
@@ -152,10 +188,13 @@ class PolicyChatModel(BaseChatModel):
         batch = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         batch = batch.to(self.policy.device)  # the trainer's model is on the GPU when there is one
         stop = list(options["stop"])
+        merge = merged_lora(self.policy) if self.decoding != "plain" else nullcontext()
+        static = {"cache_implementation": "static"} if self.decoding == "static" else {}
         began = time.perf_counter()
-        with torch.no_grad(), generation_mode(self.policy, self.checkpointing_kwargs):
+        with torch.no_grad(), generation_mode(self.policy, self.checkpointing_kwargs), merge:
             out = self.policy.generate(
                 **batch,
+                **static,
                 do_sample=self.temperature > 0,
                 temperature=self.temperature if self.temperature > 0 else None,
                 top_p=self.top_p,

@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.train.gold_mix import Encoded, mix_gold
-from langgraph_parallel.train.policy import PolicyChatModel
+from langgraph_parallel.train.policy import Decoding, PolicyChatModel
 
 
 def to_messages(transcript: Sequence[Mapping[str, str]]) -> list[BaseMessage]:
@@ -65,6 +65,7 @@ class GraphRollout:
         max_tokens: Token limit of one step.
         top_k: Documents per sub-query.
         raw_prompt: The policy's prompt (``rules`` for a policy trained by ``train sft``).
+        decoding: How the policy decodes (:data:`~.policy.Decoding`).
         gold: Prompt -> gold transcript (``[{"role", "content"}]``, first message = prompt) to
             mix into groups that did not decompose (:func:`~.gold_mix.mix_gold`); empty: none.
     """
@@ -78,10 +79,12 @@ class GraphRollout:
         max_tokens: int = 96,
         top_k: int = 2,
         raw_prompt: str = "few_shot",
+        decoding: Decoding = "plain",
         gold: Mapping[str, Sequence[Mapping[str, str]]] | None = None,
     ) -> None:
         self.questions = questions
         self.raw_prompt = raw_prompt
+        self.decoding = decoding
         self.search = search
         self.max_turns = max_turns
         self.max_tokens = max_tokens
@@ -102,6 +105,7 @@ class GraphRollout:
             max_tokens=self.max_tokens,
             checkpointing_kwargs=getattr(trainer.args, "gradient_checkpointing_kwargs", None),
             raw_prompt=self.raw_prompt,
+            decoding=self.decoding,
         )
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
@@ -170,7 +174,14 @@ def run_rollouts(graph: Any, chat: BaseChatModel, questions: list[str]) -> list[
                 policy.finished()
 
     with ThreadPoolExecutor(max_workers=max(1, len(questions))) as pool:
-        return list(pool.map(one, questions))
+        states = list(pool.map(one, questions))
+    # The graph records a failed model call and ends the rollout; on the trainer's own model
+    # that is a bug, and training on its empty rollouts would hide it (and learn nothing).
+    failed = [str(s.get("stop_reason")) for s in states]
+    failed = [reason for reason in failed if reason.startswith("model_error")]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {len(states)} rollouts failed: {failed[0]}")
+    return states
 
 
 def canonical_order(

@@ -232,3 +232,38 @@ def test_a_grpo_run_cut_by_its_time_budget_and_resumed_equals_an_uninterrupted_o
         return [(r["step"], r["reward"]) for r in map(json.loads, lines) if "reward" in r]
 
     assert rewards("pieces") == rewards("whole") and len(rewards("whole")) == 2
+
+
+def test_merged_and_static_decoding_match_plain_and_leave_the_base_weights_bit_equal() -> None:
+    import torch
+    from transformers import AutoTokenizer
+
+    from langgraph_parallel.models.folders import model_folder
+    from langgraph_parallel.prompts import raw_prompt
+    from langgraph_parallel.train.policy import PolicyChatModel
+    from langgraph_parallel.train.start import load_policy
+
+    model, _ = load_policy("smollm2-parallel", lora=True, dtype=torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(model_folder("smollm2-parallel"))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    prompts = [
+        raw_prompt(q, True, "rules")
+        for q in ("Which magazine was started first, Arthur's or First for Women?", "Who is older?")
+    ]
+    options = {"stop": ("</search>", "</answer>"), "max_tokens": 24}
+    texts = {}
+    for mode in ("plain", "merged", "static"):
+        chat = PolicyChatModel(
+            policy=model, tokenizer=tokenizer, temperature=0.0, max_tokens=24, decoding=mode
+        )
+        texts[mode] = [text for text, _, _ in chat._generate_batch(prompts, options)]
+        # And as the graph calls it: through LangChain's invoke.
+        reply = chat.invoke(prompts[0], stop=list(options["stop"]))
+        assert reply.content == texts[mode][0]
+
+    assert texts["merged"] == texts["plain"] == texts["static"]
+    assert texts["plain"][0].startswith("<think>")
+    after = model.state_dict()
+    assert after.keys() == before.keys()
+    assert all(torch.equal(after[k], before[k]) for k in before)  # no merge residue
+    assert not any(getattr(m, "merged", False) for m in model.modules())

@@ -105,6 +105,25 @@ def test_graph_rollout_returns_what_trl_needs() -> None:
     assert out["timing"][0]["rollout_s"] > 0 and len(out["timing"]) == 4
 
 
+class BrokenModel(TwoStepModel):
+    """Fails every call, as a policy wrapper with a bug does."""
+
+    def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
+        raise TypeError("'str' object is not callable")
+
+
+def test_graph_rollout_refuses_to_train_on_failed_model_calls() -> None:
+    question = "What is the capital of France?"
+    prompts = {few_shot_prompt(question, True): question}
+    rollout = GraphRollout(prompts, CountingSearcher(), max_turns=2, top_k=1)
+    rollout.policy_model = lambda trainer: BrokenModel()  # type: ignore[method-assign]
+    trainer = SimpleNamespace(processing_class=CharTokenizer())
+
+    # The graph ends each rollout with a model_error; a training step must not go on with it.
+    with pytest.raises(RuntimeError, match="2 of 2 rollouts failed: model_error.*not callable"):
+        rollout(list(prompts) * 2, trainer)
+
+
 def test_reward_functions_score_and_log() -> None:
     functions = reward_functions(TrainConfig(dataset="x", out="y").reward)
     assert [f.__name__ for f in functions] == ["outcome", "decomposition", "search_count", "format"]
