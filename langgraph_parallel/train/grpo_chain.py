@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -91,35 +92,48 @@ class ChainCheckpoints(TrainerCallback):
     """Save a checkpoint every ``save_steps``, at the last step, and when the budget is spent.
 
     The budget check runs after each step: the piece ends when the next step, judged by the
-    longest so far, would end past ``budget_s`` seconds of training.
+    longest so far, would end past ``budget_s`` seconds of training, counting what the
+    callbacks after this one still spend at the step (``after``: the dev pass).
 
     Args:
         budget_s: Seconds of training this piece may take (``None``: no limit).
         save_steps: Steps between checkpoints (0: none but the last and the budget's).
+        after: Step -> seconds the later callbacks will take at its end (default: none).
     """
 
-    def __init__(self, budget_s: float | None, save_steps: int = 0) -> None:
+    def __init__(
+        self,
+        budget_s: float | None,
+        save_steps: int = 0,
+        after: Callable[[int], float] | None = None,
+    ) -> None:
         self.budget_s, self.save_steps = budget_s, save_steps
+        self.after = after or (lambda step: 0.0)
+        # The piece's clock starts here, so the trainer's set-up and the dev pass before the
+        # first step count against the budget.
         self.began = self.last = time.monotonic()
         self.longest = 0.0
         self.steps = 0
         self.stopped_by_budget = False
 
-    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        """Start this piece's clock."""
-        self.began = self.last = time.monotonic()
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        """Start the step's clock: a step's time is its own, not the dev pass before it."""
+        self.last = time.monotonic()
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
         """Ask for a checkpoint where one is due; stop the piece when the budget is spent."""
         now = time.monotonic()
         self.longest = max(self.longest, now - self.last)
-        self.last = now
         self.steps += 1
         if self.save_steps and state.global_step % self.save_steps == 0:
             control.should_save = True
         if state.global_step >= state.max_steps:
             control.should_save = True
-        elif self.budget_s is not None and now - self.began + self.longest > self.budget_s:
+            return control
+        step = state.global_step
+        # This step's dev pass (still to run), then the next step with its own.
+        ends = now - self.began + self.after(step) + self.longest + self.after(step + 1)
+        if self.budget_s is not None and ends > self.budget_s:
             control.should_save = True
             control.should_training_stop = True
             self.stopped_by_budget = True

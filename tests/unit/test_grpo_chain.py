@@ -82,28 +82,43 @@ def test_think_statistics_measure_length_and_copying() -> None:
     assert metrics["think/missing"] == pytest.approx(1 / 3)
 
 
-def test_chain_checkpoints_stop_a_piece_before_its_budget_runs_out() -> None:
-    chain = ChainCheckpoints(budget_s=0.25)
+def _run_piece(chain: ChainCheckpoints, step_s: float, steps: int = 40) -> list[Any]:
+    """Run steps of ``step_s`` seconds through ``chain`` until it stops; their controls."""
     state = SimpleNamespace(global_step=0, max_steps=100)
-    chain.on_train_begin(None, state, None)
     stops = []
-    for _ in range(20):
-        time.sleep(0.05)
+    for _ in range(steps):
+        chain.on_step_begin(None, state, None)
+        time.sleep(step_s)
         state.global_step += 1
         control = SimpleNamespace(should_save=False, should_training_stop=False)
         chain.on_step_end(None, state, control)
         stops.append((control.should_save, control.should_training_stop))
         if control.should_training_stop:
             break
+    return stops
+
+
+def test_chain_checkpoints_stop_a_piece_before_its_budget_runs_out() -> None:
+    stops = _run_piece(ChainCheckpoints(budget_s=0.25), 0.05)
     # About 0.05 s a step: the piece ends at step 4 (0.2 s + one more would pass 0.25 s).
     assert stops[-1] == (True, True) and 3 <= len(stops) <= 5
-    assert chain.stopped_by_budget
+
+
+def test_chain_budget_counts_the_dev_pass_once_not_as_a_step() -> None:
+    chain = ChainCheckpoints(budget_s=0.6)
+    time.sleep(0.3)  # the dev pass before the first step
+    stops = _run_piece(chain, 0.03)
+    # 0.3 s spent, then 0.03 s steps: about nine fit. Timing the first step from the start
+    # of the piece (0.33 s "a step") stopped the H200 piece early: one step here.
+    assert len(stops) >= 5 and chain.stopped_by_budget
+    # A dev pass due after a step is counted before the next step is allowed.
+    dev_every_2 = ChainCheckpoints(budget_s=0.6, after=lambda step: 0.1 * (step % 2 == 0))
+    assert len(_run_piece(dev_every_2, 0.03)) < len(_run_piece(ChainCheckpoints(0.6), 0.03))
 
 
 def test_chain_checkpoints_save_every_n_steps_and_at_the_last() -> None:
     chain = ChainCheckpoints(budget_s=None, save_steps=3)
     state = SimpleNamespace(global_step=0, max_steps=7)
-    chain.on_train_begin(None, state, None)
     saved = []
     for _ in range(7):
         state.global_step += 1
