@@ -3,9 +3,10 @@
 A GRPO step on the first lent H100 took ~130 s, nearly all of it rollouts (its
 ``benchmarks/rl/gpu_grpo/README.md``). This measures the parts a step is made of, with the
 trainer's own model and code path (``PolicyChatModel._generate_batch``): one decoding batch of
-128 first-turn prompts (the dev questions twice) under ``plain``, ``merged`` and ``static``
-(:data:`~langgraph_parallel.train.policy.Decoding`), each twice (the first pays any
-compilation), the static one again at two other batch sizes and prompt widths and after a
+128 first-turn prompts (the dev questions twice) under each
+:data:`~langgraph_parallel.train.policy.Decoding` asked for (and ``eager``: merged, with
+transformers' eager attention), each twice (the first pays any compilation), the static one
+again at two other batch sizes and prompt widths (padded to its one shape) and after a
 training-mode round trip (where a compiled graph may be rebuilt), and the retrieval of a
 step's sub-queries.
 
@@ -39,7 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=128, help="prompts in a decoding batch")
     parser.add_argument("--max-tokens", type=int, default=256, help="tokens a step may decode")
     parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--modes", default="plain,merged,static")
+    parser.add_argument(
+        "--modes",
+        default="merged,eager,static",
+        help="decodings to time: plain, merged, static, and eager (merged, with transformers' "
+        "eager attention instead of scaled_dot_product_attention)",
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
 
@@ -65,13 +71,16 @@ def main(argv: list[str] | None = None) -> int:
     prompts = [raw_prompt(q, True, "rules") for q in (questions * 64)[: args.rows]]
     options = {"stop": ("</search>", "</answer>", "\nQuestion:"), "max_tokens": args.max_tokens}
 
+    width = PolicyChatModel.model_fields["static_shape"].default[1]
+
     def decode(mode: str, rows: list[str], label: str) -> None:
         chat = PolicyChatModel(
             policy=model,
             tokenizer=tokenizer,
             temperature=args.temperature,
             max_tokens=args.max_tokens,
-            decoding=mode,  # type: ignore[arg-type]
+            decoding="merged" if mode == "eager" else mode,  # type: ignore[arg-type]
+            static_shape=(args.rows, width),  # what a training step's rollouts use
         )
         try:
             # On a new thread each time, as training's batches run on whichever rollout thread
@@ -84,13 +93,18 @@ def main(argv: list[str] | None = None) -> int:
         t = chat.timings()
         ms = 1000 * t["generate_s"] / max(1.0, t["decode_steps"])
         row = {"what": label, "mode": mode, "rows": len(rows), "s": round(t["generate_s"], 2)}
-        _emit({**row, "decode_steps": t["decode_steps"], "ms_per_step": round(ms, 2)}, args.out)
+        row.update(decode_steps=t["decode_steps"], static_misses=t.get("static_misses", 0))
+        _emit({**row, "ms_per_step": round(ms, 2)}, args.out)
 
     for mode in args.modes.split(","):
+        if mode == "eager":
+            model.set_attn_implementation("eager")
         decode(mode, prompts, "first")
         decode(mode, prompts, "again")
+        if mode == "eager":
+            model.set_attn_implementation("sdpa")
         if mode == "static":
-            # Later turns: fewer rollouts, longer prompts (a new cache shape each time).
+            # Later turns: fewer rollouts, longer prompts (padded to the one static shape).
             for cut, label in ((4, "other shape"), (2, "third shape")):
                 tail = " " + " ".join(questions[:cut])
                 rows = [p + tail for p in prompts[: args.rows * cut // 8]]

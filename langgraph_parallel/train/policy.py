@@ -38,7 +38,8 @@ def cut_at_stop(text: str, stop: list[str]) -> str:
 Decoding = Literal["plain", "merged", "static"]
 """How rollouts decode: ``plain`` (the PEFT model as it trains), ``merged`` (LoRA folded into
 the base weights while decoding) or ``static`` (merged, with a static KV cache, which
-``transformers`` compiles on a GPU)."""
+``transformers`` compiles on a GPU, every batch padded to one shape: see
+:attr:`PolicyChatModel.static_shape`)."""
 
 
 @contextmanager
@@ -122,6 +123,11 @@ class PolicyChatModel(BaseChatModel):
     """The prompt the graph builds for this policy (``rules`` after ``train sft``)."""
     decoding: Decoding = "plain"
     """How to decode (:data:`Decoding`); the same tokens are sampled up to rounding."""
+    static_shape: tuple[int, int] = (128, 1536)
+    """Rows and prompt tokens every ``static`` batch is padded to. The compiled decoder is
+    built for one shape: on the H200 a second batch shape failed (AssertionError) and left it
+    broken. Padding rows repeat the first prompt and are dropped; a batch that does not fit
+    decodes ``merged`` (counted in ``timings()["static_misses"]``)."""
     _batcher: Batcher = PrivateAttr()
     _timings: dict[str, float] = PrivateAttr(default_factory=dict)
 
@@ -185,11 +191,26 @@ class PolicyChatModel(BaseChatModel):
         tok = self.tokenizer
         tok.padding_side = "left"
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        n = len(prompts)
         batch = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        static: dict[str, Any] = {}
+        if self.decoding == "static":
+            rows, width = self.static_shape
+            if n <= rows and batch["input_ids"].shape[1] <= width:
+                padded = [*prompts, *[prompts[0]] * (rows - n)]
+                batch = tok(
+                    padded,
+                    return_tensors="pt",
+                    padding="max_length",
+                    max_length=width,
+                    add_special_tokens=False,
+                )
+                static = {"cache_implementation": "static"}
+            else:
+                self._timings["static_misses"] = self._timings.get("static_misses", 0.0) + 1
         batch = batch.to(self.policy.device)  # the trainer's model is on the GPU when there is one
         stop = list(options["stop"])
         merge = merged_lora(self.policy) if self.decoding != "plain" else nullcontext()
-        static = {"cache_implementation": "static"} if self.decoding == "static" else {}
         began = time.perf_counter()
         with torch.no_grad(), generation_mode(self.policy, self.checkpointing_kwargs), merge:
             out = self.policy.generate(
@@ -209,7 +230,7 @@ class PolicyChatModel(BaseChatModel):
         for key, value in spent.items():
             self._timings[key] = self._timings.get(key, 0.0) + value
         results = []
-        for row, mask in zip(out, batch["attention_mask"], strict=True):
+        for row, mask in zip(out[:n], batch["attention_mask"][:n], strict=True):
             new = [int(t) for t in row[width:].tolist()]
             while new and new[-1] == pad_id:
                 new.pop()

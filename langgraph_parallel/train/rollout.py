@@ -111,6 +111,8 @@ class GraphRollout:
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         """Run one rollout per prompt and return TRL's fields plus reward inputs."""
         chat = self.policy_model(trainer)
+        if isinstance(chat, PolicyChatModel):  # a static batch holds every rollout of the step
+            chat.static_shape = (len(prompts), chat.static_shape[1])
         graph = create_parallel_search_graph(
             chat,
             self.search,

@@ -254,14 +254,27 @@ def test_merged_and_static_decoding_match_plain_and_leave_the_base_weights_bit_e
     texts = {}
     for mode in ("plain", "merged", "static"):
         chat = PolicyChatModel(
-            policy=model, tokenizer=tokenizer, temperature=0.0, max_tokens=24, decoding=mode
+            policy=model,
+            tokenizer=tokenizer,
+            temperature=0.0,
+            max_tokens=24,
+            decoding=mode,
+            static_shape=(3, 160),  # a padding row and padding tokens on every prompt
         )
         texts[mode] = [text for text, _, _ in chat._generate_batch(prompts, options)]
         # And as the graph calls it: through LangChain's invoke.
         reply = chat.invoke(prompts[0], stop=list(options["stop"]))
         assert reply.content == texts[mode][0]
 
+        assert "static_misses" not in chat.timings()
+
     assert texts["merged"] == texts["plain"] == texts["static"]
+    # A batch that does not fit the shape decodes merged, and says so.
+    small = PolicyChatModel(
+        policy=model, tokenizer=tokenizer, temperature=0.0, decoding="static", static_shape=(1, 160)
+    )
+    assert [t for t, _, _ in small._generate_batch(prompts, options)] == texts["plain"]
+    assert small.timings()["static_misses"] == 1
     assert texts["plain"][0].startswith("<think>")
     after = model.state_dict()
     assert after.keys() == before.keys()
