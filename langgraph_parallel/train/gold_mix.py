@@ -48,7 +48,7 @@ def mix_gold(
 
 
 def gold_transcripts(
-    dataset: str,
+    datasets: str | Sequence[str],
     questions: list[str],
     prompts: set[str],
     kind: str,
@@ -58,6 +58,8 @@ def gold_transcripts(
     top_k: int,
 ) -> dict[str, list[dict[str, str]]]:
     """Record the gold ``parallel`` trajectory of each of ``questions`` (parallelizable ones).
+
+    Their gold plans are read from ``datasets``, a question file or several.
 
     Recorded as ``train sft`` records them (scripted teacher, real graph and searcher, the
     rollouts' ``max_turns`` and ``top_k``); keyed by the first prompt and kept only where it
@@ -73,7 +75,8 @@ def gold_transcripts(
     if kind != "rules":
         raise UserError("--gold-mix needs a policy trained by `train sft` (the rules prompt).")
     wanted = set(questions)
-    golds = [g for g in gold_questions(dataset) if g.question in wanted]
+    files = [datasets] if isinstance(datasets, str) else list(datasets)  # a str is a Sequence too
+    golds = [g for path in files for g in gold_questions(path) if g.question in wanted]
     records = synthesize(golds, "parallel", corpus_index(corpus), max_turns=max_turns, top_k=top_k)
     gold = {
         r["messages"][0]["content"]: r["messages"]
@@ -82,8 +85,8 @@ def gold_transcripts(
     }
     if not gold:
         raise UserError(
-            f"--gold-mix found no gold trajectory for the questions of {dataset}: it needs rows "
-            "with supporting facts (e.g. hotpotqa_dev_distractor_subset)."
+            f"--gold-mix found no gold trajectory for the questions of {', '.join(files)}: it "
+            "needs rows with supporting facts (e.g. hotpotqa_dev_distractor_subset)."
         )
     return gold
 

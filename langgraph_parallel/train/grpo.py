@@ -81,7 +81,7 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
     gold = {}
     if config.gold_mix:
         gold = gold_transcripts(
-            config.dataset,
+            config.dataset_files,
             [q.question for q in questions if q.question_class == "parallelizable"],
             set(prompts),
             kind,
@@ -148,7 +148,7 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
             raw_prompt=kind,
             command=command,
             data={
-                "files": [portable_path(config.dataset)],
+                "files": [portable_path(f) for f in config.dataset_files],
                 "pool": len(questions),  # drawn from, shuffled by TRL's sampler
                 "questions_seen": step * config.questions_per_step,
             },

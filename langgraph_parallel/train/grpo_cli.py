@@ -24,7 +24,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         require_answer=not args.no_gate,
     )
     config = TrainConfig(
-        dataset=args.dataset,
+        dataset=args.dataset[0] if len(args.dataset) == 1 else tuple(args.dataset),
         out=args.out,
         model=args.model,
         steps=args.steps,
@@ -68,7 +68,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 def add_grpo_parser(kinds: Any) -> None:
     """Add ``train grpo`` to the ``train`` subparsers."""
     p = kinds.add_parser("grpo", help="GRPO on ParallelSearch rollouts")
-    p.add_argument("--dataset", required=True, help="training questions, normalised .jsonl(.gz)")
+    p.add_argument(
+        "--dataset",
+        required=True,
+        action="append",
+        help="training questions, normalised .jsonl(.gz); repeat to pool several files",
+    )
     p.add_argument("--out", required=True, help="output folder (model/, metrics.jsonl, ...)")
     p.add_argument("--steps", type=int, default=50, help="optimizer steps")
     p.add_argument(

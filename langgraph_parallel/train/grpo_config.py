@@ -6,6 +6,7 @@ of time-limited pieces (:mod:`.grpo_chain`) and the dev evaluation (:mod:`.grpo_
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -31,7 +32,7 @@ class TrainConfig:
     """Settings of one GRPO run (CLI: ``langgraph-parallel train``).
 
     Attributes:
-        dataset: Training questions (normalised ``.jsonl(.gz)``).
+        dataset: Training questions (normalised ``.jsonl(.gz)``), or several such files.
         out: Output folder: ``model/``, ``metrics.jsonl``, ``reward_curve.png``, ``run.json``.
         model: Starting policy: an embedded name (``smollm2-parallel`` by default), a model
             folder or an adapter folder from ``train sft``.
@@ -75,7 +76,7 @@ class TrainConfig:
             setting, so a resumed piece may change it.
     """
 
-    dataset: str
+    dataset: str | tuple[str, ...]
     out: str
     model: str = "smollm2-parallel"
     steps: int = 50
@@ -106,6 +107,11 @@ class TrainConfig:
     merge: bool = True
     decoding: Decoding = "plain"
 
+    @property
+    def dataset_files(self) -> tuple[str, ...]:
+        """The training question files (``dataset`` as a tuple)."""
+        return (self.dataset,) if isinstance(self.dataset, str) else tuple(self.dataset)
+
     def __post_init__(self) -> None:
         if self.group_size < 2:
             raise UserError("--group-size must be at least 2: GRPO compares rollouts of a group.")
@@ -125,19 +131,20 @@ def training_questions(config: TrainConfig) -> list[Question]:
     """Questions of ``config.dataset`` minus held-out ones, shuffled, balanced and limited.
 
     Held out: the ``exclude`` and ``dev`` files' ids, and every question about the README
-    question's people (:data:`~.questions.README_ENTITIES`), as in ``train sft``.
+    question's people (:data:`~.questions.README_ENTITIES`), as in ``train sft``. Several files
+    are pooled, then shuffled together (one file keeps its own shuffled order).
     """
     held_out = held_out_ids(config)
-    questions = [
-        q
-        for q in load_questions(config.dataset, seed=config.seed)
-        if q.id not in held_out and not names_readme_entity(q)
-    ]
+    files = config.dataset_files
+    pooled = [q for path in files for q in load_questions(path, seed=config.seed)]
+    if len(files) > 1:
+        random.Random(config.seed).shuffle(pooled)
+    questions = [q for q in pooled if q.id not in held_out and not names_readme_entity(q)]
     if config.balanced:
         questions = _balanced(questions)
     questions = questions[: config.limit] if config.limit else questions
     if not questions:
-        raise UserError(f"no training questions left in {config.dataset} after --exclude.")
+        raise UserError(f"no training questions left in {', '.join(files)} after --exclude.")
     return questions
 
 

@@ -20,12 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-__all__ = ["conclusion", "reading"]
+__all__ = ["DEMONYMS", "conclusion", "reading"]
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 # The common demonyms of HotpotQA/2Wiki nationality questions; values not found here fall back
 # to the generic form.
-_DEMONYMS = (
+DEMONYMS = (
     "American",
     "Australian",
     "Austrian",
@@ -66,7 +66,7 @@ _DEMONYMS = (
     "Ukrainian",
     "Welsh",
 )
-_DEMONYM = re.compile(r"\b(" + "|".join(sorted(_DEMONYMS, key=len, reverse=True)) + r")\b")
+_DEMONYM = re.compile(r"\b(" + "|".join(sorted(DEMONYMS, key=len, reverse=True)) + r")\b")
 # Questions whose comparison is one of time, or of nationality (the rules below read only those).
 _EARLIER_WORDS = re.compile(r"\b(first|earlier|earliest|older|oldest|before)\b", re.I)
 _LATER_WORDS = re.compile(

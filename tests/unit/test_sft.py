@@ -446,6 +446,37 @@ def test_grpo_questions_alternate_classes_and_skip_held_out(tmp_path: Path) -> N
     assert "b3" not in {q.id for q in training_questions(with_dev)}
 
 
+def test_grpo_pools_several_question_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from langgraph_parallel.apps.cli import main
+    from langgraph_parallel.train.grpo import TrainConfig, training_questions
+
+    first, second = tmp_path / "hotpotqa_a.jsonl", tmp_path / "hotpotqa_b.jsonl"
+    first.write_text("".join(json.dumps({**BRIDGE, "id": f"b{i}"}) + "\n" for i in range(3)))
+    other = {"question": "Were Ang Lee and Jet Li of the same nationality?"}
+    other["supporting_titles"] = ["Ang Lee", "Jet Li"]
+    second.write_text(
+        "".join(json.dumps({**COMPARISON, **other, "id": f"p{i}"}) + "\n" for i in range(3))
+    )
+    files = (str(first), str(second))
+    config = TrainConfig(dataset=files, out=str(tmp_path), exclude=None, balanced=False)
+    pooled = [q.id for q in training_questions(config)]
+    assert sorted(pooled) == ["b0", "b1", "b2", "p0", "p1", "p2"]
+    assert pooled == [q.id for q in training_questions(config)]  # the seed fixes the order
+    # One file keeps the order it always had (a chain's questions hash must not change).
+    alone = TrainConfig(dataset=str(first), out=str(tmp_path), exclude=None, balanced=False)
+    assert training_questions(alone) == training_questions(
+        TrainConfig(dataset=(str(first),), out=str(tmp_path), exclude=None, balanced=False)
+    )
+    # --dataset repeats on the command line.
+    import langgraph_parallel.train.grpo as grpo
+
+    seen: list[Any] = []
+    monkeypatch.setattr(grpo, "train", lambda config, command: seen.append(config) or tmp_path)
+    argv = ["train", "grpo", "--dataset", files[0], "--dataset", files[1], "--out", "o"]
+    assert main(argv) == 0
+    assert seen[0].dataset_files == files
+
+
 def test_portable_path_names_checkout_files_relative_and_keeps_others(tmp_path: Path) -> None:
     from langgraph_parallel.paths import portable_path, repo_data_dir
 

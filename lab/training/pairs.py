@@ -1,0 +1,233 @@
+"""Comparison questions made from pairs of corpus paragraphs, for training the reading.
+
+The shipped data has 472 comparisons and 119 yes/no questions among 1,939 trajectories, and the
+policy reads comparisons wrong ("an American director" and "an American filmmaker" -> "no").
+This builds more, from the bundled HotpotQA corpus, in HotpotQA's own row format so that
+``train grpo --dataset`` and ``--gold-mix`` read them like any comparison:
+
+- "Were A and B of the same nationality?" from two people whose first sentence reads "A (...) is
+  / was a(n) DEMONYM ROLE", both of the same role, the parenthesis giving a year of their
+  life (else films, bands and magazines came too); yes and no balanced. Pairs whose demonyms
+  overlap (English, Scottish, Welsh with British; Soviet with Russian or Ukrainian) are left
+  out: their answer is a matter of reading, not of the sentences.
+- "Who was born first, A or B?" from two people whose parenthesis gives a birth year ("born
+  July 16, 1966" or "1924 - 1978"); equal years are left out. Half name the earlier one first.
+
+The answer comes from those first sentences only, which the rows mark as the supporting facts.
+No paragraph whose name an evaluation question mentions, or that is a supporting or context
+paragraph of one, is used (the bundled 300, the GRPO dev split, the held-out chains, the 2Wiki
+sample), and neither are the README question's people.
+
+Usage::
+
+    .venv/bin/python -m lab.training.pairs --out data/hotpotqa_corpus_pairs.jsonl.gz [--n 200]
+    .venv/bin/python -m lab.training.pairs --show 50   # print a sample to check by reading
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import random
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langgraph_parallel.jsonl import read_rows
+from langgraph_parallel.paths import repo_data_dir
+from langgraph_parallel.retrieval.corpus import bundled_corpus_path
+from langgraph_parallel.train.questions import README_ENTITIES
+from langgraph_parallel.train.reading import DEMONYMS
+
+SHARED = repo_data_dir().parent.parent / "shared" / "data"
+EVALUATION = (
+    repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz",
+    repo_data_dir() / "grpo_dev64.jsonl.gz",
+    repo_data_dir() / "bench_heldout_chains.jsonl.gz",
+    SHARED / "2wikimultihopqa_dev_sample500.jsonl.gz",
+)
+"""Question files whose questions, and whose paragraphs, stay out of the pairs."""
+CONTEXTS = SHARED / "hotpotqa_dev_distractor_subset.jsonl.gz"
+"""Where the bundled 300's context paragraphs are read (its own rows carry only the titles)."""
+OVERLAPPING = (
+    frozenset({"English", "Scottish", "Welsh", "British"}),
+    frozenset({"Soviet", "Russian", "Ukrainian"}),
+)
+_DEMONYM = "|".join(sorted(map(re.escape, DEMONYMS), key=len, reverse=True))
+_PERSON = re.compile(
+    r"^(?P<name>[^(,]+?)\s*(?:\((?P<paren>[^)]*)\))?,?\s+(?:is|was)\s+an?\s+"
+    rf"(?P<demonym>{_DEMONYM})\s+(?P<role>[a-z]+)"
+)
+_YEAR = re.compile(r"\b(1[5-9]\d\d|20[0-2]\d)\b")
+
+
+@dataclass(frozen=True)
+class Person:
+    """What a paragraph's first sentence says of its subject."""
+
+    title: str
+    name: str
+    demonym: str
+    role: str
+    born: int | None
+    dead: bool
+    sentence: str
+    paragraph: list[str]
+
+
+def person(title: str, sentences: list[str]) -> Person | None:
+    """Read a person's demonym, role and birth year off a paragraph's first sentence."""
+    if not sentences:
+        return None
+    first = sentences[0].strip()
+    match = _PERSON.match(first)
+    if match is None:
+        return None
+    name = re.sub(r"\s*\(.*\)$", "", title).strip()
+    if not match["name"].startswith(name.split()[0]):  # the sentence is about the title
+        return None
+    paren = match["paren"] or ""
+    years = [int(y) for y in _YEAR.findall(paren)]
+    # "born July 16, 1966", or a life's span "1924 - 1978" (any dash)
+    span = len(years) == 2 and re.search(r"\d\s*[-\u2013]\s*\S*\s*\d", paren)
+    born = years[0] if years and ("born" in paren.lower() or span) else None
+    dead = len(years) >= 2 or "died" in paren.lower()
+    return Person(title, name, match["demonym"], match["role"], born, dead, first, sentences)
+
+
+def held_out_names() -> tuple[set[str], list[str]]:
+    """Titles of evaluation paragraphs, and the evaluation questions' texts (lower case)."""
+    titles: set[str] = set(README_ENTITIES)
+    texts: list[str] = []
+    ids: set[str] = set()
+    for path in EVALUATION:
+        if not path.is_file():
+            raise SystemExit(f"{path} is missing: it lists questions the pairs must not touch.")
+        for row in read_rows(path, what="question file"):
+            texts.append(str(row["question"]).lower())
+            titles.update(map(str, row.get("supporting_titles") or []))
+            titles.update(str(p["title"]) for p in row.get("context") or [] if "title" in p)
+            ids.add(str(row["id"]))
+    for row in read_rows(CONTEXTS, what="question file"):
+        if str(row["id"]) in ids:
+            titles.update(str(p["title"]) for p in row.get("context") or [])
+    return titles, texts
+
+
+def people(corpus: Path, titles: set[str], texts: list[str]) -> list[Person]:
+    """Every person of the corpus the held-out questions do not touch."""
+    found = []
+    for row in read_rows(corpus, what="corpus"):
+        one = person(str(row["title"]), [str(s) for s in row.get("sentences") or []])
+        if one is None or one.title in titles:
+            continue
+        if any(one.name.lower() in text for text in texts):
+            continue
+        found.append(one)
+    return found
+
+
+def _row(kind: str, question: str, answer: str, a: Person, b: Person) -> dict[str, Any]:
+    key = f"{kind}|{a.title}|{b.title}"
+    return {
+        "id": "pair-" + hashlib.sha256(key.encode()).hexdigest()[:12],
+        "question": question,
+        "answer": answer,
+        "answers": [answer],
+        "type": "comparison",
+        "level": "synthetic",
+        "supporting_titles": [a.title, b.title],
+        "supporting_facts": [[a.title, 0], [b.title, 0]],
+        "context": [{"title": p.title, "sentences": p.paragraph} for p in (a, b)],
+        "source": {"dataset": "pairs of the bundled HotpotQA corpus's paragraphs (lab/training)"},
+    }
+
+
+def nationality_pairs(found: list[Person], n: int, rng: random.Random) -> Iterator[dict[str, Any]]:
+    """``n`` same-nationality questions, half answered yes, pairs of one role."""
+    by_role: dict[str, list[Person]] = {}
+    # Only paragraphs with a life's years: "X is an American comedy-drama" is a film, and the
+    # nationality of films, bands and magazines made 11 of the first 50 questions read.
+    for one in found:
+        if one.born is not None or one.dead:
+            by_role.setdefault(one.role, []).append(one)
+    roles = [r for r, group in sorted(by_role.items()) if len(group) >= 4]
+    made = {"yes": 0, "no": 0}
+    seen: set[frozenset[str]] = set()
+    for _ in range(200 * n):
+        if min(made.values()) >= n // 2:
+            return
+        a, b = rng.sample(by_role[rng.choice(roles)], 2)
+        answer = "yes" if a.demonym == b.demonym else "no"
+        pair = frozenset((a.title, b.title))
+        overlap = any({a.demonym, b.demonym} <= group for group in OVERLAPPING)
+        if made[answer] >= n // 2 or pair in seen or (answer == "no" and overlap):
+            continue
+        seen.add(pair)
+        made[answer] += 1
+        verb = "Were" if a.dead or b.dead else "Are"
+        yield _row("nat", f"{verb} {a.name} and {b.name} of the same nationality?", answer, a, b)
+
+
+def birth_pairs(found: list[Person], n: int, rng: random.Random) -> Iterator[dict[str, Any]]:
+    """``n`` "who was born first" questions; the earlier one named first in half of them."""
+    dated = [p for p in found if p.born is not None]
+    seen: set[frozenset[str]] = set()
+    made = 0
+    for _ in range(200 * n):
+        if made >= n:
+            return
+        a, b = rng.sample(dated, 2)
+        pair = frozenset((a.title, b.title))
+        if a.born == b.born or pair in seen or a.name == b.name:
+            continue
+        seen.add(pair)
+        first = a if (a.born or 0) < (b.born or 0) else b
+        if (made % 2 == 0) != (first is a):
+            a, b = b, a
+        made += 1
+        yield _row("born", f"Who was born first, {a.name} or {b.name}?", first.name, a, b)
+
+
+def build(n: int, seed: int = 0, corpus: Path | None = None) -> list[dict[str, Any]]:
+    """Return ``n`` nationality and ``n`` birth questions (fewer if the corpus runs out)."""
+    titles, texts = held_out_names()
+    found = people(corpus or bundled_corpus_path(), titles, texts)
+    rng = random.Random(seed)
+    return [*nationality_pairs(found, n, rng), *birth_pairs(found, n, rng)]
+
+
+def _write(rows: Iterable[dict[str, Any]], out: Path) -> int:
+    count = 0
+    with gzip.open(out, "wt") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+            count += 1
+    return count
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the questions, or show a sample of them with the sentences they come from."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--n", type=int, default=200, help="questions of each kind")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--show", type=int, default=0, help="print N random questions")
+    args = parser.parse_args(argv)
+    rows = build(args.n, args.seed)
+    if args.show:
+        for row in random.Random(1).sample(rows, min(args.show, len(rows))):
+            print(f"{row['question']} -> {row['answer']}")
+            for paragraph in row["context"]:
+                print("   ", paragraph["sentences"][0].strip()[:220])
+    if args.out is not None:
+        print(f"{_write(rows, args.out)} questions -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
