@@ -22,6 +22,8 @@ Usage::
 
     .venv/bin/python -m lab.training.pairs --out data/hotpotqa_corpus_pairs.jsonl.gz [--n 200]
     .venv/bin/python -m lab.training.pairs --show 50   # print a sample to check by reading
+    .venv/bin/python -m lab.training.pairs --answer 100 [--model smollm2-parallel]
+        # how a policy answers the file's questions, by kind and gold answer (on this CPU)
 """
 
 from __future__ import annotations
@@ -210,14 +212,54 @@ def _write(rows: Iterable[dict[str, Any]], out: Path) -> int:
     return count
 
 
+def answer(path: Path, n: int, model: str) -> dict[str, list[int]]:
+    """Answer the first ``n`` nationality and ``n`` birth questions of ``path`` with ``model``.
+
+    Through ``parallel-search`` on the bundled index, the engine on this CPU; returns
+    kind -> [right, asked], the kinds being ``yes``, ``no`` (the gold answer of a nationality
+    question) and ``born``.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from langgraph_parallel.models.vllm_chat import ChatVLLM
+    from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
+    from langgraph_parallel.retrieval.indexes import corpus_index
+    from langgraph_parallel.rewards import score_steps
+
+    rows = list(read_rows(path, what="question file"))
+    nationality = [r for r in rows if r["answer"] in ("yes", "no")][:n]
+    born = [r for r in rows if r["answer"] not in ("yes", "no")][:n]
+    graph = create_parallel_search_graph(ChatVLLM(model=model), corpus_index(None))
+
+    def right(row: dict[str, Any]) -> bool:
+        state = graph.invoke({"question": row["question"]})
+        steps = [str(m.content) for m in state["messages"][1:] if m.type == "ai"]
+        return score_steps(steps, row["answers"], "parallelizable").correct
+
+    tally: dict[str, list[int]] = {}
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        for row, ok in zip(nationality + born, pool.map(right, nationality + born), strict=True):
+            kind = row["answer"] if row in nationality else "born"
+            counts = tally.setdefault(kind, [0, 0])
+            counts[0] += int(ok)
+            counts[1] += 1
+    return tally
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Write the questions, or show a sample of them with the sentences they come from."""
+    """Write the questions, show a sample of them, or have a policy answer them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--n", type=int, default=200, help="questions of each kind")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show", type=int, default=0, help="print N random questions")
+    parser.add_argument("--answer", type=int, default=0, help="answer N questions of each kind")
+    parser.add_argument("--model", default="smollm2-parallel", help="the policy that answers")
     args = parser.parse_args(argv)
+    if args.answer:
+        tally = answer(repo_data_dir() / "hotpotqa_corpus_pairs.jsonl.gz", args.answer, args.model)
+        print(json.dumps({"model": args.model, "right_of": tally}))
+        return 0
     rows = build(args.n, args.seed)
     if args.show:
         for row in random.Random(1).sample(rows, min(args.show, len(rows))):
