@@ -72,8 +72,8 @@ class TrainConfig:
             checkpoint, so a run fits a command of limited length (:mod:`.grpo_chain`).
         resume: Continue from the newest checkpoint in ``OUT/trainer/``.
         merge: Also write the merged model folder ``OUT/model/`` (540 MB for SmolLM2).
-        decoding: How rollouts and dev passes decode (:data:`~.policy.Decoding`); a speed
-            setting, so a resumed piece may change it.
+        decoding: How rollouts decode (:data:`~.policy.Decoding`; dev passes decode ``plain``); a
+            speed setting, so a resumed piece may change it.
     """
 
     dataset: str | tuple[str, ...]
