@@ -12,12 +12,13 @@ the working tree, with no package index (``DEVELOPERS.md``). GRPO's rollouts run
 graph and retrieval there (observations byte for byte those of inference), so a call needs the
 embedded model's GGUF, the MiniLM query encoder, the corpus with its dense matrix, the shipped
 adapter, the training questions and cp312 wheels of what ``train grpo`` imports that the image
-lacks: ~250 MB, staged in four calls while the machine stays warm (30 s after each; on the
-first H100 the three staging-only calls took 4 s, 0.2 s and 0.3 s). The fourth also times
-decoding per generation mode (``lab/rollout_speed.py``, ``rollout_speed.jsonl``); the call
-after it trains for ``--time-budget`` seconds with the fastest mode that worked (``train grpo
---resume --decoding MODE``; the piece ends with a checkpoint) and returns, at most 8 files of
-16 MiB:
+lacks: ~250 MB, staged in four or five calls while the machine stays warm (30 s after each;
+the staging-only calls take well under a second). The last bundle's call trains for
+``--time-budget`` seconds (``train grpo --resume --decoding merged``; the piece ends with a
+checkpoint). With ``prepare --bench`` it times decoding per mode instead
+(``lab/rollout_speed.py``, ``rollout_speed.jsonl``: about 220 s for three modes on the H200)
+and the call after it trains with the fastest mode that worked. A training call returns at
+most 8 files of 16 MiB:
 
 - ``ckpt.tar.partNNN``: the newest checkpoint (adapter in float32, optimizer, scheduler, RNG,
   trainer state). Adam's moments travel in bfloat16 to leave room for the rest (19.5 MB
