@@ -22,8 +22,8 @@ Usage::
 
     .venv/bin/python -m lab.training.pairs --out data/hotpotqa_corpus_pairs.jsonl.gz [--n 200]
     .venv/bin/python -m lab.training.pairs --show 50   # print a sample to check by reading
-    .venv/bin/python -m lab.training.pairs --answer 100 [--model smollm2-parallel]
-        # how a policy answers the file's questions, by kind and gold answer (on this CPU)
+    .venv/bin/python -m lab.training.pairs --answer 50 [--model smollm2-parallel]
+        # how a policy answers them, by kind and gold answer (rows: benchmarks/rl/pairs/)
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from langgraph_parallel.eval.datasets import load_questions
 from langgraph_parallel.jsonl import read_rows
 from langgraph_parallel.paths import repo_data_dir
 from langgraph_parallel.retrieval.corpus import bundled_corpus_path
@@ -212,37 +213,30 @@ def _write(rows: Iterable[dict[str, Any]], out: Path) -> int:
     return count
 
 
-def answer(path: Path, n: int, model: str) -> dict[str, list[int]]:
+def answer(path: Path, n: int, model: str, out: Path) -> dict[str, list[int]]:
     """Answer the first ``n`` nationality and ``n`` birth questions of ``path`` with ``model``.
 
-    Through ``parallel-search`` on the bundled index, the engine on this CPU; returns
-    kind -> [right, asked], the kinds being ``yes``, ``no`` (the gold answer of a nationality
-    question) and ``born``.
+    Through ``parallel-search`` on the bundled index, the engine on this CPU, by the benchmark
+    harness (rows in ``out/results.jsonl``, a rerun resumes); returns kind -> [right, asked]
+    by exact match, the kinds being ``yes``, ``no`` (the gold answer of a nationality question)
+    and ``born``.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
+    from langgraph_parallel.eval.harness import RESULTS_FILE, load_results, run_graphs
     from langgraph_parallel.models.vllm_chat import ChatVLLM
     from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
     from langgraph_parallel.retrieval.indexes import corpus_index
-    from langgraph_parallel.rewards import score_steps
 
-    rows = list(read_rows(path, what="question file"))
-    nationality = [r for r in rows if r["answer"] in ("yes", "no")][:n]
-    born = [r for r in rows if r["answer"] not in ("yes", "no")][:n]
+    questions = load_questions(path)
+    nationality = [q for q in questions if q.answer in ("yes", "no")][:n]
+    born = [q for q in questions if q.answer not in ("yes", "no")][:n]
     graph = create_parallel_search_graph(ChatVLLM(model=model), corpus_index(None))
-
-    def right(row: dict[str, Any]) -> bool:
-        state = graph.invoke({"question": row["question"]})
-        steps = [str(m.content) for m in state["messages"][1:] if m.type == "ai"]
-        return score_steps(steps, row["answers"], "parallelizable").correct
-
+    run_graphs(nationality + born, {"parallel-search": graph}, out, concurrency=6, warmup=True)
+    kinds = {q.id: q.answer for q in nationality} | {q.id: "born" for q in born}
     tally: dict[str, list[int]] = {}
-    with ThreadPoolExecutor(max_workers=6) as pool:
-        for row, ok in zip(nationality + born, pool.map(right, nationality + born), strict=True):
-            kind = row["answer"] if row in nationality else "born"
-            counts = tally.setdefault(kind, [0, 0])
-            counts[0] += int(ok)
-            counts[1] += 1
+    for row in load_results(out / RESULTS_FILE):
+        counts = tally.setdefault(kinds[row["id"]], [0, 0])
+        counts[0] += int(row["em"])
+        counts[1] += 1
     return tally
 
 
@@ -255,9 +249,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, default=0, help="print N random questions")
     parser.add_argument("--answer", type=int, default=0, help="answer N questions of each kind")
     parser.add_argument("--model", default="smollm2-parallel", help="the policy that answers")
+    parser.add_argument(
+        "--answers-out", type=Path, default=Path("benchmarks/rl/pairs"), help="--answer's rows"
+    )
     args = parser.parse_args(argv)
     if args.answer:
-        tally = answer(repo_data_dir() / "hotpotqa_corpus_pairs.jsonl.gz", args.answer, args.model)
+        pairs = repo_data_dir() / "hotpotqa_corpus_pairs.jsonl.gz"
+        tally = answer(pairs, args.answer, args.model, args.answers_out)
         print(json.dumps({"model": args.model, "right_of": tally}))
         return 0
     rows = build(args.n, args.seed)
