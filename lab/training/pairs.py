@@ -12,6 +12,13 @@ This builds more, from the bundled HotpotQA corpus, in HotpotQA's own row format
   out: their answer is a matter of reading, not of the sentences.
 - "Who was born first, A or B?" from two people whose parenthesis gives a birth year ("born
   July 16, 1966" or "1924 - 1978"); equal years are left out. Half name the earlier one first.
+- "Are A and B both directors?" from two people whose first sentence says what they are
+  (:func:`~langgraph_parallel.train.reading.what_it_is`): yes when both are one of the
+  :data:`KINDS`' words, no when the other is of another family and no word of the first one's
+  family is in the other's sentence (an actress is not asked about as "not an actor"); half
+  yes, and the "no" side named first in half of the others. HotpotQA asks 42 of its 46 yes/no
+  comparisons this way, and the first two kinds taught nothing there
+  (``benchmarks/sft/lever-pairs``).
 
 The answer comes from those first sentences only, which the rows mark as the supporting facts.
 No paragraph whose name an evaluation question mentions, or that is a supporting or context
@@ -44,7 +51,7 @@ from langgraph_parallel.jsonl import read_rows
 from langgraph_parallel.paths import repo_data_dir
 from langgraph_parallel.retrieval.corpus import bundled_corpus_path
 from langgraph_parallel.train.questions import README_ENTITIES
-from langgraph_parallel.train.reading import DEMONYMS
+from langgraph_parallel.train.reading import DEMONYMS, what_it_is
 
 SHARED = repo_data_dir().parent.parent / "shared" / "data"
 EVALUATION = (
@@ -66,6 +73,16 @@ _PERSON = re.compile(
     rf"(?P<demonym>{_DEMONYM})\s+(?P<role>[a-z]+)"
 )
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20[0-2]\d)\b")
+KINDS = {
+    "acting": ("actor", "actress", "comedian"),
+    "writing": ("writer", "author", "novelist", "poet", "journalist", "screenwriter"),
+    "music": ("singer", "musician", "pianist", "composer"),
+    "film": ("director", "cinematographer"),
+    "sport": ("footballer", "coach", "boxer", "cricketer", "cyclist"),  # "player": of what?
+    "public life": ("politician", "lawyer", "businessman"),
+    "science": ("engineer", "physicist", "scientist"),
+}
+"""Family -> the words a "both" question asks about; a "no" pairs two families."""
 
 
 @dataclass(frozen=True)
@@ -196,12 +213,77 @@ def birth_pairs(found: list[Person], n: int, rng: random.Random) -> Iterator[dic
         yield _row("born", f"Who was born first, {a.name} or {b.name}?", first.name, a, b)
 
 
+def kind_of(one: Person) -> tuple[str, str] | None:
+    """Return the first :data:`KINDS` word of what the person is said to be, and its family."""
+    what = what_it_is([one.sentence]) or ""
+    for word in re.findall(r"[a-z]+", what):
+        for family, words in KINDS.items():
+            if word in words:
+                return word, family
+    return None
+
+
+def plural(word: str) -> str:
+    """``actor`` -> ``actors``, ``actress`` -> ``actresses``, ``businessman`` -> ``businessmen``."""
+    if word.endswith("man"):
+        return word[:-3] + "men"
+    return word + ("es" if word.endswith(("s", "ch", "sh", "x")) else "s")
+
+
+def says(sentence: str, words: Iterable[str]) -> bool:
+    """Whether the sentence has one of ``words`` (or its plural) as a word."""
+    return any(re.search(rf"\b{word}s?\b", sentence, re.IGNORECASE) for word in words)
+
+
+def both_pairs(found: list[Person], n: int, rng: random.Random) -> Iterator[dict[str, Any]]:
+    """``n`` "are A and B both KIND?" questions, half answered yes."""
+    kinds = {one.title: k for one in found if (one.born or one.dead) and (k := kind_of(one))}
+    by_word: dict[str, list[Person]] = {}
+    for one in found:
+        if one.title in kinds:
+            by_word.setdefault(kinds[one.title][0], []).append(one)
+    words = [w for w, group in sorted(by_word.items()) if len(group) >= 4]
+    made = {"yes": 0, "no": 0}
+    seen: set[frozenset[str]] = set()
+    for _ in range(200 * n):
+        if min(made.values()) >= n // 2:
+            return
+        word = rng.choice(words)
+        a = rng.choice(by_word[word])
+        answer = "yes" if made["yes"] <= made["no"] else "no"
+        if answer == "yes":
+            b = rng.choice(by_word[word])
+        else:
+            b = rng.choice([p for w in words for p in by_word[w]])
+            family = KINDS[kinds[a.title][1]]
+            if kinds[b.title][1] == kinds[a.title][1] or says(b.sentence, family):
+                continue
+        pair = frozenset((a.title, b.title))
+        if b.title == a.title or a.name == b.name or pair in seen:
+            continue
+        seen.add(pair)
+        made[answer] += 1
+        if answer == "no" and made["no"] % 2 == 0:
+            a, b = b, a  # the one that is not a KIND named first in half of them
+        verb = "Were" if a.dead or b.dead else "Are"
+        question = f"{verb} {a.name} and {b.name} both {plural(word)}?"
+        yield _row("both", question, answer, a, b)
+
+
 def build(n: int, seed: int = 0, corpus: Path | None = None) -> list[dict[str, Any]]:
-    """Return ``n`` nationality and ``n`` birth questions (fewer if the corpus runs out)."""
+    """Return ``n`` questions of each kind: nationality, birth, both (fewer if the corpus runs out).
+
+    The kinds are drawn in that order from one seeded generator, so adding a kind after the
+    others left their questions as they were.
+    """
     titles, texts = held_out_names()
     found = people(corpus or bundled_corpus_path(), titles, texts)
     rng = random.Random(seed)
-    return [*nationality_pairs(found, n, rng), *birth_pairs(found, n, rng)]
+    return [
+        *nationality_pairs(found, n, rng),
+        *birth_pairs(found, n, rng),
+        *both_pairs(found, n, rng),
+    ]
 
 
 def _write(rows: Iterable[dict[str, Any]], out: Path) -> int:
@@ -227,8 +309,8 @@ def answer(path: Path, n: int, model: str, out: Path) -> dict[str, list[int]]:
     from langgraph_parallel.retrieval.indexes import corpus_index
 
     questions = load_questions(path)
-    nationality = [q for q in questions if q.answer in ("yes", "no")][:n]
-    born = [q for q in questions if q.answer not in ("yes", "no")][:n]
+    nationality = [q for q in questions if "nationality" in q.question][:n]
+    born = [q for q in questions if q.question.startswith("Who was born first")][:n]
     graph = create_parallel_search_graph(ChatVLLM(model=model), corpus_index(None))
     run_graphs(nationality + born, {"parallel-search": graph}, out, concurrency=6, warmup=True)
     kinds = {q.id: q.answer for q in nationality} | {q.id: "born" for q in born}

@@ -8,6 +8,9 @@ gold trajectory therefore spells the reading out, in the words a small model can
   1989 -> Arthur's Magazine``;
 - a yes/no comparison of nationalities: ``Scott Derrickson: American; Ed Wood: American; both
   American -> yes``;
+- a yes/no question of kind, "are A and B both writers?": what each first sentence says its
+  subject is, ``Anchee Min: Chinese-American writer; Roger Waters: English musician; not both
+  writers -> no``;
 - anything else: the supporting sentences (the answer's first), then ``-> ANSWER``.
 
 The values come from the gold supporting sentences only (never from the answer), so the step
@@ -20,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-__all__ = ["DEMONYMS", "conclusion", "reading"]
+__all__ = ["DEMONYMS", "conclusion", "reading", "singular", "what_it_is"]
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 # The common demonyms of HotpotQA/2Wiki nationality questions; values not found here fall back
@@ -74,6 +77,14 @@ _LATER_WORDS = re.compile(
 )
 _DEATH_WORDS = re.compile(r"\b(died|die|death)\b", re.I)
 _NATIONALITY_WORDS = re.compile(r"\b(nationality|same country|citizens?)\b", re.IGNORECASE)
+# "Are A and B both writers?": a kind of at most three words after "both", ending the question.
+_BOTH = re.compile(r"\band\b.+\bboth\s+(?P<kind>[A-Za-z-]+(?: [A-Za-z-]+){0,2})\s*\?\s*$")
+_IS_A = re.compile(r"\b(?:is|was)\s+(?:an?|the)\s+(?P<what>[^,.;:()]+)")
+# Where "is a(n) ..." stops naming the kind: a clause, or what the subject is known for.
+_WHAT_ENDS = re.compile(
+    r"\s(?:who|which|that|whose|best|known|born|based|from|of|in|for|with|about|by|devoted|"
+    r"directed|written|published|released|produced|founded|located|originally)\s"
+)
 
 
 def _name(title: str) -> str:
@@ -96,6 +107,56 @@ def _first(pattern: re.Pattern[str], sentences: Sequence[str]) -> str | None:
     return None
 
 
+def singular(word: str) -> str:
+    """Return the singular of a plural noun, by its ending (``actresses`` -> ``actress``)."""
+    word = word.lower()
+    if word.endswith("men"):
+        return word[:-3] + "man"
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def what_it_is(sentences: Sequence[str]) -> str | None:
+    """Return what the first sentence says its subject is, up to a clause, in at most seven words.
+
+    ``X (born 1950) is an American film director who ...`` -> ``American film director``.
+    """
+    found = _IS_A.search(sentences[0]) if sentences else None
+    if found is None:
+        return None
+    what = _WHAT_ENDS.split(f" {found['what'].strip()} ")[0].split()
+    return " ".join(what[:7]) or None
+
+
+def _both(
+    question: str, titles: Sequence[str], facts: dict[str, tuple[str, ...]], answer: str
+) -> str | None:
+    """Return ``A: what A is; B: what B is; (not) both KIND -> yes/no``, or ``None``.
+
+    ``None`` unless each sentence says what its subject is and whether the kind's noun is in
+    both agrees with the gold answer.
+    """
+    asked = _BOTH.search(question)
+    if asked is None:
+        return None
+    kind = asked["kind"].lower()
+    if re.search(r"\b(?:about|of|in|from|by|with|for|to|on)\b", kind):
+        return None  # "documentaries about war": more than what each subject is
+    noun = re.compile(rf"\b{re.escape(singular(kind.split()[-1]))}s?\b", re.IGNORECASE)
+    whats = [what_it_is(facts.get(t, ())) for t in titles]
+    if not all(whats):
+        return None
+    both = all(noun.search(what or "") for what in whats)
+    if both != (answer.lower() == "yes"):
+        return None
+    link = f"both {kind}" if both else f"not both {kind}"
+    (a, b), (wa, wb) = titles, whats
+    return f"{_name(a)}: {wa}; {_name(b)}: {wb}; {link} -> {answer}"
+
+
 def conclusion(
     question: str, titles: Sequence[str], facts: dict[str, tuple[str, ...]], answer: str
 ) -> str | None:
@@ -112,7 +173,7 @@ def conclusion(
     a, b = titles
     if answer.strip().lower() in ("yes", "no"):
         if not _NATIONALITY_WORDS.search(question):
-            return None
+            return _both(question, titles, facts, answer)
         nationality = [_first(_DEMONYM, facts.get(t, ())) for t in titles]
         va, vb = nationality
         if va and vb and (va == vb) == (answer.lower() == "yes"):

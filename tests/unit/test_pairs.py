@@ -6,12 +6,13 @@ from collections import Counter
 
 import pytest
 
-from lab.training.pairs import EVALUATION, held_out_names, person
+from lab.training.pairs import EVALUATION, KINDS, held_out_names, kind_of, person, plural, says
 from langgraph_parallel.eval.datasets import load_questions
 from langgraph_parallel.jsonl import read_rows
 from langgraph_parallel.paths import repo_data_dir
 from langgraph_parallel.train.gold import gold_questions
 from langgraph_parallel.train.questions import README_ENTITIES
+from langgraph_parallel.train.reading import conclusion
 
 PAIRS = repo_data_dir() / "hotpotqa_corpus_pairs.jsonl.gz"
 
@@ -33,6 +34,28 @@ def test_a_first_sentence_gives_demonym_role_and_birth_year() -> None:
     assert person("Ed Wood (film)", ["Tim Burton (born 1958) is an American director."]) is None
 
 
+def test_what_a_person_is_gives_the_kind_a_both_question_asks_about() -> None:
+    def one(sentence: str) -> tuple[str, str] | None:
+        found = person(sentence.split(" (")[0], [sentence])
+        assert found is not None
+        return kind_of(found)
+
+    assert one("Daniel Mann (1912 - 1991) was an American film and television director.") == (
+        "director",
+        "film",
+    )
+    assert one("Kam Heskin (born 1973) is an American actress and singer.") == ("actress", "acting")
+    assert one("Ed Grant (born 1950) is an American businessman.") == ("businessman", "public life")
+    assert one("Jo Nesbo (born 1960) is a Norwegian jockey.") is None  # no family knows it
+    assert [plural(w) for w in ("actor", "actress", "businessman", "coach")] == [
+        "actors",
+        "actresses",
+        "businessmen",
+        "coaches",
+    ]
+    assert says("an American actress and singer", ["singer"]) and not says("a singer", ["sing"])
+
+
 @pytest.fixture(scope="module")
 def rows() -> list[dict]:
     return list(read_rows(PAIRS, what="question file"))
@@ -47,11 +70,30 @@ def test_every_pair_answer_follows_its_two_first_sentences(rows: list[dict]) -> 
         if "nationality" in row["question"]:
             assert row["answer"] == ("yes" if a.demonym == b.demonym else "no")
             assert a.role == b.role and (a.born or a.dead) and (b.born or b.dead)
+        elif " both " in row["question"]:
+            ka, kb = kind_of(a), kind_of(b)
+            assert ka is not None and kb is not None
+            asked = row["question"].rsplit(" both ", 1)[1].rstrip("?")
+            if row["answer"] == "yes":
+                assert plural(ka[0]) == plural(kb[0]) == asked
+            else:  # one is what is asked, the other of another family and never called it
+                one, other = (a, b) if plural(ka[0]) == asked else (b, a)
+                assert plural(kind_of(one)[0]) == asked  # type: ignore[index]
+                family = KINDS[kind_of(one)[1]]  # type: ignore[index]
+                assert kind_of(other)[1] != kind_of(one)[1]  # type: ignore[index]
+                assert not says(other.sentence, family)
+            # The teacher's reading states both kinds and reaches the same answer.
+            facts = {p["title"]: tuple(p["sentences"][:1]) for p in row["context"]}
+            stated = conclusion(row["question"], row["supporting_titles"], facts, row["answer"])
+            assert stated is not None and stated.endswith(f"both {asked} -> {row['answer']}")
+            kinds["both " + row["answer"]] += 1
+            continue
         else:
             assert a.born is not None and b.born is not None and a.born != b.born
             assert row["answer"] == (a if a.born < b.born else b).name
         kinds[row["answer"] if row["answer"] in ("yes", "no") else "born"] += 1
     assert kinds["yes"] == kinds["no"] >= 100 and kinds["born"] >= 200
+    assert kinds["both yes"] == kinds["both no"] >= 100
 
 
 def test_no_pair_touches_an_evaluation_question_or_the_readme_people(rows: list[dict]) -> None:

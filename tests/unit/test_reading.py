@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from langgraph_parallel.train.gold import gold_question
-from langgraph_parallel.train.reading import conclusion, reading
+from langgraph_parallel.train.reading import conclusion, reading, singular, what_it_is
 from langgraph_parallel.train.synth import THINK_BUDGET, gold_steps, valid_steps
 
 MAGAZINES = {
@@ -52,6 +52,35 @@ def test_a_nationality_question_says_both_or_versus() -> None:
     assert conclusion(question, list(other), other, "no") == (
         "Scott Derrickson: American; Ed Wood: Scottish; American vs Scottish -> no"
     )
+
+
+def test_a_both_question_states_what_each_is_and_whether_both_are_that_kind() -> None:
+    facts = {
+        "Daniel Mann": ("Daniel Mann (1912 - 1991) was an American film and television director.",),
+        "Mike Judge": ("Mike Judge (born 1962) is an American actor, animator and writer.",),
+    }
+    question = "Were Daniel Mann and Mike Judge both directors?"
+    assert conclusion(question, list(facts), facts, "no") == (
+        "Daniel Mann: American film and television director; Mike Judge: American actor; "
+        "not both directors -> no"
+    )
+    # The sentences say "not both" but the gold says "yes": no conclusion rather than a wrong one.
+    assert conclusion(question, list(facts), facts, "yes") is None
+    same = {**facts, "Mike Judge": ("Mike Judge is an American animator and film director.",)}
+    assert conclusion(question, list(same), same, "yes") == (
+        "Daniel Mann: American film and television director; Mike Judge: American animator and "
+        "film director; both directors -> yes"
+    )
+    # A kind with a qualifier ("about war") is more than what a first sentence says.
+    assert conclusion("Are A and B both documentaries about war?", ["A", "B"], {}, "no") is None
+    assert what_it_is(["Gagea is a large genus of plants in the lily family."]) == "large genus"
+    assert [singular(w) for w in ("actresses", "businessmen", "bodies", "writers", "glass")] == [
+        "actress",
+        "businessman",
+        "body",
+        "writer",
+        "glass",
+    ]
 
 
 def test_without_a_rule_the_sentences_come_first_then_the_answer_within_budget() -> None:
