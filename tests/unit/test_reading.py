@@ -71,8 +71,14 @@ def test_a_both_question_states_what_each_is_and_whether_both_are_that_kind() ->
         "Daniel Mann: American film and television director; Mike Judge: American animator and "
         "film director; both directors -> yes"
     )
-    # A kind with a qualifier ("about war") is more than what a first sentence says.
-    assert conclusion("Are A and B both documentaries about war?", ["A", "B"], {}, "no") is None
+    # A kind with a qualifier ("about war") is more than what a first sentence says: without
+    # that rule these sentences would read "not both documentaries about war -> no".
+    films = {"A": ("A is a 2005 documentary.",), "B": ("B is a 1981 documentary film.",)}
+    about_war = "Are A and B both documentaries about war?"
+    assert conclusion(about_war, list(films), films, "no") is None
+    assert conclusion("Are A and B both documentaries?", list(films), films, "yes") == (
+        "A: 2005 documentary; B: 1981 documentary film; both documentaries -> yes"
+    )
     assert what_it_is(["Gagea is a large genus of plants in the lily family."]) == "large genus"
     assert [singular(w) for w in ("actresses", "businessmen", "bodies", "writers", "glass")] == [
         "actress",
