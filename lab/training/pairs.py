@@ -243,6 +243,7 @@ def both_pairs(found: list[Person], n: int, rng: random.Random) -> Iterator[dict
         if one.title in kinds:
             by_word.setdefault(kinds[one.title][0], []).append(one)
     words = [w for w, group in sorted(by_word.items()) if len(group) >= 4]
+    everyone = [p for w in words for p in by_word[w]]
     made = {"yes": 0, "no": 0}
     seen: set[frozenset[str]] = set()
     for _ in range(200 * n):
@@ -254,7 +255,7 @@ def both_pairs(found: list[Person], n: int, rng: random.Random) -> Iterator[dict
         if answer == "yes":
             b = rng.choice(by_word[word])
         else:
-            b = rng.choice([p for w in words for p in by_word[w]])
+            b = rng.choice(everyone)
             family = KINDS[kinds[a.title][1]]
             if kinds[b.title][1] == kinds[a.title][1] or says(b.sentence, family):
                 continue

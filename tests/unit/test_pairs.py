@@ -77,11 +77,10 @@ def test_every_pair_answer_follows_its_two_first_sentences(rows: list[dict]) -> 
             if row["answer"] == "yes":
                 assert plural(ka[0]) == plural(kb[0]) == asked
             else:  # one is what is asked, the other of another family and never called it
-                one, other = (a, b) if plural(ka[0]) == asked else (b, a)
-                assert plural(kind_of(one)[0]) == asked  # type: ignore[index]
-                family = KINDS[kind_of(one)[1]]  # type: ignore[index]
-                assert kind_of(other)[1] != kind_of(one)[1]  # type: ignore[index]
-                assert not says(other.sentence, family)
+                first_asked = plural(ka[0]) == asked
+                (k_one, k_other), other = ((ka, kb), b) if first_asked else ((kb, ka), a)
+                assert plural(k_one[0]) == asked and k_other[1] != k_one[1]
+                assert not says(other.sentence, KINDS[k_one[1]])
             # The teacher's reading states both kinds and reaches the same answer.
             facts = {p["title"]: tuple(p["sentences"][:1]) for p in row["context"]}
             stated = conclusion(row["question"], row["supporting_titles"], facts, row["answer"])
