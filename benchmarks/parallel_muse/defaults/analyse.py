@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from scorer import FEATURES, cross_validated, examples  # this folder's (run as a script)
+from answer_type import answers_only, typed_vote  # this folder's (run as a script)
+from scorer import FEATURES, cross_validated, examples
 
 from lab.paired import paired_by_id
 from langgraph_parallel.eval.results import results_in
@@ -58,14 +59,18 @@ def _most_confident(inputs: Inputs) -> float:
     return float(max(answered, key=_confidence)["em"]) if answered else 0.0
 
 
-OFFLINE: dict[str, Callable[[Inputs], float]] = {
-    "first rollout": lambda ins: float(ins[0]["em"]) if ins else 0.0,
-    "majority": lambda ins: _vote(ins, lambda t: 1.0),
-    "evidence": lambda ins: _vote(ins, lambda t: 0.5 if t["supported"] is False else 1.0),
-    "confidence-weighted": lambda ins: _vote(ins, _confidence),
-    "most confident alone": _most_confident,
-    "any right": lambda ins: max((float(t["em"]) for t in ins), default=0.0),
+OFFLINE: dict[str, Callable[[Inputs, str], float]] = {
+    "first rollout": lambda ins, q: float(ins[0]["em"]) if ins else 0.0,
+    "majority": lambda ins, q: _vote(ins, lambda t: 1.0),
+    "evidence": lambda ins, q: _vote(ins, lambda t: 0.5 if t["supported"] is False else 1.0),
+    "confidence-weighted": lambda ins, q: _vote(ins, _confidence),
+    "most confident alone": lambda ins, q: _most_confident(ins),
+    "answers only": answers_only,
+    "typed": typed_vote,
+    "any right": lambda ins, q: max((float(t["em"]) for t in ins), default=0.0),
 }
+"""Joins scored from each row's ``join_inputs`` and question (``answer_type.py`` has the two
+that read what an answer is; ``vs_offline`` pairs those two with the first rollout)."""
 
 
 STEP = re.compile(
@@ -183,14 +188,22 @@ def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         r["id"] for r in rows if r["graph"] == ROLL
     }
     rows = [r for r in rows if r["id"] in both]
-    out: dict[str, Any] = {"n": len(both), "em": {}, "offline": {}, "vs": {}, "cost": {}}
+    out: dict[str, Any] = {
+        "n": len(both),
+        **{k: {} for k in ("em", "offline", "vs_offline", "vs", "cost")},
+    }
     for g in (MUSE, ROLL):
         out["em"][g] = {
             k: sum(_scores(rows, g, k).values()) for k in (*JOINS, "em_single", "em_any")
         }
-        inputs = {r["id"]: r["join_inputs"] for r in rows if r["graph"] == g}
-        out["offline"][g] = {n: sum(fn(i) for i in inputs.values()) for n, fn in OFFLINE.items()}
-        found = [t["supported"] for i in inputs.values() for t in i]
+        inputs = {r["id"]: (r["join_inputs"], r["question"]) for r in rows if r["graph"] == g}
+        scored = {n: {q: fn(*i) for q, i in inputs.items()} for n, fn in OFFLINE.items()}
+        out["offline"][g] = {n: sum(ems.values()) for n, ems in scored.items()}
+        out["vs_offline"][g] = {
+            f"{n} - first rollout": _diff(scored[n], scored["first rollout"])
+            for n in ("answers only", "typed")
+        }
+        found = [t["supported"] for i, _ in inputs.values() for t in i]
         out["offline"][g]["supported"] = [found.count(True), found.count(False), found.count(None)]
         graph_rows = [r for r in rows if r["graph"] == g]
         out["cost"][g] = {k: round(mean_of(graph_rows, k), 1) for k in COSTS}
@@ -311,6 +324,13 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
             f"- {g}: {scored}; answers found in their own passages {yes}, not {no}, "
             f"yes/no or none {none}"
         )
+    lines += ["", "The two that read what an answer is, paired with the first rollout:", ""]
+    for g in (MUSE, ROLL):
+        for name, d in result["vs_offline"][g].items():
+            lines.append(
+                f"- {g}, {name}: {d['a']:.3f} vs {d['b']:.3f}: {d['diff']:+.3f} "
+                f"[{d['low']:+.3f}, {d['high']:+.3f}]"
+            )
     c = result["cost"]
     lines += [
         "",
