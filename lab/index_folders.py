@@ -40,7 +40,8 @@ FOLDERS: dict[str, tuple[str, ...]] = {
     "sft": (
         "benchmarks/sft",
         "benchmarks/sft/cpu-adapters",  # the first CPU-trained adapters, shipped until 2026-11-26
-        "benchmarks/sft/gpu",  # how the shipped adapters were trained (H200), the passage lever
+        "benchmarks/sft/h200-adapters",  # the H200-trained adapters, shipped 2026-11-26 to -30
+        "benchmarks/sft/gpu",  # how the H200 adapters were trained, the passage lever
         "benchmarks/retrieval/titles_e2e/before",  # before the title lookup (f51a477)
         "benchmarks/sft/cpu",
         "benchmarks/sft/cpu2",
