@@ -9,7 +9,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lab.experiments.muse.muse_defaults import DEFAULTS_RUN, default_join_vs_first, load_joins
+from lab.experiments.muse.muse_defaults import (
+    DEFAULTS_RUN,
+    default_join_vs_first,
+    load_joins,
+    policy_of,
+)
 from lab.paired import PairedDifference
 from lab.paths import checkout_dir
 from lab.provenance import at_commit, part_commit
@@ -17,10 +22,17 @@ from lab.provenance import at_commit, part_commit
 __all__ = ["render_summary"]
 
 
+def _machine(cpu: dict[str, Any]) -> str:
+    """Name a run's machine as the speed rows do (CPU, cores, native bfloat16 or not)."""
+    return f"{cpu['cpu']}, {cpu['cores']} cores{', avx512_bf16' if cpu['avx512_bf16'] else ''}"
+
+
 def render_summary(root: Path | None = None) -> str:
     """Render README.md's one small table: a headline figure of several blocks, as they say it."""
     bench = (root or checkout_dir()) / "benchmarks"
     sft = json.loads((bench / "sft" / "sft.json").read_text())["datasets"]
+    sft_run = json.loads((bench / "sft" / "summary.json").read_text())["experiments"]["sft"]
+    sft_where = f"{at_commit(sft_run)}, {_machine(sft_run['machine'])}"
     serving = [
         json.loads(p.read_text()) for p in sorted((bench / "serving").glob("*/serving.json"))
     ]
@@ -43,7 +55,7 @@ def render_summary(root: Path | None = None) -> str:
             f"parallelizable questions | **{ratio['llm_calls']:.2f}x** LLM calls, "
             f"**{ratio['turns']:.2f}x** search turns; EM {ems} (parallel / sequential / closed "
             f"book){_interval(paired, 'parallel-search - sequential', 'parallelizable')} | "
-            f"`benchmarks/sft/`, {by_graph['parallel-search']['n']} questions |"
+            f"`benchmarks/sft/`{sft_where}, {by_graph['parallel-search']['n']} questions |"
         )
         vs_direct = paired.get("parallel-search - direct", {})
         cells = [
@@ -56,10 +68,10 @@ def render_summary(root: Path | None = None) -> str:
             n = sum(d["n"] for c, d in vs_direct.items() if c != "all")
             lines.append(
                 f"| Trained ParallelSearch policy vs closed book, {dataset} | {'; '.join(cells)} "
-                f"| `benchmarks/sft/`, {n:.0f} questions |"
+                f"| `benchmarks/sft/`{sft_where}, {n:.0f} questions |"
             )
     # ParallelMuse as a user runs it: the shipped defaults, the cache warm (issue 55).
-    _, joins = load_joins(bench / DEFAULTS_RUN)
+    folder, joins = load_joins(bench / DEFAULTS_RUN)
     name, vs_first = default_join_vs_first(joins)
     first, cost = PairedDifference.from_dict(vs_first), joins["cost"]
     lines.append(
@@ -68,12 +80,12 @@ def render_summary(root: Path | None = None) -> str:
         f"({name}) vs its first rollout, EM | **{cost['user_ratio']:.2f}x** (agent alone "
         f"{cost['agent_ratio']:.2f}x); EM {first.a:.3f} vs {first.b:.3f}, difference "
         f"{first.interval(counts=False, mark_zero=True)} | `benchmarks/{DEFAULTS_RUN}/`, "
-        f"{first.n} HotpotQA bridge questions |"
+        f"{first.n} HotpotQA bridge questions, {policy_of(folder / 'run.json')} |"
     )
     # First contact replaces the latency row: measured on today's default engine and policy.
     contact = json.loads((bench / "first_contact" / "first_contact.json").read_text())
     cpu = contact["machine"]
-    where = f"{cpu['cpu']}, {cpu['cores']} cores{', avx512_bf16' if cpu['avx512_bf16'] else ''}"
+    where = _machine(cpu)
     cold, dtype = contact["cold_start"], contact["dtype"]
     warm = dtype["by_dtype"][dtype["default"]]["warm_question_median_s"]
     first = cold["first_ever"]["process_wall_s"]

@@ -140,3 +140,20 @@ def test_the_defaults_block_names_its_join_machines_and_a_users_cost(tmp_path: P
     (fresh / "joins.json").unlink()  # no fresh-cache run: no such sentence
     assert "--fresh-cache" not in render_muse_defaults(warm)
     assert "first rollout: 0.060 vs 0.047, +0.013 [-0.037, +0.063]" in text
+
+
+def test_the_defaults_block_says_whether_its_run_measured_todays_adapter(tmp_path: Path) -> None:
+    from lab.experiments.muse.muse_defaults import policy_of
+    from langgraph_parallel.models.adapters import adapter_hash
+    from langgraph_parallel.models.embedded import ADAPTERS_DIR
+
+    today = adapter_hash(ADAPTERS_DIR / "smollm2-parallel")
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"adapters": {"smollm2-parallel": [today]}}))
+    assert policy_of(run) == f"`smollm2-parallel` (adapter `{today}`, today's)"
+    run.write_text(json.dumps({"adapters": {"smollm2-parallel": ["0123456789ab"]}}))
+    assert policy_of(run) == (
+        f"`smollm2-parallel` (adapter `0123456789ab`, before today's `{today}`)"
+    )
+    run.write_text(json.dumps({"commits": []}))
+    assert policy_of(run) == "the shipped policy (adapter not recorded)"

@@ -15,12 +15,15 @@ from typing import Any
 from lab.paired import PairedDifference
 from lab.paths import checkout_dir
 from lab.provenance import commits_of
+from langgraph_parallel.models.adapters import adapter_hash
+from langgraph_parallel.models.embedded import ADAPTERS_DIR
 
 __all__ = [
     "DEFAULTS_RUN",
     "FRESH_RUN",
     "default_join_vs_first",
     "load_joins",
+    "policy_of",
     "render_muse_defaults",
 ]
 
@@ -66,6 +69,24 @@ def _machines(run_json: Path) -> str:
     return "; ".join(words)
 
 
+def policy_of(run_json: Path) -> str:
+    """Name the policy a defaults run measured, and whether it is the adapter shipped today.
+
+    The run's ``adapters`` record (``bench`` writes each shipped policy's adapter hash) against
+    today's files: a run made before a new adapter shipped still names the old one.
+    """
+    adapters = json.loads(run_json.read_text()).get("adapters") or {}
+    if not adapters:
+        return "the shipped policy (adapter not recorded)"
+    words = []
+    for name, hashes in adapters.items():
+        today = adapter_hash(ADAPTERS_DIR / name)
+        listed = ", ".join(f"`{h}`" for h in hashes)
+        when = "today's" if hashes == [today] else f"before today's `{today}`"
+        words.append(f"`{name}` (adapter {listed}, {when})")
+    return "; ".join(words)
+
+
 def render_muse_defaults(folder: Path | None = None) -> str:
     """Render the defaults run's joins, costs and full-context counts (block ``muse-defaults``)."""
     folder, result = load_joins(folder)
@@ -77,8 +98,8 @@ def render_muse_defaults(folder: Path | None = None) -> str:
         f"({commits_of(run_json)}; {_machines(run_json)}): {n} held-out HotpotQA bridge "
         "questions, every ParallelMuse default (budget 8: 1 rollout, then 2 most uncertain "
         "exploration steps x 4 samples, shared among the steps found, no fork before step 1 nor "
-        f"after a repeated search; join `auto`: `{name}` for this policy), the shipped "
-        "`smollm2-parallel`, BM25, `max_turns` 6, concurrency 4, the prefix cache warm across "
+        f"after a repeated search; join `auto`: `{name}` for this policy), "
+        f"{policy_of(run_json)}, BM25, `max_turns` 6, concurrency 4, the prefix cache warm across "
         "questions as a user's is. The baseline: 8 independent rollouts, majority vote.",
         "",
         f"| graph | the graph's join ({name}) | majority | weighted | evidence | first rollout "
