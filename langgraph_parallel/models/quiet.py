@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -48,6 +49,8 @@ def verbose() -> bool:
 def quiet_environment() -> None:
     """Set :data:`QUIET_ENV`'s defaults unless :func:`verbose`; ``HF_HUB_OFFLINE`` always.
 
+    Unless the user set ``PYTHONWARNINGS``, vLLM's start warning is also ignored in this process.
+
     Call before vLLM is imported: it reads its log level once, at import. The offline setting
     holds either way: the embedded models come from a wheel and nothing reaches a model hub.
     """
@@ -56,6 +59,12 @@ def quiet_environment() -> None:
         return
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
+    if os.environ["PYTHONWARNINGS"] == QUIET_ENV["PYTHONWARNINGS"]:
+        # The engine core is forked (models/engine.py), and a forked process reads no
+        # environment: it inherits this process's filters, so the same filter goes here too.
+        warnings.filterwarnings(
+            "ignore", category=FutureWarning, module=r"vllm\.triton_utils\.dispatcher\Z"
+        )
 
 
 @contextmanager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 
 import pytest
 
@@ -31,6 +32,25 @@ def test_a_value_the_user_set_wins(clean_env):
     assert os.environ["VLLM_LOGGING_LEVEL"] == "DEBUG"
     assert os.environ["PYTHONWARNINGS"] == "error"
     assert os.environ["TORCH_LOGS"] == "-torch"
+
+
+def _shown_after_quiet() -> list[str]:
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")
+        quiet_environment()
+        for module in ("vllm.triton_utils.dispatcher", "vllm.triton_utils", "mine"):
+            warnings.warn_explicit(module, FutureWarning, f"{module}.py", 1, module=module)
+    return [str(w.message) for w in seen]
+
+
+def test_vllms_start_warning_is_ignored_in_this_process_too(clean_env):
+    # A forked engine core inherits this process's filters, not PYTHONWARNINGS.
+    assert _shown_after_quiet() == ["vllm.triton_utils", "mine"]
+
+
+def test_a_users_pythonwarnings_keeps_vllms_warning(clean_env):
+    clean_env.setenv("PYTHONWARNINGS", "default")
+    assert _shown_after_quiet() == ["vllm.triton_utils.dispatcher", "vllm.triton_utils", "mine"]
 
 
 @pytest.mark.parametrize("value", ["info", "DEBUG", "1"])
