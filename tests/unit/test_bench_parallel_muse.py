@@ -152,8 +152,6 @@ def test_the_defaults_block_says_whether_its_run_measured_todays_adapter(tmp_pat
     run.write_text(json.dumps({"adapters": {"smollm2-parallel": [today]}}))
     assert policy_of(run) == f"`smollm2-parallel` (adapter `{today}`, today's)"
     run.write_text(json.dumps({"adapters": {"smollm2-parallel": ["0123456789ab"]}}))
-    assert policy_of(run) == (
-        f"`smollm2-parallel` (adapter `0123456789ab`, before today's `{today}`)"
-    )
+    assert policy_of(run) == f"`smollm2-parallel` (adapter `0123456789ab`; today's is `{today}`)"
     run.write_text(json.dumps({"commits": []}))
     assert policy_of(run) == "the shipped policy (adapter not recorded)"

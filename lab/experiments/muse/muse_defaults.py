@@ -73,7 +73,7 @@ def policy_of(run_json: Path) -> str:
     """Name the policy a defaults run measured, and whether it is the adapter shipped today.
 
     The run's ``adapters`` record (``bench`` writes each shipped policy's adapter hash) against
-    today's files: a run made before a new adapter shipped still names the old one.
+    today's files: a run made before a new adapter shipped names the old one, and today's beside it.
     """
     adapters = json.loads(run_json.read_text()).get("adapters") or {}
     if not adapters:
@@ -82,8 +82,8 @@ def policy_of(run_json: Path) -> str:
     for name, hashes in adapters.items():
         today = adapter_hash(ADAPTERS_DIR / name)
         listed = ", ".join(f"`{h}`" for h in hashes)
-        when = "today's" if hashes == [today] else f"before today's `{today}`"
-        words.append(f"`{name}` (adapter {listed}, {when})")
+        when = ", today's" if hashes == [today] else f"; today's is `{today}`"
+        words.append(f"`{name}` (adapter {listed}{when})")
     return "; ".join(words)
 
 
