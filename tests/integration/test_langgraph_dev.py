@@ -115,7 +115,9 @@ RUN_CONTEXT = {
     "sequential_search": {"max_turns": 2, "max_tokens": 96},
     "parallel_muse": {"budget": 2, "max_turns": 2, "max_tokens": 64, "report_max_tokens": 32},
     # The agent bounds its own searches (its middleware); the wrapper's settings are these.
-    "parallel_muse_agent": {"budget": 2, "report_max_tokens": 32},
+    # Branching from step 0: a policy that answers after one search has no later step to fork
+    # (it would get a fresh rollout, not the fork this test is about).
+    "parallel_muse_agent": {"budget": 2, "report_max_tokens": 32, "min_branch_step": 0},
 }
 
 
