@@ -4,7 +4,8 @@ Issue 55's evidence candidates, scored offline on a row's ``join_inputs`` and qu
 
 - **answers only**: a vote that leaves out what is not an answer: the repeat rule's own
   observation copied as an answer, a sentence (more than six words), or words all found in the
-  question (these rows are bridge questions, whose answer is never in the question).
+  question (these rows are bridge questions, whose answer is rarely in the question: 2 of the
+  150 golds).
 - **typed**: the question names the kind of thing it asks for (``what stadium``, ``which State
   capital``); an answer that names it itself (``Sam Boyd Stadium``), or whose own corpus page
   says it is one (``Jaipur is the capital ...``), votes whole; an answer whose page says it is
