@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from answer_type import answers_only, typed_vote  # this folder's (run as a script)
+from answer_type import MISMATCH_WEIGHT, is_answer, typed  # this folder's (run as a script)
 from scorer import FEATURES, cross_validated, examples
 
 from lab.paired import paired_by_id
@@ -59,14 +59,27 @@ def _most_confident(inputs: Inputs) -> float:
     return float(max(answered, key=_confidence)["em"]) if answered else 0.0
 
 
+def _answers_only(inputs: Inputs, question: str) -> float:
+    """Return the EM of a majority of the answers that are answers (all when none is)."""
+    kept = [t for t in inputs if t["answer"] and is_answer(t["answer"], question)]
+    return _vote(kept or inputs, lambda t: 1.0)
+
+
+def _typed(inputs: Inputs, question: str) -> float:
+    """Return the EM of a vote that quarter-weights an answer of another kind than asked."""
+    return _vote(
+        inputs, lambda t: MISMATCH_WEIGHT if typed(t["answer"], question) is False else 1.0
+    )
+
+
 OFFLINE: dict[str, Callable[[Inputs, str], float]] = {
     "first rollout": lambda ins, q: float(ins[0]["em"]) if ins else 0.0,
     "majority": lambda ins, q: _vote(ins, lambda t: 1.0),
     "evidence": lambda ins, q: _vote(ins, lambda t: 0.5 if t["supported"] is False else 1.0),
     "confidence-weighted": lambda ins, q: _vote(ins, _confidence),
     "most confident alone": lambda ins, q: _most_confident(ins),
-    "answers only": answers_only,
-    "typed": typed_vote,
+    "answers only": _answers_only,
+    "typed": _typed,
     "any right": lambda ins, q: max((float(t["em"]) for t in ins), default=0.0),
 }
 """Joins scored from each row's ``join_inputs`` and question (``answer_type.py`` has the two

@@ -1,6 +1,7 @@
-"""Two vote joins that look at what an answer is: answers only, and the kind the question asks for.
+"""What an answer is, for two vote joins: answers only, and the kind the question asks for.
 
-Issue 55's evidence candidates, scored offline on a row's ``join_inputs`` and question:
+Issue 55's evidence candidates; ``analyse.py`` votes with these weights offline on a row's
+``join_inputs`` and question:
 
 - **answers only**: a vote that leaves out what is not an answer: the repeat rule's own
   observation copied as an answer, a sentence (more than six words), or words all found in the
@@ -22,16 +23,13 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Any
 
 from langgraph_parallel.metrics import normalize_answer
 from langgraph_parallel.parallel_search.turn import REPEATED
 from langgraph_parallel.paths import repo_data_dir
 from langgraph_parallel.train.reading import singular, what_it_is
 
-Inputs = Sequence[Mapping[str, Any]]
 MISMATCH_WEIGHT = 0.25
 """The vote of an answer whose own page says it is another kind of thing than asked."""
 
@@ -99,30 +97,3 @@ def is_answer(answer: str, question: str) -> bool:
         and len(key.split()) <= 6
         and f" {key} " not in f" {normalize_answer(question)} "
     )
-
-
-def vote(inputs: Inputs, weights: Sequence[float]) -> float:
-    """EM of the answer with the most weight; ties go to the first trajectory that gave it."""
-    votes: dict[str, float] = {}
-    first: dict[str, Mapping[str, Any]] = {}
-    for t, weight in zip(inputs, weights, strict=True):
-        if t["answer"] and weight:
-            key = normalize_answer(t["answer"])
-            votes[key] = votes.get(key, 0.0) + weight
-            first.setdefault(key, t)
-    return float(first[max(votes, key=lambda k: votes[k])]["em"]) if votes else 0.0
-
-
-def answers_only(inputs: Inputs, question: str) -> float:
-    """Return the ``answers only`` join's EM (all answers vote when none is an answer)."""
-    kept = [float(bool(t["answer"]) and is_answer(t["answer"], question)) for t in inputs]
-    return vote(inputs, kept if any(kept) else [1.0] * len(inputs))
-
-
-def typed_vote(inputs: Inputs, question: str) -> float:
-    """Return the ``typed`` join's EM."""
-    weights = [
-        MISMATCH_WEIGHT if t["answer"] and typed(t["answer"], question) is False else 1.0
-        for t in inputs
-    ]
-    return vote(inputs, weights)
