@@ -133,9 +133,19 @@ def test_the_defaults_block_names_its_join_machines_and_a_users_cost(tmp_path: P
     assert "| parallel-muse | 4000 | 0 | 4000 | 0 | 1 | 0 | 30 |" in text
     assert "A user pays **0.80x**" in text
     assert "agent alone 0.80x [0.71, 0.88], 95% bootstrap" in text
-    assert "(`earlier/`: 3 samples a step" in text
+    assert "Against the earlier run in `earlier/` (the same questions; its rows)" in text
     assert "agent cost 0.78x [0.72, 0.84], forks a question 7.0 vs 3.5" in text
-    fresh_words = "the first 50 of these questions, commit `aaaaaaa`): a user pays 0.80x"
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    (earlier / "run.json").write_text(
+        json.dumps({"commits": ["b" * 40], "adapters": {"smollm2-parallel": ["0123456789ab"]}})
+    )
+    named = "commit `bbbbbbb`, `smollm2-parallel` (adapter `0123456789ab`; today's is"
+    assert f"(the same questions; {named}" in render_muse_defaults(warm)
+    fresh_words = (
+        "the first 50 of these questions, commit `aaaaaaa`, the shipped policy (adapter not "
+        "recorded)): a user pays 0.80x"
+    )
     assert f"{fresh_words} (agent alone 0.80x [0.71, 0.88])" in text
     (fresh / "joins.json").unlink()  # no fresh-cache run: no such sentence
     assert "--fresh-cache" not in render_muse_defaults(warm)

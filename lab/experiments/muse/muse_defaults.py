@@ -144,9 +144,11 @@ def render_muse_defaults(folder: Path | None = None) -> str:
     if before := result.get("before"):
         r, lo, hi = before["agent_cost_ratio"]
         em = before["em_join_graph"]
+        earlier = folder.parent / before["folder"] / "run.json"
+        what = f"{commits_of(earlier)}, {policy_of(earlier)}" if earlier.exists() else "its rows"
         lines.append(
-            f"Against the previous defaults (`{before['folder']}/`: 3 samples a step, the budget's "
-            f"rest fresh rollouts; the same questions): agent cost {r:.2f}x [{lo:.2f}, {hi:.2f}], "
+            f"Against the earlier run in `{before['folder']}/` (the same questions; {what}): "
+            f"ParallelMuse's agent cost {r:.2f}x [{lo:.2f}, {hi:.2f}], "
             f"forks a question {before['forks'][0]:.1f} vs {before['forks'][1]:.1f}, the default "
             f"join's EM {em['a']:.3f} vs {em['b']:.3f}, {_interval(em)}."
         )
@@ -158,7 +160,7 @@ def render_muse_defaults(folder: Path | None = None) -> str:
         lines.append(
             f"With the cache emptied before each question (`--fresh-cache`, the paper's "
             f"comparison; `benchmarks/{FRESH_RUN}/`, the first {cold['n']} of these questions, "
-            f"{commits_of(fresh / 'run.json')}): a user pays {c['user_ratio']:.2f}x (agent alone "
-            f"{r:.2f}x [{lo:.2f}, {hi:.2f}])."
+            f"{commits_of(fresh / 'run.json')}, {policy_of(fresh / 'run.json')}): a user pays "
+            f"{c['user_ratio']:.2f}x (agent alone {r:.2f}x [{lo:.2f}, {hi:.2f}])."
         )
     return "\n".join(lines)
