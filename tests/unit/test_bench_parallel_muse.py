@@ -74,7 +74,11 @@ def test_each_join_is_paired_with_the_single_rollout_and_the_other_systems_join(
 
 
 def test_the_defaults_block_names_its_join_machines_and_a_users_cost(tmp_path: Path) -> None:
-    from lab.experiments.muse.muse_defaults import render_muse_defaults
+    from lab.experiments.muse.muse_defaults import (
+        FRESH_RUN,
+        default_join_vs_independent,
+        render_muse_defaults,
+    )
 
     def paired(a: float, b: float) -> dict[str, Any]:
         low, high = a - b - 0.05, a - b + 0.05
@@ -101,6 +105,7 @@ def test_the_defaults_block_names_its_join_machines_and_a_users_cost(tmp_path: P
         "vs": {
             "the graph's join (majority) - first rollout": paired(0.06, 0.047),
             "majority - independent em_join_majority": paired(0.06, 0.06),
+            "the graph's join (majority) - independent em_join_evidence": paired(0.06, 0.07),
         },
         "cost": {
             "parallel-muse": cost,
@@ -119,11 +124,13 @@ def test_the_defaults_block_names_its_join_machines_and_a_users_cost(tmp_path: P
     }
     machine = {"cpu": "AMD EPYC", "cores": 2, "avx512_bf16": False, "dtype": "float32"}
     run = {"commits": ["a" * 40], "machines": [machine, {**machine, "avx512_bf16": True}]}
-    warm, fresh = tmp_path / "hotpotqa150", tmp_path / "fresh-cache"
+    warm, fresh = tmp_path / "hotpotqa150", tmp_path / Path(FRESH_RUN).name
     for folder, figures in ((warm, result), (fresh, {**result, "n": 50})):
         folder.mkdir()
         (folder / "joins.json").write_text(json.dumps(figures))
         (folder / "run.json").write_text(json.dumps(run))
+    # The join against the rollouts' best, whichever join that was (here evidence).
+    assert default_join_vs_independent(result)["b"] == 0.07
     text = render_muse_defaults(warm)
     assert "join `auto`: `majority` for this policy" in text
     assert "AMD EPYC, 2 cores, no native bf16, engine float32; AMD EPYC, 2 cores, avx512_bf16" in (

@@ -22,15 +22,16 @@ __all__ = [
     "DEFAULTS_RUN",
     "FRESH_RUN",
     "default_join_vs_first",
+    "default_join_vs_independent",
     "load_joins",
     "policy_of",
     "render_muse_defaults",
 ]
 
-DEFAULTS_RUN = "parallel_muse/defaults/hotpotqa150"
-"""The 150-question run under the defaults, under ``benchmarks/``."""
+DEFAULTS_RUN = "parallel_muse/defaults/hotpotqa150-pairs"
+"""The 150-question run under the defaults on the shipped policy, under ``benchmarks/``."""
 
-FRESH_RUN = "parallel_muse/defaults/fresh-cache"
+FRESH_RUN = "parallel_muse/defaults/fresh-cache-pairs"
 """The same defaults, the prefix cache emptied before each question (the paper's way); a folder
 beside ``DEFAULTS_RUN``, rendered when it holds a ``joins.json``."""
 
@@ -56,6 +57,16 @@ def default_join_vs_first(result: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """
     name = result["graph_join"]
     return name, result["vs"][f"the graph's join ({name}) - first rollout"]
+
+
+def default_join_vs_independent(result: dict[str, Any]) -> dict[str, Any]:
+    """Return the default join's paired EM difference to the independent rollouts' best join.
+
+    ``analyse.py`` keys it by the best of the rollouts' joins on the same questions
+    (``... - independent em_join_majority``).
+    """
+    head = f"the graph's join ({result['graph_join']}) - independent "
+    return next(d for what, d in result["vs"].items() if what.startswith(head))
 
 
 def _machines(run_json: Path) -> str:
