@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +24,10 @@ __all__ = ["LOG_ENV", "QUIET_ENV", "quiet_environment", "quiet_preparation", "ve
 LOG_ENV = "LANGGRAPH_PARALLEL_LOG"
 """``info`` or ``debug``: leave the libraries' logs and warnings on."""
 
+# The one warning vLLM's CPU engine core prints at every start (its kernel scan touches
+# torch.distributed.reduce_op); matched by exact module, so no user warning is hidden.
+_START_WARNING_MODULE = "vllm.triton_utils.dispatcher"
+
 QUIET_ENV = {
     "VLLM_LOGGING_LEVEL": "ERROR",
     "TRANSFORMERS_VERBOSITY": "error",
@@ -30,9 +35,7 @@ QUIET_ENV = {
     # would break torch's log setup, so the variable is only ever set to this).
     "TORCH_LOGS": "-torch",
     "TORCH_CPP_LOG_LEVEL": "ERROR",
-    # The one warning vLLM's CPU engine core prints at every start (its kernel scan touches
-    # torch.distributed.reduce_op); matched by exact module, so no user warning is hidden.
-    "PYTHONWARNINGS": "ignore::FutureWarning:vllm.triton_utils.dispatcher",
+    "PYTHONWARNINGS": f"ignore::FutureWarning:{_START_WARNING_MODULE}",
     "HF_HUB_OFFLINE": "1",
     # huggingface_hub's and transformers' bars (loading and writing a model folder on first
     # use): ``build_model_dir`` says in one line what it prepares and when it is done.
@@ -62,9 +65,8 @@ def quiet_environment() -> None:
     if os.environ["PYTHONWARNINGS"] == QUIET_ENV["PYTHONWARNINGS"]:
         # The engine core is forked (models/engine.py), and a forked process reads no
         # environment: it inherits this process's filters, so the same filter goes here too.
-        warnings.filterwarnings(
-            "ignore", category=FutureWarning, module=r"vllm\.triton_utils\.dispatcher\Z"
-        )
+        exact = re.escape(_START_WARNING_MODULE) + r"\Z"
+        warnings.filterwarnings("ignore", category=FutureWarning, module=exact)
 
 
 @contextmanager
