@@ -40,6 +40,10 @@ MUSE_OPTIONS: dict[str, dict[str, Any]] = {
         "type": int,
         "help": "earliest step a branch may start at (default 1; 0: the paper's any step)",
     },
+    "branch_temperature": {
+        "type": float,
+        "help": "sampling temperature of a fork's run (default: the first rollout's, 0.6)",
+    },
     "region": {"choices": REGIONS, "help": "region whose uncertainty picks branch points"},
     "mode": {"choices": MODES, "help": "uncertainty score: mean token entropy or perplexity"},
     "join": {"choices": JOINS, "help": "how the answer is picked"},

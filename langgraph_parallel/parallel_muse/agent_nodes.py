@@ -104,11 +104,11 @@ class AgentRolloutNode(DualNode):
     """Run one rollout of the agent in its own thread and write its trajectory.
 
     The run's progress events (its custom stream) go on to this run's, each with the branch's
-    ``rollout`` id. Every run samples: its config carries ``temperature``, ``top_p`` and the
-    branch's ``seed`` (:mod:`~langgraph_parallel.models.sampling`). A run that fails ends its
-    own trajectory (``stop_reason`` ``agent_error: ...``, after the attempts ``retry`` gives
-    transient errors, each going on from the thread's last checkpoint); the other branches go
-    on.
+    ``rollout`` id. Every run samples: its config carries ``temperature`` (a fork's
+    ``branch_temperature`` when one is set), ``top_p`` and the branch's ``seed``
+    (:mod:`~langgraph_parallel.models.sampling`). A run that fails ends its own trajectory
+    (``stop_reason`` ``agent_error: ...``, after the attempts ``retry`` gives transient errors,
+    each going on from the thread's last checkpoint); the other branches go on.
 
     Args:
         agent: The wrapped agent.
@@ -140,9 +140,17 @@ class AgentRolloutNode(DualNode):
         self.retry = retry
         self.loop = loop
 
-    def run_config(self, thread_id: str, seed: int, ctx: MuseContext) -> RunnableConfig:
-        """Return the config of one run: its thread and its sampling, over ``agent_config``."""
-        sampling = sampling_config(temperature=ctx.temperature, top_p=ctx.top_p, seed=seed)
+    def run_config(
+        self, thread_id: str, seed: int, ctx: MuseContext, *, fork: bool = False
+    ) -> RunnableConfig:
+        """Return the config of one run: its thread and its sampling, over ``agent_config``.
+
+        A fork (``fork``) samples at ``ctx.branch_temperature`` when one is set.
+        """
+        temperature = ctx.temperature
+        if fork and ctx.branch_temperature is not None:
+            temperature = ctx.branch_temperature
+        sampling = sampling_config(temperature=temperature, top_p=ctx.top_p, seed=seed)
         configurable = {**(self.agent_config.get("configurable") or {}), **sampling}
         config = {**self.agent_config, "configurable": {**configurable, "thread_id": thread_id}}
         if self.loop and "recursion_limit" not in config:
@@ -157,7 +165,7 @@ class AgentRolloutNode(DualNode):
         error = None
         agent = forkable(self.agent)
         if "fork" in task or "input" in task:
-            config = self.run_config(task["thread_id"], branch["seed"], ctx)
+            config = self.run_config(task["thread_id"], branch["seed"], ctx, fork="fork" in task)
             context = loop_settings(ctx) if self.loop else None
             forward = partial(_forward, runtime, branch["id"])
             try:

@@ -75,7 +75,14 @@ class MuseContext(SearchContext):
             (the embedded policies, which write no report: asked for one they repeat their
             own steps up to ``report_max_tokens``), ``model`` for a chat model.
             :mod:`..report` compares them.
-        temperature: Sampling temperature of every agent step.
+        temperature: Sampling temperature of every agent step (of a fork's too, unless
+            ``branch_temperature`` is set).
+        branch_temperature: Sampling temperature of a fork's run, from the step it
+            re-generates on; ``None`` (default): ``temperature``. A fork at ``temperature``
+            often samples its parent's step again: on the shipped policy, 150 held-out
+            HotpotQA questions, 454 of 924 forks searched their parent's query at the branch
+            step (``benchmarks/parallel_muse/defaults/hotpotqa150-pairs/``), and such a fork
+            explores nothing its parent did not. A higher one spends the fork on another path.
         top_p: Nucleus sampling of every agent step.
         seed: Trajectory ``i`` samples with seed ``seed + i``, so branches differ. On a CPU a
             seed pins a sample only when its prompt is prefilled in the same chunks (our vLLM
@@ -100,6 +107,7 @@ class MuseContext(SearchContext):
     reports: ReportMode = "distinct"
     report_style: ReportStyle = "auto"
     temperature: float = 0.6
+    branch_temperature: float | None = None
     top_p: float = 0.95
     seed: int = 0
     report_max_tokens: int = 256
@@ -114,6 +122,9 @@ class MuseContext(SearchContext):
                 raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)}).")
         for name in ("top_k_steps", "samples_per_step", "rounds", "min_branch_step"):
             if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be 0 or more (got {getattr(self, name)}).")
+        for name in ("temperature", "branch_temperature"):
+            if (getattr(self, name) or 0.0) < 0:
                 raise ValueError(f"{name} must be 0 or more (got {getattr(self, name)}).")
         if self.initial_rollouts > self.budget:
             raise ValueError(
