@@ -4,6 +4,8 @@
 # sample (seed 0), BM25, max_turns 6, concurrency 4, KV cache 8 GiB. Resumes the folder's rows.
 # Then analyse.py writes joins.md/joins.json. Run from the repository root.
 # LIMIT=150 ROWS=hotpotqa150: the issue's 150 questions, into a folder of their own (tables in it).
+# GRAPHS=parallel-muse MUSE="--branch-temperature 1.0" BASE=hotpotqa150-pairs: a ParallelMuse
+# setting tried alone; analyse.py takes the independent rollouts from BASE's rows (same questions).
 # FRESH=1 empties the prefix cache before each question (--fresh-cache, the paper's comparison).
 # The dtype is pinned to float32: a run resumed in pieces on CPUs with and without native bfloat16
 # would otherwise mix two dtypes' trajectories in one table (each piece's CPU is named in the README).
@@ -14,5 +16,6 @@ LIMIT=${LIMIT:-25}
 ROWS=$O/${ROWS:-hotpotqa}
 .venv/bin/langgraph-parallel bench --dataset data/hotpotqa_dev_sample300.jsonl.gz --types bridge \
   --limit $LIMIT --index bm25 --max-turns 6 --seed 0 --model auto \
-  --graphs parallel-muse,rollouts-majority --concurrency 4 ${FRESH:+--fresh-cache} --out $ROWS
-.venv/bin/python $O/analyse.py $ROWS
+  --graphs ${GRAPHS:-parallel-muse,rollouts-majority} --concurrency 4 ${FRESH:+--fresh-cache} \
+  ${MUSE:-} --out $ROWS
+.venv/bin/python $O/analyse.py $ROWS ${BASE:+$O/$BASE}
