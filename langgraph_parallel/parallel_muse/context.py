@@ -80,9 +80,10 @@ class MuseContext(SearchContext):
         branch_temperature: Sampling temperature of a fork's run, from the step it
             re-generates on; ``None`` (default): ``temperature``. A fork at ``temperature``
             often samples its parent's step again: on the shipped policy, 150 held-out
-            HotpotQA questions, 454 of 924 forks searched their parent's query at the branch
-            step (``benchmarks/parallel_muse/defaults/hotpotqa150-pairs/``), and such a fork
-            explores nothing its parent did not. A higher one spends the fork on another path.
+            HotpotQA questions, 458 of 952 forks made their parent's step (the same search)
+            at the branch point (``benchmarks/parallel_muse/defaults/hotpotqa150-pairs/``), and
+            such a fork explores nothing its parent did not there. A higher one makes it try
+            another path.
         top_p: Nucleus sampling of every agent step.
         seed: Trajectory ``i`` samples with seed ``seed + i``, so branches differ. On a CPU a
             seed pins a sample only when its prompt is prefilled in the same chunks (our vLLM

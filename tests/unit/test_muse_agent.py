@@ -95,6 +95,17 @@ def test_a_create_agent_app_is_forked_at_its_most_uncertain_step_into_new_thread
     assert out["messages"] == parent and out["counters"]["llm_calls"] == 3 + 2 * 3
 
 
+def test_branch_temperature_samples_the_forks_only_at_it() -> None:
+    model = SeededAgentModel(reply=three_steps)
+    options = {"budget": 3, "top_k_steps": 1, "samples_per_step": 2}
+    ask(muse_agent(search_agent(model), branch_temperature=1.0, **options))
+    by_seed = {(call["seed"], call["temperature"]) for call in model.calls}
+    # t0 (seed 0) at the run's temperature; its forks t1 and t2 at the branch temperature.
+    assert by_seed == {(0, 0.6), (1, 1.0), (2, 1.0)}
+    with pytest.raises(ValueError, match="branch_temperature must be 0 or more"):
+        muse_agent(search_agent(model), branch_temperature=-0.5)
+
+
 def test_a_graph_that_is_not_ours_is_forked_from_its_own_checkpoints() -> None:
     def reply(seed: Any, step: int) -> AIMessage:
         uncertain = {"reasoning": 5} if step == 1 else {"reasoning": 2}

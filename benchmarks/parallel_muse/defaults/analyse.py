@@ -137,6 +137,7 @@ def forks_and_divergence(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     step0_agree = 0
     fresh_same: list[bool] = []
     fork_same: list[bool] = []
+    fork_repeats = 0
     branch_steps: list[int] = []
     in_loop = 0
     top_at_0 = explore_at_0 = 0
@@ -169,6 +170,15 @@ def forks_and_divergence(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 continue
             branch_steps.append(t["branch_step"])
             fork_same.append(t.get("answer") == ts[t["parent"]].get("answer"))
+            # The fork's first own step is its parent's again (same action and text): at the
+            # branch point it sampled what the parent did, so it explores nothing new there.
+            parents = _full_steps(ts, t["parent"])
+            step = t["branch_step"]
+            fork_repeats += (
+                bool(t["steps"])
+                and len(parents) > step
+                and (t["steps"][0][:2] == parents[step][:2])
+            )
             before = _full_steps(ts, t["parent"])[: t["branch_step"]]
             inherited = [text for action, text, _ in before if action == "search"]
             in_loop += len(inherited) != len(set(inherited))
@@ -179,6 +189,7 @@ def forks_and_divergence(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "fork_branch_steps": {str(k): branch_steps.count(k) for k in sorted(set(branch_steps))},
         "forks": len(fork_same),
         "forks_on_parents_answer": sum(fork_same),
+        "forks_repeating_parents_step": fork_repeats,
         "fresh_rollouts": len(fresh_same),
         "fresh_on_firsts_answer": sum(fresh_same),
         "forks_inside_a_loop": in_loop,
@@ -313,7 +324,13 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
     lines = [
         f"# ParallelMuse under its defaults vs 8 independent rollouts (HotpotQA bridge, n={n})",
         "",
-        f"Rows: `{command}`; tables: `analyse.py`.",
+        f"Rows: `{command}`; tables: `analyse.py`."
+        + (
+            f" The independent rollouts' rows are those of `{result['rollouts_from']}` (the same "
+            "questions; this run made ParallelMuse's only)."
+            if result.get("rollouts_from")
+            else ""
+        ),
         "",
         "| graph | the graph's join | majority | weighted | evidence | first rollout | any right |",
         "|---|---|---|---|---|---|---|",
@@ -401,7 +418,8 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
         "inherit a repeated search (a fork inside a loop).",
         f"- A fork ends on its parent's answer {f['forks_on_parents_answer']} of {f['forks']} "
         f"times; a later fresh rollout on the first rollout's {f['fresh_on_firsts_answer']} of "
-        f"{f['fresh_rollouts']}.",
+        f"{f['fresh_rollouts']}. A fork's first step is its parent's step again (same action "
+        f"and text) {f.get('forks_repeating_parents_step', 0)} of {f['forks']} times.",
         f"- The first rollout's most uncertain step is step 0 in "
         f"{f['first_rollouts_most_uncertain_at_step_0']} of {f['questions'][MUSE]} questions by "
         "reasoning perplexity, in "
@@ -427,7 +445,9 @@ def main() -> None:
     """Write ``joins.json`` and ``joins.md`` from ``hotpotqa/``'s rows (or those of ``argv[1]``).
 
     ``argv[2]``, when given, names an earlier run of the same questions whose ParallelMuse rows
-    this run's are compared with (``before`` in ``joins.json``).
+    this run's are compared with (``before`` in ``joins.json``). A run of ParallelMuse alone (one
+    setting tried, ``run.sh``'s ``GRAPHS``) takes its independent rollouts from that run's rows
+    (``rollouts_from``).
 
     A rows folder named on the command line (``run.sh`` passes ``$ROWS``) gets its tables
     inside it, so the 25-question tables beside this script stay those of ``hotpotqa/``.
@@ -435,17 +455,28 @@ def main() -> None:
     folder = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else HERE / "hotpotqa"
     out = HERE if folder == HERE / "hotpotqa" else folder
     rows = results_in(folder)
+    asked = len({r["id"] for r in rows})
+    earlier = Path(sys.argv[2]).resolve() if len(sys.argv) > 2 else None
+    before = results_in(earlier) if earlier else []
+    alone = not any(r["graph"] == ROLL for r in rows)
+    if alone and earlier:
+        rows = [*rows, *(r for r in before if r["graph"] == ROLL)]
+    run = folder / "run.json"
+    settings = json.loads(run.read_text()) if run.exists() else {}
     command = "bash benchmarks/parallel_muse/defaults/run.sh"
     if out != HERE:
-        command = f"LIMIT={len({r['id'] for r in rows})} ROWS={folder.name} {command}"
+        command = f"LIMIT={asked} ROWS={folder.name} {command}"
+    if alone and earlier:
+        flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in settings["muse"].items())
+        command = f'GRAPHS={MUSE} MUSE="{flags}" BASE={earlier.name} {command}'
     result = analyse(rows)
-    run = folder / "run.json"
-    result["fresh_cache"] = run.exists() and bool(json.loads(run.read_text()).get("fresh_cache"))
+    result["fresh_cache"] = bool(settings.get("fresh_cache"))
     if result["fresh_cache"]:
         command = f"FRESH=1 {command}"
-    if len(sys.argv) > 2:  # an earlier run of the same questions, to compare ParallelMuse with
-        earlier = Path(sys.argv[2]).resolve()
-        result["before"] = {"folder": earlier.name, **against(rows, results_in(earlier))}
+    if alone and earlier:
+        result["rollouts_from"] = earlier.name
+    if earlier:  # an earlier run of the same questions, to compare ParallelMuse with
+        result["before"] = {"folder": earlier.name, **against(rows, before)}
     (out / "joins.json").write_text(json.dumps(result, indent=1) + "\n")
     (out / "joins.md").write_text(markdown(result, command))
     print(markdown(result, command))
