@@ -257,6 +257,7 @@ def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         f"majority - independent {best}": _diff(m["em_join_majority"], _scores(rows, ROLL, best)),
     }
     out["forks"] = forks_and_divergence(rows)
+    out["mixtures"] = mixtures(rows)
     out["learned"] = {}
     for g in (MUSE, ROLL):
         per_question = {
@@ -272,6 +273,46 @@ def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     c["agent_ratio"] = round(c[MUSE]["agent_cost"] / c[ROLL]["agent_cost"], 3)
     agent = {g: _scores(rows, g, "agent_cost") for g in (MUSE, ROLL)}
     c["agent_ratio_interval"] = ratio_interval(agent[MUSE], agent[ROLL])
+    return out
+
+
+def mixtures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Return the majority over the first rollout, its first ``k`` forks and fresh rollouts.
+
+    ParallelMuse's trajectory ``i`` and independent rollout ``i`` sample with the same seed
+    (``seed + i``; the two first rollouts ended on the same answer on 148 of the 150 questions of
+    ``hotpotqa150-pairs/``), so ParallelMuse's ``t0..tk`` with the independent ``t(k+1)..t7`` are
+    the trajectories of a round that forks ``k`` and gives the rest of the budget to fresh
+    rollouts (``--top-k-steps 1 --samples-per-step k``), up to the engine's batching. This scores
+    every split of the budget between forks and fresh rollouts without a run each: ``k`` 0 is the
+    independent rollouts (but for the first rollout), 7 ParallelMuse's default. Each entry:
+    ``k``, majority and any-right counts, and the majority paired with the independent
+    rollouts' majority.
+    """
+    muse = {r["id"]: r["join_inputs"] for r in rows if r["graph"] == MUSE}
+    roll = {r["id"]: r["join_inputs"] for r in rows if r["graph"] == ROLL}
+    asked = sorted(set(muse) & set(roll))
+    independent = {q: _vote(roll[q], lambda t: 1.0) for q in asked}
+    out = []
+    for k in range(8):
+        majority: dict[str, float] = {}
+        right = 0.0
+        for q in asked:
+            forked = {t["id"]: t for t in muse[q]}
+            fresh = {t["id"]: t for t in roll[q]}
+            ids = [f"t{i}" for i in range(8)]
+            inputs = [forked[i] for i in ids[: k + 1] if i in forked]
+            inputs += [fresh[i] for i in ids[k + 1 :] if i in fresh]
+            majority[q] = _vote(inputs, lambda t: 1.0)
+            right += max((float(t["em"]) for t in inputs), default=0.0)
+        out.append(
+            {
+                "k": k,
+                "majority": sum(majority.values()),
+                "any_right": right,
+                "vs_independent": _diff(majority, independent),
+            }
+        )
     return out
 
 
@@ -425,6 +466,20 @@ def markdown(result: Mapping[str, Any], command: str) -> str:
         "reasoning perplexity, in "
         f"{f['first_rollouts_most_uncertain_exploration_at_step_0']} by exploration perplexity "
         "(the default region, which ranks branch points); `min_branch_step=1` forks neither.",
+        "",
+        "Forks or fresh rollouts (`mixtures`): the first rollout, its first k forks and the "
+        "independent rollouts of the same seeds for the rest of the budget of 8, the "
+        "trajectories of a round forking k (`--top-k-steps 1 --samples-per-step k`); majority "
+        "paired with the independent rollouts' (k 0), 95% bootstrap:",
+        "",
+        "| forks k | majority | any right | majority - independent majority |",
+        "|---|---|---|---|",
+        *(
+            f"| {m['k']} | {m['majority']:.0f} | {m['any_right']:.0f} | "
+            f"{m['vs_independent']['diff']:+.3f} [{m['vs_independent']['low']:+.3f}, "
+            f"{m['vs_independent']['high']:+.3f}] |"
+            for m in result.get("mixtures", [])
+        ),
         "",
         "A learned join (`scorer.py`: logistic regression over each trajectory's "
         f"{len(FEATURES)} features; the questions in 5 folds, each joined by a scorer fitted on "
