@@ -359,11 +359,19 @@ def against(
     return out
 
 
+def _settings(muse: Mapping[str, Any]) -> str:
+    """Return how the title names a run's ParallelMuse settings (its defaults, or the flags)."""
+    if not muse:
+        return "under its defaults"
+    return "with " + ", ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in muse.items())
+
+
 def markdown(result: Mapping[str, Any], command: str) -> str:
     """Render :func:`analyse` as the folder's table page."""
     n = result["n"]
     lines = [
-        f"# ParallelMuse under its defaults vs 8 independent rollouts (HotpotQA bridge, n={n})",
+        f"# ParallelMuse {_settings(result.get('muse') or {})} vs 8 independent rollouts "
+        f"(HotpotQA bridge, n={n})",
         "",
         f"Rows: `{command}`; tables: `analyse.py`."
         + (
@@ -526,6 +534,8 @@ def main() -> None:
         command = f'GRAPHS={MUSE} MUSE="{flags}" BASE={earlier.name} {command}'
     result = analyse(rows)
     result["fresh_cache"] = bool(settings.get("fresh_cache"))
+    if settings.get("muse"):
+        result["muse"] = settings["muse"]
     if result["fresh_cache"]:
         command = f"FRESH=1 {command}"
     if alone and earlier:
