@@ -359,11 +359,16 @@ def against(
     return out
 
 
+def _flags(muse: Mapping[str, Any]) -> list[str]:
+    """Return ``bench``'s flags for a run's ParallelMuse settings (``run.json``'s ``muse``)."""
+    return [f"--{k.replace('_', '-')} {v}" for k, v in muse.items()]
+
+
 def _settings(muse: Mapping[str, Any]) -> str:
     """Return how the title names a run's ParallelMuse settings (its defaults, or the flags)."""
     if not muse:
         return "under its defaults"
-    return "with " + ", ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in muse.items())
+    return "with " + ", ".join(f"`{flag}`" for flag in _flags(muse))
 
 
 def markdown(result: Mapping[str, Any], command: str) -> str:
@@ -530,7 +535,7 @@ def main() -> None:
     if out != HERE:
         command = f"LIMIT={asked} ROWS={folder.name} {command}"
     if alone and earlier:
-        flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in settings["muse"].items())
+        flags = " ".join(_flags(settings.get("muse", {})))
         command = f'GRAPHS={MUSE} MUSE="{flags}" BASE={earlier.name} {command}'
     result = analyse(rows)
     result["fresh_cache"] = bool(settings.get("fresh_cache"))
