@@ -80,7 +80,7 @@ class MuseContext(SearchContext):
         branch_temperature: Sampling temperature of a fork's run, from the step it
             re-generates on; ``None`` (default): ``temperature``. A fork at ``temperature``
             often samples its parent's step again: on the shipped policy, 150 held-out
-            HotpotQA questions, 458 of 952 forks made their parent's step (the same search)
+            HotpotQA questions, 458 of 952 forks made their parent's step again (the same search)
             at the branch point (``benchmarks/parallel_muse/defaults/hotpotqa150-pairs/``), and
             such a fork explores nothing its parent did not there. A higher one makes it try
             another path, which pays only for a policy whose samples there stay good: at 1.0
