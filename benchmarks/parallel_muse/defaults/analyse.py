@@ -179,7 +179,7 @@ def forks_and_divergence(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 and len(parents) > step
                 and (t["steps"][0][:2] == parents[step][:2])
             )
-            before = _full_steps(ts, t["parent"])[: t["branch_step"]]
+            before = parents[:step]
             inherited = [text for action, text, _ in before if action == "search"]
             in_loop += len(inherited) != len(set(inherited))
     return {
@@ -293,16 +293,16 @@ def mixtures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     roll = {r["id"]: r["join_inputs"] for r in rows if r["graph"] == ROLL}
     asked = sorted(set(muse) & set(roll))
     independent = {q: _vote(roll[q], lambda t: 1.0) for q in asked}
+    ids = [f"t{i}" for i in range(8)]
+    forked = {q: {t["id"]: t for t in muse[q]} for q in asked}
+    fresh = {q: {t["id"]: t for t in roll[q]} for q in asked}
     out = []
     for k in range(8):
         majority: dict[str, float] = {}
         right = 0.0
         for q in asked:
-            forked = {t["id"]: t for t in muse[q]}
-            fresh = {t["id"]: t for t in roll[q]}
-            ids = [f"t{i}" for i in range(8)]
-            inputs = [forked[i] for i in ids[: k + 1] if i in forked]
-            inputs += [fresh[i] for i in ids[k + 1 :] if i in fresh]
+            inputs = [forked[q][i] for i in ids[: k + 1] if i in forked[q]]
+            inputs += [fresh[q][i] for i in ids[k + 1 :] if i in fresh[q]]
             majority[q] = _vote(inputs, lambda t: 1.0)
             right += max((float(t["em"]) for t in inputs), default=0.0)
         out.append(
@@ -526,25 +526,26 @@ def main() -> None:
     asked = len({r["id"] for r in rows})
     earlier = Path(sys.argv[2]).resolve() if len(sys.argv) > 2 else None
     before = results_in(earlier) if earlier else []
-    alone = not any(r["graph"] == ROLL for r in rows)
-    if alone and earlier:
+    # A ParallelMuse-only run takes its independent rollouts from the earlier run's rows.
+    rollouts_from = earlier if earlier and not any(r["graph"] == ROLL for r in rows) else None
+    if rollouts_from:
         rows = [*rows, *(r for r in before if r["graph"] == ROLL)]
     run = folder / "run.json"
     settings = json.loads(run.read_text()) if run.exists() else {}
     command = "bash benchmarks/parallel_muse/defaults/run.sh"
     if out != HERE:
         command = f"LIMIT={asked} ROWS={folder.name} {command}"
-    if alone and earlier:
+    if rollouts_from:
         flags = " ".join(_flags(settings.get("muse", {})))
-        command = f'GRAPHS={MUSE} MUSE="{flags}" BASE={earlier.name} {command}'
+        command = f'GRAPHS={MUSE} MUSE="{flags}" BASE={rollouts_from.name} {command}'
     result = analyse(rows)
     result["fresh_cache"] = bool(settings.get("fresh_cache"))
     if settings.get("muse"):
         result["muse"] = settings["muse"]
     if result["fresh_cache"]:
         command = f"FRESH=1 {command}"
-    if alone and earlier:
-        result["rollouts_from"] = earlier.name
+    if rollouts_from:
+        result["rollouts_from"] = rollouts_from.name
     if earlier:  # an earlier run of the same questions, to compare ParallelMuse with
         result["before"] = {"folder": earlier.name, **against(rows, before)}
     (out / "joins.json").write_text(json.dumps(result, indent=1) + "\n")
