@@ -24,8 +24,10 @@ import functools
 import os
 import random
 import re
+import shlex
 import time
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ __all__ = [
     "clean_text",
     "default_retry_policy",
     "describe_error",
+    "install_hint",
     "is_transient",
     "redact",
     "reported_error",
@@ -56,6 +59,27 @@ class UserError(Exception):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(message.split()))
+
+
+def install_hint(extra: str) -> str:
+    """Return the command that installs langgraph-parallel's ``extra``, for an error message.
+
+    No release is on PyPI yet, so the command installs from a checkout: the one this package is
+    running from when it runs from one (an editable install), else ``.`` in a clone. The name
+    ``langgraph-parallel`` alone would fetch whatever anyone registers under it.
+
+    Args:
+        extra: A name in ``[project.optional-dependencies]`` of ``pyproject.toml``.
+
+    Returns:
+        E.g. ``"`pip install -e '/home/me/langgraph-parallel[train]'` (from the checkout: ..."``.
+    """
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file():
+        command, where = f"pip install -e {shlex.quote(f'{root}[{extra}]')}", "the checkout"
+    else:
+        command, where = f"pip install -e '.[{extra}]'", "a clone of langgraph-parallel"
+    return f"`{command}` (from {where}: langgraph-parallel has no release on PyPI yet)"
 
 
 # Transport failures named by class, so the clients (httpx, openai, requests) stay optional

@@ -17,11 +17,11 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from functools import partial
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph_parallel.apps.arguments import add_index_argument
 from langgraph_parallel.apps.ask import add_ask_parser
@@ -31,25 +31,75 @@ from langgraph_parallel.errors import UserError, describe_error
 from langgraph_parallel.models.quiet import LOG_ENV, quiet_environment
 from langgraph_parallel.train.cli import add_train_parser
 
-LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-"""Addresses only this machine can reach: ``serve`` binds them without an API key."""
+if TYPE_CHECKING:
+    from langgraph_parallel.models.server import Listener
 
 
-def serve_key(host: str, given: str | None) -> str | None:
-    """Return the API key ``serve`` requires, refusing to bind beyond this machine without one.
+def serve_listener(args: argparse.Namespace, env: Mapping[str, str]) -> Listener:
+    """Return where ``serve`` will listen and the keys it will ask for, refusing an open door.
+
+    The flags after ``--`` go to vLLM after ours, and vLLM keeps the last of a repeated flag,
+    so with any such flag the whole command line is read by vLLM's own parser
+    (:func:`~langgraph_parallel.models.server.server_listener`): ``-- --host 0.0.0.0`` binds
+    every interface whatever ``--host`` said, and ``-- --api-key ""`` asks for no key. Without
+    them the command is all ours: one ``--host``, and the key of ``env`` (``VLLM_API_KEY``,
+    which ``--api-key`` and ``LANGGRAPH_PARALLEL_API_KEY`` set) or none.
+
+    Args:
+        args: The parsed ``serve`` arguments.
+        env: The environment the server will run in.
 
     Raises:
-        UserError: ``host`` is reachable from other machines and no key is given.
+        UserError: Other machines could reach the server and it would ask for no key, or it
+            would listen on a Unix socket (``serve`` waits for and warms it over HTTP).
     """
     from langgraph_parallel.models.served import API_KEY_ENV
+    from langgraph_parallel.models.server import (
+        Listener,
+        server_flags,
+        server_keys,
+        server_listener,
+    )
 
-    key = given or os.environ.get(API_KEY_ENV) or None
-    if key is None and host not in LOCAL_HOSTS:
+    extra = _vllm_flags(args)
+    if extra:
+        flags = server_flags(args.model, port=args.port, host=args.host)
+        listener = server_listener(["--model", args.model, *flags, *extra], env)
+    else:
+        listener = Listener(args.host, args.port, keys=server_keys(None, env))
+    if listener.uds is not None:
         raise UserError(
-            f"serve --host {host} lets other machines in: require a key with --api-key KEY (or "
-            f"{API_KEY_ENV}=KEY) and give clients the same {API_KEY_ENV}, or bind 127.0.0.1."
+            "serve waits for its server and warms it up over HTTP, so it cannot serve on "
+            "--uds: drop it, or start vLLM itself with the command serve prints."
         )
-    return key
+    if not listener.local and not listener.keys:
+        where = f"--host {listener.host}" if listener.host else "every interface"
+        last = " (the last --host on vLLM's command line, after --)" if extra else ""
+        raise UserError(
+            f"serve would listen on {where}{last} with no API key, so other machines could use "
+            f"the model: require a key with --api-key KEY (or {API_KEY_ENV}=KEY) and give "
+            f"clients the same {API_KEY_ENV}, or bind 127.0.0.1."
+        )
+    return listener
+
+
+def _vllm_flags(args: argparse.Namespace) -> list[str]:
+    """Return the flags ``serve`` passes on to vLLM: those after ``--`` (without it)."""
+    extra = list(args.vllm_args)
+    return extra[1:] if extra[:1] == ["--"] else extra
+
+
+def serve_environment(args: argparse.Namespace) -> dict[str, str]:
+    """Return the environment of ``serve``'s server: the key in ``VLLM_API_KEY`` when given.
+
+    The key reaches vLLM through its environment, not argv, which ``ps`` shows to every user;
+    ``--api-key`` wins over ``LANGGRAPH_PARALLEL_API_KEY``, which wins over ``VLLM_API_KEY``.
+    """
+    from langgraph_parallel.models.served import API_KEY_ENV
+    from langgraph_parallel.models.server import server_environment
+
+    key = args.api_key or os.environ.get(API_KEY_ENV)
+    return server_environment(VLLM_API_KEY=key) if key else server_environment()
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -64,22 +114,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from langgraph_parallel.apps import daemon
     from langgraph_parallel.apps.ask_server import prepare_answerer, serve_questions
     from langgraph_parallel.models.served_chat import warm_up
-    from langgraph_parallel.models.server import server_command, server_environment, wait_until_up
+    from langgraph_parallel.models.server import server_command, wait_until_up
 
     if args.status or args.stop:
         return _background_servers(stop=args.stop)
-    key = serve_key(args.host, args.api_key)
-    extra = list(args.vllm_args)
-    if extra[:1] == ["--"]:
-        extra = extra[1:]
+    env = serve_environment(args)
+    listener = serve_listener(args, env)  # before anything starts
+    key = listener.keys[0] if listener.keys else None
     # Flags after ``--`` go to vLLM last, so they override the engine defaults it repeats.
-    command = server_command(args.model, port=args.port, host=args.host) + extra
+    command = server_command(args.model, port=args.port, host=args.host) + _vllm_flags(args)
     print(" ".join(command), file=sys.stderr)
-    local = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
-    url = f"http://{local}:{args.port}/v1"
+    url = listener.url
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    # The key reaches vLLM through its environment, not argv, which `ps` shows to every user.
-    env = server_environment(VLLM_API_KEY=key) if key else server_environment()
     proc = subprocess.Popen(command, env=env)
     # The question endpoint's imports and index load while vLLM starts (they never call it).
     answerer = _in_thread(prepare_answerer, args.model, url) if args.background else None

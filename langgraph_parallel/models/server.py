@@ -10,6 +10,7 @@ counter ``ChatVLLM`` fills in-process.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import signal
@@ -17,13 +18,17 @@ import subprocess
 import sys
 import time
 import urllib.error
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.models.engine import core_start_method, engine_defaults
 from langgraph_parallel.models.folders import resolve_model
 from langgraph_parallel.models.served import client_api_key, is_loopback, open_url
+
+API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
+"""The module ``python -m`` runs as the server (the ``vllm`` console script fails on CPU)."""
 
 
 def server_command(
@@ -40,12 +45,19 @@ def server_command(
     (``vllm.LLM`` names, e.g. ``{"kv_cache_memory_bytes": 512 << 20}``), passed as flags.
     """
     path, _ = resolve_model(model)
+    flags = server_flags(model, port=port, host=host, engine_kwargs=engine_kwargs)
+    return [sys.executable, "-m", API_SERVER_MODULE, "--model", path, *flags]
+
+
+def server_flags(
+    model: str = "smollm2",
+    *,
+    port: int = 8000,
+    host: str = "127.0.0.1",
+    engine_kwargs: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Return the flags of :func:`server_command` after ``--model PATH``; no model is resolved."""
     command = [
-        sys.executable,
-        "-m",
-        "vllm.entrypoints.openai.api_server",
-        "--model",
-        path,
         "--served-model-name",
         model,
         "--host",
@@ -70,6 +82,98 @@ def server_command(
         else:
             command += [f"--{flag}", str(value)]
     return command
+
+
+def is_local_host(host: str) -> bool:
+    """Return whether a server bound to ``host`` is reachable from this machine only.
+
+    ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``) are; ``""`` (every
+    interface, what vLLM binds without ``--host``), ``0.0.0.0``, ``::``, a LAN address and any
+    other name are not.
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class Listener:
+    """Where a vLLM server listens and the API keys it asks of clients, as vLLM reads its flags.
+
+    Attributes:
+        host: The address bound; ``""`` is every interface.
+        port: The HTTP port.
+        keys: The keys vLLM accepts (``Authorization: Bearer KEY``); empty: it asks for none.
+        uds: The Unix socket it listens on instead of ``host:port`` (``--uds``), if any.
+    """
+
+    host: str
+    port: int
+    keys: tuple[str, ...] = ()
+    uds: str | None = None
+
+    @property
+    def local(self) -> bool:
+        """Whether only this machine can reach the server (a loopback host or a Unix socket)."""
+        return self.uds is not None or is_local_host(self.host)
+
+    @property
+    def url(self) -> str:
+        """The base URL (``.../v1``) a client on this machine reaches the server at."""
+        host = "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
+        if ":" in host:  # an IPv6 address
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}/v1"
+
+
+def server_keys(given: Sequence[str | None] | None, env: Mapping[str, str]) -> tuple[str, ...]:
+    """Return the keys a vLLM server requires: ``--api-key`` values, else ``VLLM_API_KEY``.
+
+    vLLM's rule (``init_entrypoints_middleware``): the flag's values when the flag is given,
+    else the environment's key, and empty values dropped, so ``--api-key ""`` asks for no key
+    even with ``VLLM_API_KEY`` set.
+    """
+    return tuple(key for key in (given or [env.get("VLLM_API_KEY")]) if key)
+
+
+def server_listener(flags: Sequence[str], env: Mapping[str, str]) -> Listener:
+    """Return where the server started with ``flags`` listens, read by vLLM's own parser.
+
+    ``flags`` are the arguments after ``python -m`` :data:`API_SERVER_MODULE`; ``env`` is the
+    environment the server gets. vLLM's parser is the one that decides: the last ``--host``
+    wins; ``--host=X``, underscores for dashes (``--api_key``), abbreviations (``--ho``),
+    ``--config`` files and ``--uds`` all count; and no ``--host`` binds every interface.
+    Importing it costs vLLM's import (8-17 s on a 2-core CPU), so a caller whose flags are all
+    its own reads them itself.
+
+    Raises:
+        UserError: vLLM is not installed, or its parser rejects ``flags``.
+    """
+    try:
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+    except ImportError as exc:
+        raise UserError(f"Serving needs vLLM: {install_hint('cpu')}, or gpu.") from exc
+    try:
+        from vllm.entrypoints.launchers.cli_args import make_arg_parser
+    except ImportError:  # vLLM before the launchers package (the gpu extra allows 0.11)
+        from vllm.entrypoints.openai.cli_args import make_arg_parser
+    parser = make_arg_parser(FlexibleArgumentParser(prog="vllm"))
+    try:
+        args = parser.parse_args(list(flags))
+    except SystemExit as exc:  # argparse has printed why (or the help) on stderr
+        # The flags are not repeated: they may hold an --api-key.
+        raise UserError(
+            "vLLM's server does not take the flags after --: see its message above."
+        ) from exc
+    return Listener(
+        host=args.host or "",
+        port=int(args.port),
+        keys=server_keys(args.api_key, env),
+        uds=args.uds or None,
+    )
 
 
 def server_environment(**extra: str) -> dict[str, str]:
@@ -237,7 +341,7 @@ def chat_openai_for_server(base_url: str, model: str = "smollm2", **kwargs: Any)
     try:
         from langchain_openai import ChatOpenAI
     except ImportError as exc:
-        raise UserError("Install the client: `pip install 'langgraph-parallel[openai]'`.") from exc
+        raise UserError(f"Install the client: {install_hint('openai')}.") from exc
     options: dict[str, Any] = {
         "base_url": base_url,
         "model": model,
