@@ -9,7 +9,9 @@ Environment:
     OPENAI_BASE_URL: Run the model on this vLLM server (e.g. the one
         ``langgraph-parallel serve`` starts: ``http://127.0.0.1:8000/v1``) with
         ``ChatVLLMServer``, which prompts it as the in-process engine would, instead of
-        starting an engine in the Studio process.
+        starting an engine in the Studio process. A deployment from ``langgraph.json``
+        installs no engine, so it needs this; without it and without vLLM, building a graph
+        fails at once, naming it.
     LANGGRAPH_PARALLEL_MODEL: Model name: the embedded ``smollm2-parallel`` (default: SmolLM2
         with the ParallelSearch adapter; ``smollm2-sequential`` for ``sequential_search``),
         ``smollm2`` or ``gemma3``, a model folder, or the served model name when
@@ -27,6 +29,7 @@ Environment:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -56,8 +59,19 @@ def model_from_env(
     Args:
         env: Environment variables; ``os.environ`` when ``None``.
         default: Model when ``LANGGRAPH_PARALLEL_MODEL`` is unset; ``None``: ``smollm2-parallel``.
+
+    Raises:
+        UserError: No ``OPENAI_BASE_URL`` and no in-process engine installed (a deployment
+            from ``langgraph.json``), so a graph fails when it is built, not on its first call.
     """
     env = os.environ if env is None else env
+    if not env.get("OPENAI_BASE_URL") and importlib.util.find_spec("vllm") is None:
+        raise UserError(
+            "No model to run: set OPENAI_BASE_URL to a vLLM server's OpenAI address (e.g. "
+            "`langgraph-parallel serve` on a machine with the engine: http://HOST:8000/v1), or "
+            "install the in-process engine here: `pip install 'langgraph-parallel[cpu]'` "
+            "(`[gpu]` on a CUDA machine)."
+        )
     from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
 
     name = env.get("LANGGRAPH_PARALLEL_MODEL") or default or DEFAULT_EMBEDDED
@@ -115,8 +129,9 @@ def search_from_env(env: Mapping[str, str] | None = None) -> Searcher:
     """Return the searcher the environment asks for (see the module docstring).
 
     Raises:
-        UserError: ``tavily`` without ``TAVILY_API_KEY``, an unknown search kind, or a bad
-            index limit, so a misconfigured graph fails when it is built, not mid-run.
+        UserError: ``tavily`` without ``TAVILY_API_KEY``, an unknown search kind, a bad index
+            limit, or a dense or hybrid index without the encoder weights package, so a
+            misconfigured graph fails when it is built, not mid-run.
     """
     env = os.environ if env is None else env
     from langgraph_parallel.retrieval.indexes import DEFAULT_INDEX, INDEX_KINDS, corpus_index
@@ -131,6 +146,12 @@ def search_from_env(env: Mapping[str, str] | None = None) -> Searcher:
         allowed = ", ".join(f"'{k}'" for k in (*INDEX_KINDS, "tavily"))
         raise UserError(f"LANGGRAPH_PARALLEL_SEARCH must be one of {allowed}; got {kind!r}.")
     limit = _index_limit(env)
+    if kind != "bm25":
+        # Queries are encoded here even over the shipped corpus embeddings; the weights come
+        # from a package that is installed without its dependencies (not an extra).
+        from langgraph_parallel.retrieval.embeddings import default_model_dir
+
+        default_model_dir()
     corpus = env.get("LANGGRAPH_PARALLEL_CORPUS") or None
     what = corpus or "the bundled HotpotQA corpus"
     return LazySearcher(
