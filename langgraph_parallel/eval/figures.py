@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 
 __all__ = ["new_figure"]
 
@@ -19,7 +19,7 @@ def new_figure(width: float, height: float) -> Any:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as exc:
-        raise UserError("Plots need matplotlib: pip install 'langgraph-parallel[eval]'.") from exc
+        raise UserError(f"Plots need matplotlib: {install_hint('eval')}.") from exc
     figure = Figure(figsize=(width, height), dpi=120, layout="constrained")
     FigureCanvasAgg(figure)
     return figure

@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.models.quiet import quiet_preparation
 from langgraph_parallel.paths import build_model_dir, cache_dir
 
@@ -91,7 +91,7 @@ def merged_model_dir(adapter: Path, base_dir: Path, name: str) -> Path:
     except ImportError as exc:
         raise UserError(
             f"Merging a trained adapter needs peft and transformers: "
-            f"pip install 'langgraph-parallel[train]' ({exc})"
+            f"{install_hint('train')} ({exc})"
         ) from exc
 
     def write(tmp: Path) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.models.quiet import quiet_preparation
 from langgraph_parallel.paths import build_model_dir, cache_dir
 
@@ -163,7 +163,7 @@ def _convert(gguf: Path, out: Path) -> None:
     except ImportError as exc:
         raise UserError(
             "Converting the embedded model needs transformers, gguf and torch: "
-            "`pip install 'langgraph-parallel[cpu]'` (or `[gpu]`)."
+            f"{install_hint('cpu')}; the gpu extra instead of cpu on a CUDA machine."
         ) from exc
     with quiet_preparation():
         tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)

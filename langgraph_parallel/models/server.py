@@ -10,6 +10,7 @@ counter ``ChatVLLM`` fills in-process.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import ipaddress
 import json
 import os
@@ -157,10 +158,10 @@ def server_listener(flags: Sequence[str], env: Mapping[str, str]) -> Listener:
     except ImportError as exc:
         raise UserError(f"Serving needs vLLM: {install_hint('cpu')}, or gpu.") from exc
     try:
-        from vllm.entrypoints.launchers.cli_args import make_arg_parser
+        cli_args = importlib.import_module("vllm.entrypoints.launchers.cli_args")
     except ImportError:  # vLLM before the launchers package (the gpu extra allows 0.11)
-        from vllm.entrypoints.openai.cli_args import make_arg_parser
-    parser = make_arg_parser(FlexibleArgumentParser(prog="vllm"))
+        cli_args = importlib.import_module("vllm.entrypoints.openai.cli_args")
+    parser = cli_args.make_arg_parser(FlexibleArgumentParser(prog="vllm"))
     try:
         args = parser.parse_args(list(flags))
     except SystemExit as exc:  # argparse has printed why (or the help) on stderr

@@ -206,7 +206,7 @@ class ChatVLLM(VLLMChatSettings):
                     if run_manager:
                         await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
                     yield chunk
-        except asyncio.TimeoutError:
+        except TimeoutError:
             done.cancel()
             raise
         done.result()

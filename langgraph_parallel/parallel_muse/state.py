@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NotRequired, TypeVar
 
 from langchain_core.messages import AnyMessage
 from langgraph.managed import RemainingSteps
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from langgraph_parallel.agent.state import SearchResult, add_counters
 from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, Step

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.parallel_muse.regions import REGION_NAMES
 from langgraph_parallel.parallel_muse.uncertainty import Mode, region_score
 from langgraph_parallel.protocol.parse import parse_action
@@ -200,7 +200,7 @@ def check_tree_path(path: str | Path) -> Path:
         try:
             import matplotlib  # noqa: F401
         except ImportError as exc:
-            hint = "pip install 'langgraph-parallel[eval]', or write .mmd/.md Mermaid text"
+            hint = f"{install_hint('eval')}, or write .mmd/.md Mermaid text"
             raise UserError(f"Drawing a tree as PNG/SVG needs matplotlib: {hint}.") from exc
     return path
 

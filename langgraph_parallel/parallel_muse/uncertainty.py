@@ -31,9 +31,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 Region = Literal["reasoning", "exploration", "all", "mixed"]
 Mode = Literal["entropy", "ppl"]

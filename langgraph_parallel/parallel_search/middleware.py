@@ -30,15 +30,14 @@ to the agent's graph:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
-from typing_extensions import NotRequired
 
 from langgraph_parallel.agent.state import add_counters
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.parallel_search.agent_tool import ParallelSearchTool
 from langgraph_parallel.prompts import PARALLEL_SEARCH_TOOL_INSTRUCTION
@@ -52,10 +51,7 @@ def _missing_langchain(exc: ImportError) -> str:
 
         installed = version("langchain")
     except PackageNotFoundError:
-        return (
-            "ParallelSearchMiddleware needs langchain's create_agent: "
-            "`pip install 'langgraph-parallel[agents]'`."
-        )
+        return f"ParallelSearchMiddleware needs langchain's create_agent: {install_hint('agents')}."
     return (
         f"ParallelSearchMiddleware needs langchain>={MIN_LANGCHAIN} (its middleware's "
         f"ExtendedModelResponse); langchain {installed} is installed ({exc}): "

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.retrieval.numpy_bert import NumpyBert
 
 __all__ = ["MiniLMEmbeddings", "default_model_dir"]
@@ -114,7 +114,7 @@ class MiniLMEmbeddings(Embeddings):
             except ImportError as exc:
                 raise UserError(
                     "MiniLMEmbeddings needs torch and transformers; install them with "
-                    "`pip install 'langgraph-parallel[retrieval]' torch`."
+                    f"{install_hint('retrieval')}, and `pip install torch`."
                 ) from exc
             self._tokenizer = AutoTokenizer.from_pretrained(self.model_dir, local_files_only=True)
             model = AutoModel.from_pretrained(self.model_dir, local_files_only=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 
 __all__ = ["DEFAULT_NPROBE", "IVF_FROM", "IvfSearch", "faiss_or_none", "list_count"]
 
@@ -40,7 +40,7 @@ lists) and 0.968 at 1M (4,000 lists); 64 lists gave 0.93-0.94."""
 _ADD_CHUNK = 65_536
 _TRAIN_PER_LIST = 39  # FAISS's own minimum of training points a centroid
 _TRAIN_MAX = 256 * 1024
-INSTALL = "pip install faiss-cpu  (or the extra: pip install 'langgraph-parallel[faiss]')"
+INSTALL = f"pip install faiss-cpu, or the extra: {install_hint('faiss')}"
 
 
 def faiss_or_none() -> Any | None:

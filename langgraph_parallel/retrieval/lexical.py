@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.paths import cache_dir as default_cache_dir
 from langgraph_parallel.retrieval.corpus import corpus_sha256, load_corpus
 from langgraph_parallel.retrieval.documents import Passage, Ranking, ranked_passages
@@ -55,7 +55,7 @@ def _bm25s() -> tuple[Any, Any]:
     except ImportError as exc:
         raise UserError(
             "BM25 search needs bm25s and PyStemmer; install them with "
-            "`pip install bm25s PyStemmer` (or `pip install 'langgraph-parallel[retrieval]'`)."
+            f"`pip install bm25s PyStemmer`, or the extra: {install_hint('retrieval')}."
         ) from exc
     finally:
         if hide:

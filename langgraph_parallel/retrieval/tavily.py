@@ -30,7 +30,7 @@ from typing import Any
 
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.errors import UserError, call_with_retry, is_transient, redact
+from langgraph_parallel.errors import UserError, call_with_retry, install_hint, is_transient, redact
 from langgraph_parallel.retrieval.documents import Passage
 
 __all__ = ["DEFAULT_TAVILY_RETRY", "RetryPolicy", "TavilyError", "TavilySearcher"]
@@ -197,9 +197,7 @@ def _build_tool(
     try:
         from langchain_tavily import TavilySearch
     except ImportError as exc:
-        raise UserError(
-            "Tavily search needs langchain-tavily: `pip install 'langgraph-parallel[tavily]'`."
-        ) from exc
+        raise UserError(f"Tavily search needs langchain-tavily: {install_hint('tavily')}.") from exc
     if api_base_url:
         options["api_base_url"] = api_base_url
     return TavilySearch(tavily_api_key=key, max_results=max_results, **options)

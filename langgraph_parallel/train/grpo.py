@@ -28,7 +28,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.eval.datasets import load_questions
 from langgraph_parallel.models.folders import folder_raw_prompt, model_folder
 from langgraph_parallel.paths import portable_path
@@ -54,9 +54,7 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         from transformers import AutoTokenizer
         from trl import GRPOConfig, GRPOTrainer
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise UserError(
-            f"training needs the train extra: pip install 'langgraph-parallel[train]' ({exc})"
-        ) from exc
+        raise UserError(f"training needs the train extra: {install_hint('train')} ({exc})") from exc
     from langgraph_parallel.models.cpu import machine
     from langgraph_parallel.retrieval.indexes import corpus_index
     from langgraph_parallel.train.gold_mix import gold_transcripts

@@ -18,7 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.models.adapters import ADAPTER_CARD_KEYS, MODEL_CARD, write_adapter
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def train_policy(
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from trl import SFTConfig, SFTTrainer
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise UserError(f"training needs: pip install 'langgraph-parallel[train]' ({exc})") from exc
+        raise UserError(f"training needs the train extra: {install_hint('train')} ({exc})") from exc
     from langgraph_parallel.models.cpu import machine
     from langgraph_parallel.models.folders import model_folder
     from langgraph_parallel.train.encode import encode_transcript

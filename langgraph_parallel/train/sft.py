@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.errors import UserError
+from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.paths import portable_path
 from langgraph_parallel.train.config import SFTRunConfig
 from langgraph_parallel.train.gold import POLICIES, GoldQuestion
@@ -121,7 +121,7 @@ def sft(config: SFTRunConfig, *, command: str = "") -> dict[str, Path]:
     try:  # before a synthesis that would be wasted
         from langgraph_parallel.train.resume import check_fresh, own_data, plan_starts
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise UserError(f"training needs: pip install 'langgraph-parallel[train]' ({exc})") from exc
+        raise UserError(f"training needs the train extra: {install_hint('train')} ({exc})") from exc
 
     if config.init:
         check_init(config)

@@ -493,4 +493,4 @@ def test_an_old_langchain_is_told_to_upgrade_not_to_install_the_extra(
 
     monkeypatch.setattr(importlib.metadata, "version", missing)
     message = middleware._missing_langchain(ImportError("No module named 'langchain'"))
-    assert "pip install 'langgraph-parallel[agents]'" in message
+    assert "pip install -e '" in message and "[agents]'" in message
