@@ -1,7 +1,8 @@
 """What the chat models over vLLM share: settings, message rendering, and the reply.
 
 ``ChatVLLM`` (in process) and ``ChatVLLMServer`` (over HTTP) take the same settings
-(:class:`VLLMChatSettings`), render messages the same way and return the same ``AIMessage``:
+(:class:`VLLMChatSettings`), render messages the same way (outside text with the model's special
+tokens made inert, :mod:`~.special_tokens`) and return the same ``AIMessage``:
 text, ``finish_reason``/``stop_reason``, token logprobs in the OpenAI chat shape and
 ``usage_metadata`` with cached prompt tokens. Keeping that here makes the two interchangeable by
 construction.
@@ -27,8 +28,16 @@ from langgraph_parallel.models.dialect import DEFAULT_DIALECT, ToolReader, tool_
 from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
 from langgraph_parallel.models.folders import RawPrompt, model_card, served_prompt
 from langgraph_parallel.models.sampling import ConfigurableSampling
+from langgraph_parallel.models.special_tokens import SpecialTokens, outside_text
 
-__all__ = ["VLLMChatSettings", "chat_turns", "generation", "message_text", "raw_text"]
+__all__ = [
+    "VLLMChatSettings",
+    "chat_turns",
+    "generation",
+    "message_text",
+    "prompt_text",
+    "raw_text",
+]
 
 
 class VLLMChatSettings(ConfigurableSampling):
@@ -281,14 +290,39 @@ def message_text(message: BaseMessage) -> str:
     return "".join(part if isinstance(part, str) else str(part.get("text", "")) for part in content)
 
 
-def raw_text(messages: Sequence[BaseMessage]) -> str:
-    """Return the ``raw``-style prompt: the messages' texts concatenated into one document."""
-    return "".join(message_text(m) for m in messages)
+def prompt_text(message: BaseMessage, special: SpecialTokens | None = None) -> str:
+    """Return a message's text as the prompt holds it: outside text with ``special`` inert.
+
+    Outside text is every message but the model's own steps
+    (:func:`~.special_tokens.outside_text`); ``None`` leaves the text as it is.
+    """
+    text = message_text(message)
+    return special.inert(text) if special is not None and outside_text(message) else text
 
 
-def chat_turns(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
-    """Return the ``chat``-style turns: role and text, tool results as user turns."""
-    return [{"role": _ROLES.get(type(m), "user"), "content": message_text(m)} for m in messages]
+def raw_text(messages: Sequence[BaseMessage], special: SpecialTokens | None = None) -> str:
+    """Return the ``raw``-style prompt: the messages' texts concatenated into one document.
+
+    Args:
+        messages: The conversation.
+        special: The model's special tokens, made inert in outside text (:func:`prompt_text`).
+    """
+    return "".join(prompt_text(m, special) for m in messages)
+
+
+def chat_turns(
+    messages: Sequence[BaseMessage], special: SpecialTokens | None = None
+) -> list[dict[str, str]]:
+    """Return the ``chat``-style turns: role and text, tool results as user turns.
+
+    Args:
+        messages: The conversation.
+        special: The model's special tokens, made inert in outside text (:func:`prompt_text`),
+            so only the chat template writes control tokens.
+    """
+    return [
+        {"role": _ROLES.get(type(m), "user"), "content": prompt_text(m, special)} for m in messages
+    ]
 
 
 def generation(

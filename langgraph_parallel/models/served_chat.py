@@ -32,6 +32,7 @@ from pydantic import Field, PrivateAttr, SecretStr
 from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
 from langgraph_parallel.models.served import API_KEY_ENV, client_api_key, is_loopback
+from langgraph_parallel.models.special_tokens import SpecialTokens, served_special_tokens
 
 __all__ = ["API_KEY_ENV", "WARM_UP_QUESTION", "ChatVLLMServer", "client_api_key", "warm_up"]
 
@@ -65,8 +66,15 @@ class ChatVLLMServer(VLLMChatSettings):
     down refuses at once; one that cannot be reached (a dropped SYN) then fails as a transient
     ``APITimeoutError`` the graph retries, instead of holding the call for ``timeout``."""
 
+    special_tokens: list[str] | None = None
+    """The served tokenizer's special tokens, made inert in outside text (passages, tool
+    results, questions) before it is sent (:mod:`~.special_tokens`). ``None``: read from the
+    served model's tokenizer files on this machine (an embedded name or a folder, as ``serve``
+    resolves it; a hub name from the Hugging Face cache); ``[]`` for none."""
+
     _client: Any = PrivateAttr(default=None)
     _async_clients: Any = PrivateAttr(default_factory=weakref.WeakKeyDictionary)
+    _special: SpecialTokens | None = PrivateAttr(default=None)
 
     @property
     def _llm_type(self) -> str:
@@ -104,10 +112,28 @@ class ChatVLLMServer(VLLMChatSettings):
             )
         return client
 
+    def special(self) -> SpecialTokens:
+        """Return the served tokenizer's special tokens (:attr:`special_tokens`), read once.
+
+        Raises:
+            UserError: ``special_tokens`` is ``None`` and the tokenizer is not on this machine.
+        """
+        if self._special is None:
+            if self.special_tokens is not None:
+                self._special = SpecialTokens(self.special_tokens)
+            else:
+                self._special = served_special_tokens(self.model)
+        return self._special
+
     def _request(
         self, messages: Sequence[BaseMessage], stop: list[str] | None, **kwargs: Any
     ) -> tuple[Literal["chat", "raw"], dict[str, Any]]:
-        """Return the endpoint kind and the request of one call (``ChatVLLM._params``' twin)."""
+        """Return the endpoint kind and the request of one call (``ChatVLLM._params``' twin).
+
+        The server tokenizes what it is sent, so outside text leaves here with the served
+        tokenizer's special tokens made inert (:meth:`special`), as ``ChatVLLM`` renders it.
+        """
+        special = self.special()
         regex, options = self.sampling(stop, kwargs)
         schema = options.pop("json_schema")
         style = self.style
@@ -117,9 +143,9 @@ class ChatVLLMServer(VLLMChatSettings):
         top = top if self.logprobs else 0
         request: dict[str, Any] = {"model": self.model, **options}
         if style == "raw":
-            request.update(prompt=raw_text(messages), logprobs=top)
+            request.update(prompt=raw_text(messages, special), logprobs=top)
         else:
-            request.update(messages=chat_turns(messages), logprobs=True, top_logprobs=top)
+            request.update(messages=chat_turns(messages, special), logprobs=True, top_logprobs=top)
         # vLLM's own sampling options; anything else a caller passes goes along the same way.
         body: dict[str, Any] = {"include_stop_str_in_output": True, **kwargs}
         if schema:
@@ -140,6 +166,8 @@ class ChatVLLMServer(VLLMChatSettings):
     async def _acomplete(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> ChatResult:
+        if self._special is None:  # reads files (an embedded model converts once): off the loop
+            await asyncio.to_thread(self.special)
         style, request = self._request(messages, stop, **kwargs)
         client = self._async_client()
         endpoint = client.completions if style == "raw" else client.chat.completions
@@ -239,7 +267,10 @@ def warm_up(base_url: str, model: str, *, api_key: str | None = None) -> float:
 
     begin = time.perf_counter()
     key = SecretStr(api_key or client_api_key())
-    client = ChatVLLMServer(base_url=base_url, model=model, max_tokens=16, api_key=key)
+    # The warm-up prompts are this package's own text: no outside text to make inert.
+    client = ChatVLLMServer(
+        base_url=base_url, model=model, max_tokens=16, api_key=key, special_tokens=[]
+    )
     if client.style == "raw":
         for prompt, options in tool_dialect(client.dialect).warm_up_calls(
             WARM_UP_QUESTION, client.prompt_kind

@@ -23,6 +23,7 @@ from pydantic import Field, PrivateAttr
 from langgraph_parallel.models.engine import engine_defaults, get_engine
 from langgraph_parallel.models.folders import resolve_model
 from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
+from langgraph_parallel.models.special_tokens import SpecialTokens
 from langgraph_parallel.models.worker import EngineWorker
 
 __all__ = ["ChatVLLM"]
@@ -37,7 +38,9 @@ class ChatVLLM(VLLMChatSettings):
     Prompt styles: ``chat`` renders messages with the tokenizer's chat template; ``raw``
     concatenates the message contents into one document the model continues (few-shot
     completion). Consecutive calls of an agent then share a byte-identical prefix, which the
-    prefix cache serves.
+    prefix cache serves. In both, outside text (questions, passages, tool results: every message
+    but the model's own steps) has the tokenizer's special tokens made inert
+    (:mod:`~.special_tokens`).
 
     ``bind_tools([search_tool])`` makes it a tool-calling model for ``create_agent``: each step
     comes back as a ``search`` call or an answer (:mod:`~langgraph_parallel.dialect.tool_calls`).
@@ -53,6 +56,7 @@ class ChatVLLM(VLLMChatSettings):
     IN_PROCESS: ClassVar[bool] = True
 
     _worker: EngineWorker | None = PrivateAttr(default=None)
+    _special: tuple[Any, SpecialTokens] | None = PrivateAttr(default=None)
 
     @property
     def _llm_type(self) -> str:
@@ -99,14 +103,26 @@ class ChatVLLM(VLLMChatSettings):
         return len(self.render(messages))
 
     def render(self, messages: Sequence[BaseMessage]) -> list[int]:
-        """Return the prompt token ids the engine sees for ``messages``."""
+        """Return the prompt token ids the engine sees for ``messages``.
+
+        Outside text (every message but the model's own steps) has the tokenizer's special
+        tokens made inert (:mod:`~.special_tokens`), so the only control tokens in the prompt
+        are the chat template's.
+        """
         tokenizer = self.worker.tokenizer
+        special = self._special_tokens(tokenizer)
         if self.style == "raw":
-            return list(tokenizer.encode(raw_text(messages)))
+            return list(tokenizer.encode(raw_text(messages, special)))
         text = tokenizer.apply_chat_template(
-            chat_turns(messages), tokenize=False, add_generation_prompt=True
+            chat_turns(messages, special), tokenize=False, add_generation_prompt=True
         )
         return list(tokenizer.encode(text, add_special_tokens=False))
+
+    def _special_tokens(self, tokenizer: Any) -> SpecialTokens:
+        # Read once per tokenizer (a restarted engine brings a new one).
+        if self._special is None or self._special[0] is not tokenizer:
+            self._special = (tokenizer, SpecialTokens.of_tokenizer(tokenizer))
+        return self._special[1]
 
     def _params(self, stop: list[str] | None, **kwargs: Any) -> Any:
         from vllm import SamplingParams

@@ -5,6 +5,11 @@ that contains ``</information>``, ``<answer>`` or ``<search>`` would otherwise c
 early or plant an action in the transcript, which the model reads and which the reward and
 ParallelMuse's regions parse. :func:`inert` writes the ``<`` of such a tag as ``&lt;`` (the
 bundled HotpotQA corpus has none, so its observations are unchanged).
+
+The model's control tokens (``<|im_end|>``, ``<|endoftext|>``, ...) are another layer: which
+strings they are depends on the tokenizer, which only the chat model knows, so ``ChatVLLM`` and
+``ChatVLLMServer`` make them inert in every outside message when they render the prompt
+(:mod:`langgraph_parallel.models.special_tokens`), this block included.
 """
 
 from __future__ import annotations

@@ -156,8 +156,9 @@ def test_raw_models_get_the_concatenated_prompt_on_the_completions_endpoint(
 
 def test_chat_models_get_chat_turns_and_options_pass_through(stub: tuple[Stub, str]) -> None:
     state, url = stub
-    model = ChatVLLMServer(base_url=url, model="some/hub-model", logprobs=False)
-    assert model.style == "chat"  # a name this machine cannot resolve
+    # A name this machine cannot resolve: its tokenizer's special tokens are passed in.
+    model = ChatVLLMServer(base_url=url, model="some/hub-model", logprobs=False, special_tokens=[])
+    assert model.style == "chat"
     messages = [HumanMessage("Q?"), AIMessage(STEP), ToolMessage("docs", tool_call_id="1")]
     reply = model.invoke(messages, min_tokens=2)
     path, body = state.requests[-1]
