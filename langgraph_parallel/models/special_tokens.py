@@ -39,6 +39,7 @@ __all__ = [
     "SpecialTokens",
     "outside_text",
     "served_special_tokens",
+    "shipped_special_tokens",
 ]
 
 WORD_JOINER = "\u2060"
@@ -164,9 +165,10 @@ def outside_text(message: BaseMessage) -> bool:
 def served_special_tokens(model: str) -> SpecialTokens:
     """Return the special tokens of the model a server serves as ``model``, read on this machine.
 
-    An embedded name or a folder reads its folder's tokenizer files (an embedded model is
-    converted once on first use, as ``serve`` converts it); a hub name reads the tokenizer
-    files in the Hugging Face cache, where ``huggingface_hub`` is installed.
+    An embedded name reads the list shipped for its tokenizer (:func:`shipped_special_tokens`),
+    so a client needs neither the engine nor the model's package; a folder reads its tokenizer
+    files; a hub name reads the tokenizer files in the Hugging Face cache, where
+    ``huggingface_hub`` is installed.
 
     Raises:
         UserError: The tokenizer files are not on this machine; the message names the fix.
@@ -178,7 +180,11 @@ def served_special_tokens(model: str) -> SpecialTokens:
         "Pass special_tokens=[...] to ChatVLLMServer (the served tokenizer's "
         "all_special_tokens and its added tokens marked special)"
     )
-    if model in EMBEDDED_MODELS or Path(model).expanduser().exists():
+    if model in EMBEDDED_MODELS:
+        # The shipped record, not the converted folder: a deployment's client has no engine,
+        # transformers or GGUF package to convert the model with.
+        return shipped_special_tokens(EMBEDDED_MODELS[model].package)
+    if Path(model).expanduser().exists():
         try:
             return SpecialTokens.of_folder(resolve_model(model)[0])
         except UserError as exc:
@@ -191,6 +197,33 @@ def served_special_tokens(model: str) -> SpecialTokens:
             f"(`huggingface-cli download {model} tokenizer.json tokenizer_config.json`)."
         )
     return SpecialTokens.of_folder(folder)
+
+
+SHIPPED = "tokenizers"
+"""The folder (in this package) of each embedded model's tokenizer record, one JSON file per
+model package: ``{"package", "gguf_file", "special_tokens"}``, written from the converted
+tokenizer with :meth:`SpecialTokens.of_folder` and checked against it by the integration tests
+(``tests/integration/test_special_tokens_real.py``)."""
+
+
+def shipped_special_tokens(package: str) -> SpecialTokens:
+    """Return the special tokens recorded, in this package, for an embedded model's tokenizer.
+
+    Args:
+        package: The embedded model's package (:attr:`.EmbeddedModel.package`).
+
+    Raises:
+        UserError: No record ships for that package; the message names the fix.
+    """
+    path = Path(__file__).with_name(SHIPPED) / f"{package}.json"
+    record = _read_json(path)
+    if record is None:
+        raise UserError(
+            f"no special-token record ships for the embedded model package {package!r}; pass "
+            "special_tokens=[...] (its tokenizer's all_special_tokens and its added tokens "
+            "marked special) to ChatVLLMServer."
+        )
+    return SpecialTokens(record["special_tokens"])
 
 
 def _hub_cache_folder(model: str) -> Path | None:

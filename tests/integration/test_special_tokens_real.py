@@ -25,7 +25,11 @@ from langgraph_parallel import ParallelSearchMiddleware, parallel_search_tool
 from langgraph_parallel.models.folders import resolve_model
 from langgraph_parallel.models.replies import chat_turns, raw_text
 from langgraph_parallel.models.served_chat import ChatVLLMServer
-from langgraph_parallel.models.special_tokens import WORD_JOINER, SpecialTokens
+from langgraph_parallel.models.special_tokens import (
+    WORD_JOINER,
+    SpecialTokens,
+    shipped_special_tokens,
+)
 from langgraph_parallel.models.vllm_chat import ChatVLLM
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.protocol import STOP_SEQUENCES
@@ -122,6 +126,17 @@ def test_both_chat_models_read_the_same_list_and_it_round_trips(tokenizer: Any) 
     assert special_ids(tokenizer, ids) == []
     assert tokenizer.decode(ids) == inert  # visible text, as written
     assert inert.replace(WORD_JOINER, "") == text
+
+
+def test_the_shipped_record_is_the_converted_tokenizer_s_list(tokenizer: Any) -> None:
+    # A client of a server reads the shipped record (no engine, no model package); it must be
+    # the converted tokenizer's own list. If this fails, rewrite the record from the folder.
+    from langgraph_parallel.models.embedded import EMBEDDED_MODELS
+
+    package = EMBEDDED_MODELS["smollm2-parallel"].package
+    shipped = shipped_special_tokens(package).tokens
+    assert shipped == SpecialTokens.of_folder(resolve_model("smollm2")[0]).tokens
+    assert shipped == SpecialTokens.of_tokenizer(tokenizer).tokens
 
 
 @pytest.mark.parametrize(
