@@ -76,6 +76,9 @@ class Experiment:
         limit_means: What ``--limit`` counts (``questions per sample``, ``repeats``, ...).
         settings: Its settings and their defaults (those of the committed run);
             ``--set KEY=VALUE`` overrides one for a run, typed as its default.
+        measures: The files and folders its figures depend on, relative to the checkout: a
+            run older than a change to their code is stale (:mod:`lab.code_age`). What runs
+            the graphs and times them, not the analysis that reads the rows again.
     """
 
     name: str
@@ -85,6 +88,7 @@ class Experiment:
     limit: int | None = None
     limit_means: str = "questions"
     settings: Mapping[str, Any] = field(default_factory=dict)
+    measures: tuple[str, ...] = ()
 
 
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}

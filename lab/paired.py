@@ -15,7 +15,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PairedDifference", "paired_bootstrap", "paired_by_class", "paired_by_id"]
+__all__ = [
+    "PairedDifference",
+    "PairedRatio",
+    "paired_bootstrap",
+    "paired_by_class",
+    "paired_by_id",
+    "paired_ratio",
+    "ratio_by_class",
+]
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,103 @@ def paired_bootstrap(
         wins=sum(d > 0 for d in diffs),
         losses=sum(d < 0 for d in diffs),
     )
+
+
+@dataclass(frozen=True)
+class PairedRatio:
+    """``mean(a) / mean(b)`` over ``n`` paired questions, with a bootstrap interval.
+
+    A cost ratio (LLM calls, search turns, tokens of one system over another's) is a ratio of
+    means over the same questions, so its interval resamples the questions, each carrying both
+    systems' counts, and takes the ratio of each resample's sums.
+
+    Attributes:
+        n: Questions both systems ran (the pairs).
+        ratio: ``sum(a) / sum(b)``.
+        low: Lower end of the interval of ``ratio``.
+        high: Upper end.
+        level: The interval's coverage (0.95).
+    """
+
+    n: int
+    ratio: float
+    low: float
+    high: float
+    level: float = 0.95
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PairedRatio:
+        """Read one back from its ``asdict`` form (a results file)."""
+        return cls(**d)
+
+    def interval(self, *, n: bool = True) -> str:
+        """``0.71x [0.64, 0.78]`` (with ``n``: ``(95% paired bootstrap, n=N)`` after it)."""
+        where = f" ({round(100 * self.level)}% paired bootstrap, n={self.n})" if n else ""
+        return f"{self.ratio:.2f}x [{self.low:.2f}, {self.high:.2f}]{where}"
+
+
+def paired_ratio(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    reps: int = 10_000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> PairedRatio:
+    """Return ``sum(a) / sum(b)`` with a percentile bootstrap interval over the pairs.
+
+    Args:
+        a: Per-question counts of the first system (LLM calls, turns, tokens).
+        b: The second system's on the same questions, in the same order.
+        reps: Bootstrap resamples.
+        level: Coverage of the interval.
+        seed: Seed of the resampling (the same figures on every machine).
+
+    Raises:
+        ValueError: ``a`` and ``b`` differ in length, are empty, or ``b`` sums to zero.
+    """
+    if len(a) != len(b) or not a:
+        raise ValueError(f"need the same questions for both systems (got {len(a)} and {len(b)}).")
+    if not sum(b):
+        raise ValueError("the second system's counts sum to zero: no ratio to take.")
+    pairs = [(float(x), float(y)) for x, y in zip(a, b, strict=True)]
+    n = len(pairs)
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(reps):
+        pick = rng.choices(pairs, k=n)
+        # A resample whose second system did nothing (possible only for tiny n) has no ratio:
+        # it counts as infinitely large, so it can only widen the interval.
+        below = sum(y for _, y in pick)
+        ratios.append(sum(x for x, _ in pick) / below if below else float("inf"))
+    ratios.sort()
+    tail = (1.0 - level) / 2
+    return PairedRatio(
+        n=n,
+        ratio=sum(x for x, _ in pairs) / sum(y for _, y in pairs),
+        low=ratios[int(tail * (reps - 1))],
+        high=ratios[int(round((1.0 - tail) * (reps - 1)))],
+        level=level,
+    )
+
+
+def ratio_by_class(
+    a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]], key: str
+) -> dict[str, PairedRatio]:
+    """Return ``key``'s ratio of two runs' rows per question class and overall (shared ids).
+
+    Classes where the second run's ``key`` sums to zero (closed book has no turns) are left out.
+    """
+    rows_a = {str(r["id"]): r for r in a}
+    rows_b = {str(r["id"]): r for r in b}
+    shared = sorted(set(rows_a) & set(rows_b))
+    out = {}
+    for cls in [*sorted({str(rows_a[i]["class"]) for i in shared}), "all"]:
+        ids = [i for i in shared if cls in ("all", rows_a[i]["class"])]
+        below = [float(rows_b[i][key] or 0) for i in ids]
+        if ids and sum(below):
+            out[cls] = paired_ratio([float(rows_a[i][key] or 0) for i in ids], below)
+    return out
 
 
 def paired_by_id(

@@ -11,7 +11,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["at_commit", "commits_of", "markdown_command", "pct", "short_commit"]
+__all__ = [
+    "at_commit",
+    "commits_of",
+    "markdown_command",
+    "pct",
+    "shown_command",
+    "short_commit",
+]
+
+_SCRIPT = re.compile(r"^(?:\S*/)?(?:python3?\s+)?tools/bench_(\w+)\.py(?:\s+(.*))?$")
 
 
 def short_commit(commit: str) -> str:
@@ -60,3 +69,23 @@ def markdown_command(markdown: Path) -> str:
     if not match:
         raise SystemExit(f"{markdown} names no command")
     return match.group(1)
+
+
+def shown_command(command: str) -> str:
+    """Show a recorded command as Markdown: in code if it runs today, else beside what does.
+
+    Runs made before the experiments were declared in ``lab/`` recorded the script that made
+    them, ``tools/bench_NAME.py``, since replaced by ``langgraph-parallel bench run NAME``: the
+    page names the command that runs today in code, and the recorded one as plain text.
+    """
+    from lab.catalog import EXPERIMENTS  # the catalog imports the experiments, which import this
+
+    match = _SCRIPT.match(command.strip())
+    name = match.group(1).replace("_", "-") if match else None
+    if match is None or name not in EXPERIMENTS:
+        return f"`{command}`"
+    flags = f" {match.group(2)}" if match.group(2) else ""
+    return (
+        f"`langgraph-parallel bench run {name}` (this run: tools/bench_{match.group(1)}.py{flags}, "
+        "the script it replaced)"
+    )

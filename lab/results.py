@@ -47,8 +47,9 @@ from lab.summary_block import render_summary
 
 __all__ = ["BLOCKS", "block", "cmd_results", "homes", "main", "pages", "rewrite_all"]
 
-INDEX_BLOCKS = ("results-index", "benchmarks-index")
-"""The blocks rendered from git history (:mod:`~.staleness`), besides the committed files."""
+HISTORY_BLOCKS = ("results-index", "benchmarks-index", "summary-results")
+"""The blocks rendered from git history (:mod:`~.staleness`, :mod:`~.code_age`), besides the
+committed files: without the history they are neither checked nor rewritten."""
 
 BLOCKS: dict[str, Callable[[], str]] = {
     "results-index": render_results_index,
@@ -146,9 +147,12 @@ def cmd_results(args: argparse.Namespace) -> int:
     texts = rewrite_all(pages(root))
     if not full_history(root):
         # The index's stale labels need the commits the runs were made at: keep it as it is.
-        print(f"{', '.join(INDEX_BLOCKS)}: not checked (no full git history here)", file=sys.stderr)
+        print(
+            f"{', '.join(HISTORY_BLOCKS)}: not checked (no full git history here)", file=sys.stderr
+        )
         texts = {
-            path: (cur, _keep_blocks(cur, new, INDEX_BLOCKS)) for path, (cur, new) in texts.items()
+            path: (cur, _keep_blocks(cur, new, HISTORY_BLOCKS))
+            for path, (cur, new) in texts.items()
         }
     for path, (current, new) in texts.items():
         if new == current:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.paths import checkout_dir
-from lab.provenance import pct
+from lab.provenance import pct, shown_command
 from langgraph_parallel.eval.summary import mean_of, mean_present
 from langgraph_parallel.train.reward_curve import read_metrics
 
@@ -66,7 +66,8 @@ def render_rl_sft(root: Path | None = None) -> str:
     result: dict[str, Any] = json.loads((root / "grpo.json").read_text())
     names = list(result["models"])
     lines = [
-        f"**GRPO from the SFT policy** (`benchmarks/rl/sft_grpo/`): `{run['command']}`, "
+        f"**GRPO from the SFT policy** (`benchmarks/rl/sft_grpo/`): {shown_command(run['command'])}"
+        f", "
         f"{len(steps)} steps x {config['group_size']} rollouts, LoRA continuing "
         f"`{config['model']}`'s adapter, {minutes:.0f} min of steps on 2 CPU cores "
         "(`train/reward_curve.png`). Reward, first vs second half of the steps: "
@@ -76,7 +77,7 @@ def render_rl_sft(root: Path | None = None) -> str:
         f"{rate(late, 'sequential')} of bridge questions; EM {mean_of(early, 'rollout/em'):.2f}"
         f" -> {mean_of(late, 'rollout/em'):.2f}.",
         "",
-        f"Held out, greedy, `parallel-search`: `{result['command']}` "
+        f"Held out, greedy, `parallel-search`: {shown_command(result['command'])} "
         "(" + ", ".join(f"{k} = `{v}`" for k, v in result["models"].items()) + ").",
         "",
         "| dataset | class | model | n | first search decomposed | LLM calls | search turns "

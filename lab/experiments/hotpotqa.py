@@ -23,7 +23,7 @@ from typing import Any
 
 from lab.base import Experiment, Run
 from lab.paths import checkout_dir
-from lab.provenance import commits_of, pct
+from lab.provenance import commits_of, pct, shown_command
 from langgraph_parallel.apps.bench import BenchSpec
 from langgraph_parallel.eval.results import results_in
 from langgraph_parallel.eval.summary import mean_of, share_of
@@ -155,7 +155,7 @@ def render_hotpotqa200(root: Path | None = None) -> str:
         f"**ParallelSearch vs the sequential Search-R1 agent** — {len(direct)} HotpotQA "
         f"distractor questions ({n_par} comparison = parallelizable, {n_seq} bridge = "
         "sequential), untrained `smollm2` with the few-shot prompt, same engine, same index, "
-        f"`max_turns=4`, `top_k=3`; made by `{result['command']}`, rows written at "
+        f"`max_turns=4`, `top_k=3`; made by {shown_command(result['command'])}, rows written at "
         f"{commits_of(root / 'run.json')}:",
         "",
         "| class | graph | LLM calls | turns | any `##` turn "

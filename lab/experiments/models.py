@@ -21,7 +21,7 @@ from typing import Any
 from lab.base import Experiment, Run
 from lab.experiments.hotpotqa import analyse, dataset, markdown
 from lab.paths import checkout_dir
-from lab.provenance import markdown_command, pct
+from lab.provenance import markdown_command, pct, shown_command
 from langgraph_parallel.apps.bench import BenchSpec
 from langgraph_parallel.eval.results import results_in
 
@@ -78,7 +78,8 @@ def render_models(root: Path | None = None) -> str:
     return (
         "SmolLM2 is the base because it did better on our ParallelSearch benchmark "
         f"(`benchmarks/models/models.md`, {smol['n']} HotpotQA questions, "
-        f"`{markdown_command(root / 'models.md')}`): EM {smol['em']:.3f} vs {gemma['em']:.3f} "
+        f"{shown_command(markdown_command(root / 'models.md'))}"
+        f"): EM {smol['em']:.3f} vs {gemma['em']:.3f} "
         f"for Gemma, which searched less ({gemma['turns']:.2f} turns per question vs "
         f"{smol['turns']:.2f}) and answered from memory. Share of questions with a `##` "
         f"decomposition under our few-shot prompt: SmolLM2 {pct(decomposed['smollm2'])}, "

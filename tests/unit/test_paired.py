@@ -65,3 +65,26 @@ def test_a_stored_difference_reads_back_and_writes_its_interval() -> None:
         "+0.250 [-0.250, +0.750] (95% paired bootstrap, n=4, includes zero)"
     )
     assert str(d) == f"0.500 vs 0.250: {d.interval()}"
+
+
+def test_a_ratio_of_means_has_a_paired_interval_around_it() -> None:
+    from lab.paired import PairedRatio, paired_ratio, ratio_by_class
+
+    a = [2, 2, 3, 2, 2, 1, 2, 2, 3, 2] * 10  # fewer calls on every question but a few
+    b = [3, 3, 3, 3, 4, 2, 3, 3, 3, 3] * 10
+    r = paired_ratio(a, b)
+    assert r.n == 100 and r.ratio == sum(a) / sum(b)
+    assert r.low < r.ratio < r.high < 1.0
+    assert (
+        r.interval() == f"{r.ratio:.2f}x [{r.low:.2f}, {r.high:.2f}] (95% paired bootstrap, n=100)"
+    )
+    assert PairedRatio.from_dict(r.__dict__) == r and paired_ratio(a, b) == r  # seeded
+    same = paired_ratio([2] * 50, [2] * 50)
+    assert same.low == same.ratio == same.high == 1.0
+    with pytest.raises(ValueError, match="sum to zero"):
+        paired_ratio([1, 2], [0, 0])
+    rows_a = [{"id": i, "class": "x" if i % 2 else "y", "turns": 1} for i in range(20)]
+    rows_b = [{"id": i, "class": "x" if i % 2 else "y", "turns": 2} for i in range(20)]
+    by = ratio_by_class(rows_a, rows_b, "turns")
+    assert set(by) == {"x", "y", "all"} and by["all"].ratio == 0.5 and by["x"].n == 10
+    assert ratio_by_class(rows_a, [{**r, "turns": 0} for r in rows_b], "turns") == {}

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize("name", list(tool.BLOCKS))
 def test_block_matches_its_benchmark_file(name: str) -> None:
-    if name in tool.INDEX_BLOCKS and not full_history(REPO):
+    if name in tool.HISTORY_BLOCKS and not full_history(REPO):
         pytest.skip("the index's stale labels read git history; this checkout has none")
     home = tool.homes(tool.pages())[name]  # exits unless the block is in exactly one page
     current = tool.block(home.read_text(), name)

@@ -273,6 +273,9 @@ def analyse(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     c["agent_ratio"] = round(c[MUSE]["agent_cost"] / c[ROLL]["agent_cost"], 3)
     agent = {g: _scores(rows, g, "agent_cost") for g in (MUSE, ROLL)}
     c["agent_ratio_interval"] = ratio_interval(agent[MUSE], agent[ROLL])
+    reduction = {g: _scores(rows, g, "reduction_cost") for g in (MUSE, ROLL)}
+    user = {g: {q: cost + reduction[g].get(q, 0.0) for q, cost in agent[g].items()} for g in agent}
+    c["user_ratio_interval"] = ratio_interval(user[MUSE], user[ROLL])
     return out
 
 

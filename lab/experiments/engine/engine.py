@@ -20,7 +20,7 @@ from typing import Any, cast
 
 from lab.base import Experiment, Run
 from lab.paths import checkout_dir
-from lab.provenance import at_commit
+from lab.provenance import at_commit, shown_command
 from langgraph_parallel.paths import source_commit
 
 __all__ = ["EXPERIMENT", "render_engine"]
@@ -120,7 +120,8 @@ def render_engine(path: Path | None = None) -> str:
     result: dict[str, Any] = json.loads(path.read_text())
     calls, cache = result["calls"], result["prefix_cache"]
     return (
-        f"**Engine** (`benchmarks/engine/`, `{result['command']}`{at_commit(result)}): {calls} "
+        f"**Engine** (`benchmarks/engine/`, {shown_command(result['command'])}"
+        f"{at_commit(result)}): {calls} "
         "concurrent calls "
         f"(what {calls} `Send` branches do) take **{result['median_ratio']:.2f}x** the wall time "
         f"of the same {calls} calls in sequence (median of {len(result['runs'])} runs; continuous "

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from lab.base import Experiment, Run
+from lab.code_age import GRAPHS, SERVING
 from lab.paths import checkout_dir
-from lab.provenance import at_commit, part_commit
+from lab.provenance import at_commit, part_commit, shown_command
 from langgraph_parallel.errors import UserError
 
 __all__ = ["FIRST_CONTACT", "PASSAGE_BUDGET", "render_first_contact"]
@@ -46,6 +47,7 @@ FIRST_CONTACT = Experiment(
     limit=10,
     limit_means="warm questions per dtype",
     settings={"repeats": 3},
+    measures=(*GRAPHS, *SERVING, "lab/experiments/first_contact/measure.py"),
 )
 PASSAGE_BUDGET = Experiment(
     name="passage-budget",
@@ -82,7 +84,8 @@ def render_first_contact(path: Path | None = None) -> str:
             f"server, the next {len(served['later'])} reuse it ({later} s)."
         )
     lines = [
-        f"Made by `{result['command']}`{at_commit(result)} (one-shot and background server"
+        f"Made by {shown_command(result['command'])}"
+        f"{at_commit(result)} (one-shot and background server"
         f"{part_commit(result, 'cold_start')}, dtypes{part_commit(result, 'dtype')}), "
         f"{cpu['cpu']}, {cpu['cores']} cores "
         f"(avx512_bf16: {'yes' if cpu['avx512_bf16'] else 'no'}, amx: "

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.base import Experiment, Run
+from lab.code_age import ENGINE, GRAPHS, HARNESS, MUSE, MUSE_HARNESS
 from lab.experiments.muse.muse_analysis import INDEPENDENT, PARTIAL, analyse
 from lab.experiments.muse.muse_tables import SWEEP, flags, markdown, sweep_markdown
 from langgraph_parallel.apps.bench import BenchSpec
@@ -240,6 +241,7 @@ EXPERIMENT = Experiment(
     limit=17,
     limit_means="questions per sample",
     settings={"setting": "ppl-top1", "model": "auto", "concurrency": 4, "sample_limits": ""},
+    measures=(*GRAPHS, *MUSE, *ENGINE, *HARNESS, *MUSE_HARNESS, "lab/experiments/muse/muse.py"),
 )
 SWEEP_EXPERIMENT = Experiment(
     name="parallel-muse-sweep",

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lab.code_age import ENGINE, GRAPHS, HARNESS, MUSE, MUSE_HARNESS
 from lab.paired import PairedDifference
 from lab.paths import checkout_dir
 from lab.provenance import commits_of
@@ -19,6 +20,7 @@ from langgraph_parallel.models.adapters import adapter_hash
 from langgraph_parallel.models.embedded import ADAPTERS_DIR
 
 __all__ = [
+    "DEFAULTS_MEASURES",
     "DEFAULTS_RUN",
     "FRESH_RUN",
     "default_join_vs_first",
@@ -34,6 +36,17 @@ DEFAULTS_RUN = "parallel_muse/defaults/hotpotqa150-pairs"
 FRESH_RUN = "parallel_muse/defaults/fresh-cache-pairs"
 """The same defaults, the prefix cache emptied before each question (the paper's way); a folder
 beside ``DEFAULTS_RUN``, rendered when it holds a ``joins.json``."""
+
+DEFAULTS_MEASURES = (
+    *GRAPHS,
+    *MUSE,
+    *ENGINE,
+    *HARNESS,
+    *MUSE_HARNESS,
+    "benchmarks/parallel_muse/defaults/run.sh",
+)
+"""The code the defaults run's figures depend on (:mod:`lab.code_age`): the graphs, the engine,
+the harness and the script that ran them (not ``analyse.py``, which reads the rows again)."""
 
 _MUSE, _ROLL = "parallel-muse", "rollouts-majority"
 _JOINS = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_join_evidence")
@@ -142,13 +155,15 @@ def render_muse_defaults(folder: Path | None = None) -> str:
             f"{c['context_refusals']} | {c['repeat_skips']} |"
         )
     learned = result["learned"][_MUSE]["score-weighted vote"]
-    ratio = cost.get("agent_ratio_interval")
+    ratio, user = cost.get("agent_ratio_interval"), cost.get("user_ratio_interval")
     spread = f" [{ratio[1]:.2f}, {ratio[2]:.2f}]" if ratio else ""
+    user_spread = f" [{user[1]:.2f}, {user[2]:.2f}]" if user else ""
     lines += [
         "",
         f"Cost in tokens a question (uncached prefill + generated). A user pays "
-        f"**{cost['user_ratio']:.2f}x** the tokens of the independent rollouts (agent alone "
-        f"{cost['agent_ratio']:.2f}x{spread}, 95% bootstrap over the questions). A join learned "
+        f"**{cost['user_ratio']:.2f}x**{user_spread} the tokens of the independent rollouts "
+        f"(agent alone {cost['agent_ratio']:.2f}x{spread}, 95% bootstrap over the questions). "
+        "A join learned "
         "from the trajectories (`scorer.py`, cross-validated by question) against the first "
         f"rollout: {_interval(learned)}.",
     ]

@@ -15,7 +15,7 @@ from lab.experiments.muse.muse_analysis import (
 )
 from lab.paired import PairedDifference
 from lab.paths import checkout_dir
-from lab.provenance import commits_of
+from lab.provenance import commits_of, shown_command
 
 __all__ = [
     "LATER_RUN",
@@ -249,7 +249,8 @@ def render_parallel_muse(path: Path | None = None) -> str:
         f"{name}: {commits_of(path.parent / name / 'run.json')}" for name in result["datasets"]
     )
     lines = [
-        f"Made by `{result['command']}` ({commits}): per sample, {_per_sample(result)} "
+        f"Made by {shown_command(result['command'])}"
+        f" ({commits}): per sample, {_per_sample(result)} "
         "seeded questions (n below), `max_turns` 6, budget 8 trajectories, the shipped "
         "`smollm2-parallel`, BM25, prefix cache emptied before each system. Partial rollout = "
         f"{muse_setting(result['settings'].get('parallel_muse', []))}, the rest of the budget "

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from lab.base import Experiment, Run
+from lab.code_age import GRAPHS, MUSE
 from lab.experiments.reliability.faults import (
     FRAGMENTS,
     FlakySearcher,
@@ -26,6 +27,7 @@ from lab.experiments.reliability.faults import (
 )
 from lab.experiments.reliability.reliability_table import markdown, scenario
 from langgraph_parallel.errors import UserError, is_transient
+from langgraph_parallel.models.cpu import machine
 from langgraph_parallel.paths import source_commit
 
 __all__ = ["EXPERIMENT", "run_all"]
@@ -200,6 +202,7 @@ def _run(run: Run) -> None:
     payload = {
         "command": run.command,
         "commit": source_commit(),
+        "machine": machine(),
         "scale": run.settings["scale"],
         "limit": run.limit,
         "rows": rows,
@@ -218,4 +221,5 @@ EXPERIMENT = Experiment(
     limit=None,
     limit_means="cases per scenario",
     settings={"scale": 1.0},
+    measures=(*GRAPHS, *MUSE, "lab/experiments/reliability"),
 )

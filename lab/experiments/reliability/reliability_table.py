@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.paths import checkout_dir
-from lab.provenance import at_commit
+from lab.provenance import at_commit, shown_command
 
 __all__ = ["final_state_ok", "markdown", "render_reliability", "scenario"]
 
@@ -73,6 +73,22 @@ def scenario(
     return row
 
 
+def crash_types(row: dict[str, Any]) -> str:
+    """`` (RuntimeError 1)``: what escaped the graph in a row's crashes (nothing if none)."""
+    types = row.get("crash_types") or {}
+    return f" ({', '.join(f'{k} {v}' for k, v in types.items())})" if types else ""
+
+
+def crashes_text(rows: list[dict[str, Any]]) -> str:
+    """``**0 crashes**``, or ``**1 crashes** (RuntimeError 1: sequential, fuzzed ...)``."""
+    crashes = sum(r["crashes"] for r in rows)
+    where = "; ".join(
+        f"{r['graph']}, {r['scenario']}{crash_types(r)}" for r in rows if r["crashes"]
+    )
+    word = "crash" if crashes == 1 else "crashes"
+    return f"**{crashes} {word}**" + (f" ({where})" if where else "")
+
+
 def markdown(rows: list[dict[str, Any]], command: str) -> str:
     """Return the table of ``reliability.md``."""
     total = {
@@ -96,7 +112,7 @@ def markdown(rows: list[dict[str, Any]], command: str) -> str:
         reasons = ", ".join(f"{k} {v}" for k, v in r["stop_reasons"].items())
         lines.append(
             f"| {r['scenario']} | {r['graph']} | {r['cases']} | {r['faults_injected']} | "
-            f"{r['completed']} | {r['crashes']} | "
+            f"{r['completed']} | {r['crashes']}{crash_types(r)} | "
             f"{'-' if r['forked'] is None else r['forked']} | {reasons} |"
         )
     lines.append(
@@ -112,11 +128,11 @@ def render_reliability(path: Path | None = None) -> str:
     result: dict[str, Any] = json.loads(path.read_text())
     rows = result["rows"]
     total = {k: sum(r[k] for r in rows) for k in ("cases", "faults_injected", "completed")}
-    crashes = sum(r["crashes"] for r in rows)
     muse = [r for r in rows if r["graph"] == "parallel-muse"]
     forked = sum(r["forked"] or 0 for r in muse)
     return (
-        f"**Reliability** (`benchmarks/reliability.md`, `{result['command']}`{at_commit(result)}, "
+        f"**Reliability** (`benchmarks/reliability.md`, {shown_command(result['command'])}"
+        f"{at_commit(result)}, "
         "fake model and "
         f"flaky searcher): {total['cases']:,} runs with fuzzed model output (unclosed/nested "
         "tags, hundreds of `##`, huge and non-UTF-8-safe text, broken JSON tool calls), 30% "
@@ -125,5 +141,5 @@ def render_reliability(path: Path | None = None) -> str:
         "recursion limits from 2 to 60, and failing ParallelMuse branches (independent rollouts "
         f"and the fork graph, which forked in {forked} of its {sum(r['cases'] for r in muse)} "
         f"runs): {total['faults_injected']:,} faults injected, {total['completed']:,} runs "
-        f"completed with an answer or a stated `stop_reason`, **{crashes} crashes**."
+        f"completed with an answer or a stated `stop_reason`, {crashes_text(rows)}."
     )

@@ -34,7 +34,7 @@ from typing import Any
 from lab.base import Experiment, Run
 from lab.experiments.retrieval.retrieval_measures import latency, recall, sub_query_hits
 from lab.paths import checkout_dir
-from lab.provenance import at_commit
+from lab.provenance import at_commit, shown_command
 from langgraph_parallel.eval.contexts import context_corpus, row_paragraphs
 from langgraph_parallel.jsonl import read_rows
 from langgraph_parallel.paths import repo_data_dir, shared_data_dir, source_commit
@@ -127,7 +127,8 @@ def render_retrieval(path: Path | None = None) -> str:
     result: dict[str, Any] = json.loads(path.read_text())
     at = at_commit(result)
     lines = [
-        f"Made by `{result['command']}`{at}. Recall: the question itself is the query; "
+        f"Made by {shown_command(result['command'])}"
+        f"{at}. Recall: the question itself is the query; "
         "recall@k is the share of gold supporting titles in the top k (all@3: questions with "
         "every gold title in the top 3). Agent sub-queries: every sub-query the shipped policy "
         "wrote in its committed run on the bundled sample (`benchmarks/rl/sft_grpo/`), the share "

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.base import Experiment, Run
+from lab.code_age import GRAPHS, SERVING
 from lab.experiments.serving.serving_ceiling import level_ceiling
 from lab.experiments.serving.serving_fault import (
     Restart,
@@ -160,6 +161,11 @@ def finish(result: dict[str, Any], levels: list[int], out: Path) -> None:
     print(f"speedup {levels[-1]} vs {levels[0]}: {result['speedup']}x; wrote {out}/serving.json")
 
 
+_MEASURED = tuple(
+    f"lab/experiments/serving/{name}.py"
+    for name in ("serving", "serving_ceiling", "serving_fault", "serving_level")
+    + ("serving_metrics", "serving_probe", "serving_replay")
+)
 EXPERIMENT = Experiment(
     name="serving",
     about="ParallelSearch runs at once (1/4/16) on one shared `serve`, then a server crash",
@@ -176,4 +182,6 @@ EXPERIMENT = Experiment(
         "retry_deadline": 90.0,
         "engine": "{}",
     },
+    # The serving folder but its renderer: what starts the server, sends the runs and counts.
+    measures=(*GRAPHS, *SERVING, *_MEASURED),
 )

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.base import Experiment, Run
+from lab.code_age import ENGINE, GRAPHS, HARNESS
 from lab.experiments.sft.sft_tables import GRAPH_MODELS, analyse, markdown
 from langgraph_parallel.apps.bench import BenchSpec
 from langgraph_parallel.errors import UserError
@@ -166,6 +167,7 @@ EXPERIMENT = Experiment(
     run=_run,
     limit=100,
     limit_means="HotpotQA questions; 2Wiki: setting wiki_limit",
+    measures=(*GRAPHS, *ENGINE, *HARNESS, "lab/experiments/sft/sft.py"),
     settings={
         "wiki_limit": 50,
         "concurrency": 6,

@@ -12,12 +12,20 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from lab.paired import PairedDifference, paired_by_class
+from lab.paired import PairedDifference, PairedRatio, paired_by_class, ratio_by_class
 from lab.paths import checkout_dir
-from lab.provenance import pct
+from lab.provenance import pct, shown_command
 from langgraph_parallel.eval.summary import mean_of, share_of
 
-__all__ = ["GRAPH_MODELS", "analyse", "markdown", "models_of", "paired_lines", "render_sft"]
+__all__ = [
+    "GRAPH_MODELS",
+    "analyse",
+    "markdown",
+    "models_of",
+    "paired_lines",
+    "ratio_text",
+    "render_sft",
+]
 
 KEYS = (
     "llm_calls",
@@ -67,7 +75,29 @@ def analyse(rows: list[dict[str, Any]]) -> dict[str, Any]:
         for a, b in PAIRS
         if a in by_graph and b in by_graph
     }
-    return {"by_class": dict(table), "parallel_over_sequential": ratios, "paired_em": paired}
+    intervals: dict[str, dict[str, Any]] = defaultdict(dict)
+    if {"parallel-search", "sequential"} <= set(by_graph):
+        for key in ("llm_calls", "turns"):
+            by_cls = ratio_by_class(by_graph["parallel-search"], by_graph["sequential"], key)
+            for cls, ratio in by_cls.items():
+                intervals[cls][key] = asdict(ratio)
+    return {
+        "by_class": dict(table),
+        "parallel_over_sequential": ratios,
+        "ratio_intervals": dict(intervals),
+        "paired_em": paired,
+    }
+
+
+def ratio_text(part: dict[str, Any], cls: str, key: str, *, n: bool = False) -> str:
+    """``0.71x [0.64, 0.78]``: ``parallel-search``'s ``key`` over ``sequential``'s on ``cls``.
+
+    A table written before the intervals were (no ``ratio_intervals``) gives the ratio alone.
+    """
+    recorded = part.get("ratio_intervals", {}).get(cls, {}).get(key)
+    if recorded:
+        return PairedRatio.from_dict(recorded).interval(n=n)
+    return f"{part['parallel_over_sequential'][cls][key]:.2f}x"
 
 
 def paired_lines(dataset: str, part: dict[str, Any]) -> list[str]:
@@ -130,7 +160,9 @@ def markdown(result: dict[str, Any]) -> str:
                 lines.append(f"| {graph} | " + " | ".join(cells) + " |")
             lines.append("")
         for cls, ratio in part["parallel_over_sequential"].items():
-            text = ", ".join(f"{k} {v:.2f}x" for k, v in ratio.items() if v is not None)
+            text = ", ".join(
+                f"{k} {ratio_text(part, cls, k, n=True)}" for k, v in ratio.items() if v is not None
+            )
             lines.append(f"- parallel-search / sequential, {cls}: {text}")
         lines += [*paired_lines(dataset, part), ""]
     saving = result["prompt_tokens"]
@@ -146,7 +178,8 @@ def render_sft(path: Path | None = None) -> str:
     path = path or checkout_dir() / "benchmarks" / "sft" / "sft.json"
     result: dict[str, Any] = json.loads(path.read_text())
     lines = [
-        f"Made by `{result['command']}` (`benchmarks/sft/`): each graph on its own default "
+        f"Made by {shown_command(result['command'])}"
+        f" (`benchmarks/sft/`): each graph on its own default "
         "model, `max_turns=4`, `top_k=3`; HotpotQA over the bundled corpus, 2Wiki (never "
         "trained on) over an index of the sampled questions' own paragraphs.",
         "",
@@ -172,10 +205,18 @@ def render_sft(path: Path | None = None) -> str:
     for dataset, part in result["datasets"].items():
         ratio = part["parallel_over_sequential"].get("parallelizable")
         if ratio:
+            calls, turns = (ratio_text(part, "parallelizable", k) for k in ("llm_calls", "turns"))
+            recorded = part.get("ratio_intervals", {}).get("parallelizable", {})
+            how = (
+                f" (ratios of means, 95% paired bootstrap over the questions, "
+                f"n={recorded['llm_calls']['n']})"
+                if "llm_calls" in recorded
+                else ""
+            )
             lines.append(
                 f"- {dataset}, parallelizable questions: `parallel-search` used "
-                f"**{ratio['llm_calls']:.2f}x** the LLM calls and **{ratio['turns']:.2f}x** the "
-                "search turns of `sequential`."
+                f"**{calls}** the LLM calls and **{turns}** the search turns of "
+                f"`sequential`{how}."
             )
     for dataset, part in result["datasets"].items():
         lines += paired_lines(dataset, part)
