@@ -78,7 +78,8 @@ class Experiment:
             ``--set KEY=VALUE`` overrides one for a run, typed as its default.
         measures: The files and folders its figures depend on, relative to the checkout: a
             run older than a change to their code is stale (:mod:`lab.code_age`). What runs
-            the graphs and times them, not the analysis that reads the rows again.
+            the graphs and times them, not the analysis that reads the rows again, nor the
+            module declaring the experiment (each run records the settings it ran with).
     """
 
     name: str

@@ -241,7 +241,7 @@ EXPERIMENT = Experiment(
     limit=17,
     limit_means="questions per sample",
     settings={"setting": "ppl-top1", "model": "auto", "concurrency": 4, "sample_limits": ""},
-    measures=(*GRAPHS, *MUSE, *ENGINE, *HARNESS, *MUSE_HARNESS, "lab/experiments/muse/muse.py"),
+    measures=(*GRAPHS, *MUSE, *ENGINE, *HARNESS, *MUSE_HARNESS),
 )
 SWEEP_EXPERIMENT = Experiment(
     name="parallel-muse-sweep",

@@ -163,7 +163,7 @@ def finish(result: dict[str, Any], levels: list[int], out: Path) -> None:
 
 _MEASURED = tuple(
     f"lab/experiments/serving/{name}.py"
-    for name in ("serving", "serving_ceiling", "serving_fault", "serving_level")
+    for name in ("serving_ceiling", "serving_fault", "serving_level")
     + ("serving_metrics", "serving_probe", "serving_replay")
 )
 EXPERIMENT = Experiment(
@@ -182,6 +182,7 @@ EXPERIMENT = Experiment(
         "retry_deadline": 90.0,
         "engine": "{}",
     },
-    # The serving folder but its renderer: what starts the server, sends the runs and counts.
+    # What starts the server, sends the runs and counts them (not this declaration, whose
+    # settings each run records, nor the renderer).
     measures=(*GRAPHS, *SERVING, *_MEASURED),
 )

@@ -167,7 +167,7 @@ EXPERIMENT = Experiment(
     run=_run,
     limit=100,
     limit_means="HotpotQA questions; 2Wiki: setting wiki_limit",
-    measures=(*GRAPHS, *ENGINE, *HARNESS, "lab/experiments/sft/sft.py"),
+    measures=(*GRAPHS, *ENGINE, *HARNESS),
     settings={
         "wiki_limit": 50,
         "concurrency": 6,
