@@ -13,7 +13,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from langgraph_parallel._version import __version__
     from langgraph_parallel.agent.context import SearchContext
     from langgraph_parallel.agent.run import run_question
     from langgraph_parallel.agent.state import FanOutState, ParallelSearchState
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     )
     from langgraph_parallel.parallel_search.loop import parallel_search_rollouts
     from langgraph_parallel.parallel_search.middleware import ParallelSearchMiddleware
-    from langgraph_parallel.retrieval import CorpusIndex, Searcher, default_index
+    from langgraph_parallel.retrieval import CorpusIndex, Passage, Searcher, default_index
 
 # Imported on first use (PEP 562), not here: vLLM imports our plugin
 # (``models/vllm_plugin.py``) into each of its processes, and every subpackage import runs this
@@ -41,7 +40,6 @@ if TYPE_CHECKING:
 # vLLM engine and server process (~1 s and ~1300 modules measured). The imports above are for
 # type checkers.
 _EXPORTS = {
-    "__version__": "langgraph_parallel._version",
     "SearchContext": "langgraph_parallel.agent.context",
     "run_question": "langgraph_parallel.agent.run",
     "FanOutState": "langgraph_parallel.agent.state",
@@ -61,6 +59,7 @@ _EXPORTS = {
     "parallel_search_rollouts": "langgraph_parallel.parallel_search.loop",
     "ParallelSearchMiddleware": "langgraph_parallel.parallel_search.middleware",
     "CorpusIndex": "langgraph_parallel.retrieval",
+    "Passage": "langgraph_parallel.retrieval",
     "Searcher": "langgraph_parallel.retrieval",
     "default_index": "langgraph_parallel.retrieval",
 }
@@ -73,6 +72,7 @@ __all__ = [
     "MuseContext",
     "ParallelSearchMiddleware",
     "ParallelSearchState",
+    "Passage",
     "SearchContext",
     "Searcher",
     "UserError",
@@ -87,7 +87,6 @@ __all__ = [
     "parallel_search_rollouts",
     "parallel_search_tool",
     "run_question",
-    "__version__",
 ]
 
 

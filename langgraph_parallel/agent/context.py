@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, get_type_hints
 
+from langgraph_parallel.agent.checks import check_search_timeout
 from langgraph_parallel.prompts import SEARCH_R1_INSTRUCTION
 from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES, THINK_MAX_CHARS
 
@@ -45,7 +46,8 @@ class SearchContext:
         think_max_chars: Most characters of a step's ``<think>`` text when steps are
             constrained to the action grammar (fewer tokens per step, at some cost in accuracy:
             see ``benchmarks/latency``).
-        search_timeout: Seconds one sub-query search may take before it is reported as failed.
+        search_timeout: Seconds one sub-query search may take before it is reported as failed;
+            above 0 (:func:`~.checks.check_search_timeout`: at 0 every search would time out).
         passage_sentences: Each retrieved passage is shown as its title and its first N
             sentences (``None``: whole passages). Observations are most of the prompt (three
             ~120-token passages per sub-query); HotpotQA's supporting facts are in a
@@ -89,6 +91,7 @@ class SearchContext:
             raise ValueError(f"passage_sentences must be at least 1 or None (got {budget}).")
         if self.instruction is not None and "{question}" not in self.instruction:
             raise ValueError("instruction must contain the placeholder {question}.")
+        check_search_timeout(self.search_timeout)
 
 
 ContextT = TypeVar("ContextT")

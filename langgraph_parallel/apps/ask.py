@@ -213,7 +213,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.timings and worker is not None:
         with timings.phase("engine shutdown"):
             worker.shutdown()
-    _print_answer(args, question, run.answer, run.stop_reason, run.trace, run.summary(), timings)
+    errors = int(run.extra_counters.get("search_errors", 0))
+    _print_answer(
+        args, question, run.answer, run.stop_reason, run.trace, run.summary(), timings, errors
+    )
     write_tree(run.state, tree, file=sys.stderr if args.json else sys.stdout)
     return 0
 
@@ -226,8 +229,13 @@ def _print_answer(
     trace: list[str],
     summary: dict[str, Any],
     timings: Timings,
+    search_errors: int = 0,
 ) -> None:
-    """Print the answer, trace and counters (or one JSON object with ``--json``)."""
+    """Print the answer, trace and counters (or one JSON object with ``--json``).
+
+    ``search_errors`` (searches that failed or timed out) is printed after the stop reason: a
+    run that answered over failed searches says so beside its answer.
+    """
     if args.json:
         timed = {"timings": timings.phases, "answered_by": timings.path}
         print(json.dumps({**summary, **timed} if args.timings else summary))
@@ -238,6 +246,8 @@ def _print_answer(
         print(f"  {line}")
     print(f"answer: {answer if answer is not None else '(none)'}")
     print(f"stop_reason: {stop_reason}")
+    note = " (failed or timed out: the model read an error in their place)" if search_errors else ""
+    print(f"search_errors: {search_errors}{note}")
     for key, value in summary.items():
         if key != "answer":
             print(f"{key}: {value}")
@@ -309,6 +319,7 @@ def _ask_on_background_server(
         result["trace"],
         result["summary"],
         timings,
+        int(result.get("search_errors", 0)),
     )
     return 0
 

@@ -96,6 +96,7 @@ def result_of(run: Any, index_s: float) -> dict[str, Any]:
         "stop_reason": run.stop_reason,
         "summary": run.summary(),
         "trace": run.trace,
+        "search_errors": int(run.extra_counters.get("search_errors", 0)),
         "index_s": round(index_s, 3),
     }
 

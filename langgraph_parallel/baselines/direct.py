@@ -19,6 +19,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
+from langgraph_parallel.agent.checks import check_model
 from langgraph_parallel.agent.context import PromptStyleOption, run_context
 from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke, as_node
 from langgraph_parallel.agent.state import (
@@ -181,7 +182,11 @@ def create_direct_graph(
         A compiled graph. Input ``{"question": str}``; output ``answer``, ``stop_reason``,
         ``counters``, ``search_results`` (empty) and ``messages``. Per-run overrides:
         ``invoke(..., context=DirectContext(...))``.
+
+    Raises:
+        UserError: ``model`` is not a chat model (``None``, a name).
     """
+    check_model(model, "create_direct_graph(model)")
     defaults = DirectContext(
         prompt_style=prompt_style,
         constrain=constrain,

@@ -40,11 +40,12 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
+from langgraph_parallel.agent.checks import check_model
 from langgraph_parallel.agent.context import loop_settings, with_defaults
 from langgraph_parallel.agent.limits import muse_recursion_limit
 from langgraph_parallel.agent.loop import LoopRollouts
 from langgraph_parallel.agent.nodes import as_node
-from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
+from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, UserError
 from langgraph_parallel.parallel_muse.agent_nodes import (
     AgentAggregateNode,
     AgentInput,
@@ -127,10 +128,20 @@ def create_parallel_muse_graph(
         ``StateGraph`` (shared keys ``question`` and ``answer``) with ``add_node``.
 
     Raises:
-        UserError: ``rollouts`` is a graph whose state has no ``messages`` (at once), or, when
-            it runs, neither the agent nor this graph has a checkpointer.
+        UserError: ``rollouts`` is ``None`` or a graph whose state has no ``messages``, or the
+            loop's model (or ``model``) is not a chat model (``None``, a name): at once; or,
+            when it runs, neither the agent nor this graph has a checkpointer.
         ValueError: ``join="select"`` with no analyst.
     """
+    if rollouts is None:
+        raise UserError(
+            "create_parallel_muse_graph needs rollouts, got None: pass "
+            "parallel_search_rollouts(model, search), or a compiled agent (create_agent(...))."
+        )
+    if isinstance(rollouts, LoopRollouts):
+        check_model(rollouts.model, "create_parallel_muse_graph: the rollouts' LoopRollouts.model")
+    if model is not None:
+        check_model(model, "create_parallel_muse_graph(model=...)")
     name = name or "parallel_muse"
     settings = context or MuseContext()
     loop = isinstance(rollouts, LoopRollouts)

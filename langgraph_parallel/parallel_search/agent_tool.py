@@ -32,6 +32,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools.base import ArgsSchema
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation
 
+from langgraph_parallel.agent.checks import check_search_timeout
 from langgraph_parallel.agent.searches import tool_searches
 from langgraph_parallel.errors import reported_error
 from langgraph_parallel.parallel_search.turn import (
@@ -41,6 +42,7 @@ from langgraph_parallel.parallel_search.turn import (
     SubQueryText,
     failed,
     listed,
+    log_search_error,
     repeated,
     sub_query_text,
     timed_out,
@@ -98,7 +100,8 @@ class ParallelSearchTool(BaseTool):
 
     The content is the observation; the ``artifact`` (``response_format="content_and_artifact"``)
     holds ``counters`` under the graph's names (``turns`` and ``searches``: 1, ``sub_queries``,
-    ``parallel_turns``; a malformed call counts ``invalid_steps`` 1 and nothing else), the
+    ``parallel_turns``, ``search_errors`` when a search failed or timed out (each also logged
+    as a warning); a malformed call counts ``invalid_steps`` 1 and nothing else), the
     ``queries`` searched, the ``skipped`` ones over the cap, each sub-query's result ``titles``,
     its ``errors`` (``None`` when it worked) and ``duplicate_passages``. Build it with
     :func:`parallel_search_tool`.
@@ -209,8 +212,12 @@ class ParallelSearchTool(BaseTool):
             if not isinstance(o, str) and s.error is None
         )
         repeats = sum(f is None for f in call.futures)
+        for query, sub in zip(call.run, shown, strict=True):
+            if sub.error is not None:
+                log_search_error(query, sub.error)
+        errors = sum(sub.error is not None for sub in shown)
         artifact = {
-            "counters": {**turn_counters(len(call.run), repeats), "searches": 1},
+            "counters": {**turn_counters(len(call.run), repeats, errors), "searches": 1},
             "queries": call.run,
             "skipped": call.skipped,
             "titles": [s.titles for s in shown],
@@ -256,8 +263,11 @@ def parallel_search_tool(
         name: The tool's name; the embedded policies call a tool named ``search``.
 
     Raises:
-        UserError: ``search`` is neither a searcher nor a retriever.
+        UserError: ``search`` is neither a searcher nor a retriever, or ``timeout`` is not a
+            number of seconds above 0. A searcher that returns anything but passages raises
+            it at the first call.
     """
+    check_search_timeout(timeout, "timeout")
     return ParallelSearchTool(
         name=name,
         searcher=search,

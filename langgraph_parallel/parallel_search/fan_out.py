@@ -83,8 +83,10 @@ class ObserveNode:
 
     Args:
         max_parallel_queries: Quoted in the note naming skipped sub-queries.
-        as_message: Append the observation to ``messages`` and update counters (agent loop);
-            ``False`` only writes ``observation`` (a fan-out step inside a user's graph).
+        as_message: Append the observation to ``messages`` and update counters (agent loop;
+            ``search_errors`` counts the turn's failed and timed-out searches); ``False`` only
+            writes ``observation`` (a fan-out step inside a user's graph, whose
+            ``search_results`` keep each failure's ``error``).
     """
 
     def __init__(self, max_parallel_queries: int, *, as_message: bool = True) -> None:
@@ -103,13 +105,14 @@ class ObserveNode:
         if not self.as_message:
             return {"observation": text}
         repeats = sum(bool(r.get("repeat")) for r in results)
+        errors = sum(bool(r.get("error")) for r in results)
         return {
             "observation": text,
             "messages": [HumanMessage(text)],
             # first_turn_parallel: whether the first search fanned out (the paper's
             # decomposition rate of the first search)
             "counters": {
-                **turn_counters(len(results), repeats),
+                **turn_counters(len(results), repeats, errors),
                 "first_turn_parallel": int(len(results) > 1 and state.get("turn") == 1),
             },
         }

@@ -9,6 +9,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
+from langgraph_parallel.agent.checks import check_model
 from langgraph_parallel.agent.context import PassageBudgetOption, PromptStyleOption, SearchContext
 from langgraph_parallel.agent.loop import create_loop_graph
 from langgraph_parallel.agent.state import FanOutState, require_state_keys
@@ -84,7 +85,12 @@ def create_parallel_search_graph(
         larger ``max_turns`` in its context, or started through ``batch`` or a chain (which pass
         LangChain's default of 25), ends with ``stop_reason`` ``recursion_limit: ...`` when no
         step is left for another turn, never with ``GraphRecursionError``.
+
+    Raises:
+        UserError: ``model`` is not a chat model (``None``, a name), ``search`` is not a
+            searcher, or ``search_timeout`` is not above 0.
     """
+    check_model(model, "create_parallel_search_graph(model, search)")
     defaults = SearchContext(
         max_turns=max_turns,
         max_parallel_queries=max_parallel_queries,

@@ -15,6 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import StateGraph
 from langgraph.types import RetryPolicy
 
+from langgraph_parallel.agent.checks import check_model
 from langgraph_parallel.agent.context import PassageBudgetOption, SearchContext
 from langgraph_parallel.agent.loop import Act, LoopRollouts
 from langgraph_parallel.agent.nodes import as_node
@@ -92,7 +93,11 @@ def parallel_search_rollouts(
         passage_sentences: Show each retrieved passage as its title and first N sentences;
             ``auto`` (default): the budget the model declares, as the ParallelSearch graph's;
             ``None``: whole passages.
+
+    Raises:
+        UserError: ``model`` is not a chat model (``None``, a name).
     """
+    check_model(model, "parallel_search_rollouts(model, search)")
 
     def act(context: SearchContext, retry: RetryPolicy | None) -> Act:
         return search_act(search, context, retry=retry)

@@ -12,7 +12,13 @@ from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.nodes import Body, DualNode, Wait
 from langgraph_parallel.agent.state import SearchResult, SubQuery
 from langgraph_parallel.errors import reported_error
-from langgraph_parallel.parallel_search.turn import SEARCH_POOL, failed, sub_query_text, timed_out
+from langgraph_parallel.parallel_search.turn import (
+    SEARCH_POOL,
+    failed,
+    log_search_error,
+    sub_query_text,
+    timed_out,
+)
 from langgraph_parallel.retrieval.batching import SearchBatcher
 from langgraph_parallel.retrieval.search import Searcher
 
@@ -25,7 +31,11 @@ class SearchNode(DualNode):
 
     A transient error (connection, HTTP 429/5xx) is re-raised while ``retry`` has attempts left,
     so LangGraph re-runs this branch alone; the last attempt reports it. A timeout is reported at
-    once: ``timeout`` is the caller's bound on the wait, and retrying would multiply it.
+    once: ``timeout`` is the caller's bound on the wait, and retrying would multiply it. A
+    reported failure is logged as a warning (:func:`~.turn.log_search_error`) and counted by
+    ``observe`` (``counters["search_errors"]``). A searcher returning anything but passages
+    raises :class:`~langgraph_parallel.errors.UserError` at the first search: a broken
+    searcher, not a failing query.
 
     Args:
         searcher: Any :class:`~langgraph_parallel.retrieval.search.Searcher`.
@@ -81,6 +91,7 @@ class SearchNode(DualNode):
         result["text"], result["titles"] = shown.text, shown.titles
         if shown.error:
             result["error"] = shown.error
+            log_search_error(payload["query"], shown.error)
         emit(
             runtime,
             "search_end",

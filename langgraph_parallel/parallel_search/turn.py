@@ -9,12 +9,14 @@ sub-query reads (:func:`timed_out`, :func:`failed`, :func:`error_observation`), 
 passages read (:func:`sub_query_text`), the rule that lists a passage found by several
 sub-queries once (:func:`listed`; off by default on both paths, as the policies were trained
 without it), the rule that a sub-query already searched in the conversation is not searched
-again (:func:`repeated`, :data:`REPEATED`) and the counters a turn adds (:func:`turn_counters`).
+again (:func:`repeated`, :data:`REPEATED`), the counters a turn adds (:func:`turn_counters`)
+and the warning a failed search logs (:func:`log_search_error`).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -30,6 +32,7 @@ __all__ = [
     "error_observation",
     "failed",
     "listed",
+    "log_search_error",
     "query_key",
     "repeated",
     "sub_query_text",
@@ -49,6 +52,8 @@ REPEATED = "Already searched earlier in this conversation; its documents are abo
 
 Measured why (issue 55): trajectories that searched one query four or five times filled their
 context with the same passages and died of it. The repeat costs no search and a dozen tokens."""
+
+_log = logging.getLogger(__name__)
 
 Outcome = Sequence[Passage] | str
 """What one sub-query's search gave: its passages, or why there are none."""
@@ -89,8 +94,9 @@ def sub_query_text(
 ) -> SubQueryText:
     """Return how one sub-query's outcome reads in the observation.
 
-    A searcher returning the wrong shape is a failing tool: its error is reported like any
-    other, never raised.
+    The searches behind it were checked (a searcher returning anything but passages fails the
+    run: :func:`~langgraph_parallel.retrieval.search.checked_results`); a passage that still
+    cannot be shown is reported like a failing tool, never raised.
 
     Args:
         outcome: Its passages (after :func:`listed`), or why there are none.
@@ -120,7 +126,7 @@ def listed(outcomes: Sequence[Outcome], dedupe: bool) -> list[Outcome]:
         return list(outcomes)
     try:
         kept = iter(listed_once(found))
-    except Exception:  # a searcher's wrong shape is reported per sub-query, by sub_query_text
+    except Exception:  # a passage that cannot be read is reported per sub-query, by sub_query_text
         return list(outcomes)
     return [o if isinstance(o, str) else next(kept) for o in outcomes]
 
@@ -136,13 +142,28 @@ def repeated(queries: Sequence[str], earlier: Iterable[str]) -> list[bool]:
     return [query_key(q) in seen for q in queries]
 
 
-def turn_counters(sub_queries: int, repeats: int = 0) -> dict[str, int]:
+def turn_counters(sub_queries: int, repeats: int = 0, errors: int = 0) -> dict[str, int]:
     """Return the counters one searching turn adds.
 
     ``turns``, ``sub_queries`` (the turn's sub-queries after the cap, repeats included),
-    ``parallel_turns`` (the turns that really fanned out: more than one sub-query) and
-    ``repeat_skips`` (sub-queries not searched again, :data:`REPEATED`; only when there were
-    some, so runs without repeats keep the counters they always had).
+    ``parallel_turns`` (the turns that really fanned out: more than one sub-query),
+    ``repeat_skips`` (sub-queries not searched again, :data:`REPEATED`) and ``search_errors``
+    (sub-queries whose search raised or timed out, so the model read an error in place of
+    documents). The last two only when there were some, so runs without them keep the
+    counters they always had; read them with ``counters.get("search_errors", 0)``.
     """
     counters = {"turns": 1, "sub_queries": sub_queries, "parallel_turns": int(sub_queries > 1)}
-    return {**counters, "repeat_skips": repeats} if repeats else counters
+    if repeats:
+        counters["repeat_skips"] = repeats
+    if errors:
+        counters["search_errors"] = errors
+    return counters
+
+
+def log_search_error(query: str, error: str) -> None:
+    """Log a sub-query whose search failed (``error`` says how) as a warning.
+
+    The run goes on (the model reads the error), so without this line a broken or unreachable
+    searcher would only show in the counters (``search_errors``) of a run that still answers.
+    """
+    _log.warning("sub-query %r got no documents, %s; the run goes on", query, error)

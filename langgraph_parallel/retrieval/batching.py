@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 
+from langgraph_parallel.errors import UserError
 from langgraph_parallel.retrieval.documents import Passage
-from langgraph_parallel.retrieval.search import Searcher
+from langgraph_parallel.retrieval.search import Searcher, checked_results
 
 __all__ = ["SearchBatcher"]
 
@@ -44,7 +45,11 @@ class SearchBatcher:
     run with ``max_concurrency`` below the fan-out width), then one call searches every query
     that arrived. A query without a group, or arriving after its group was searched (a retried
     branch), is searched alone at once. If the joined call raises, each query is searched
-    alone, so one failing sub-query does not fail the others.
+    alone, so one failing sub-query does not fail the others. What the searcher returns is
+    checked (:func:`~langgraph_parallel.retrieval.search.checked_results`), with no fallback:
+    until it has once returned passages the right way, a wrong answer fails every member with
+    the same ``UserError`` (a wrong searcher); after that, with a ``TypeError`` each (a failing
+    service, reported per sub-query).
 
     Args:
         searcher: Any :class:`~langgraph_parallel.retrieval.search.Searcher`.
@@ -59,6 +64,7 @@ class SearchBatcher:
         self._lock = threading.Lock()
         self._open: dict[tuple[str, int], _Group] = {}
         self._closed: OrderedDict[tuple[str, int], None] = OrderedDict()
+        self._kept = False  # the searcher has returned passages the right way once
 
     def submit(
         self, query: str, k: int, *, group: str | None = None, size: int = 1
@@ -89,7 +95,12 @@ class SearchBatcher:
         return future
 
     def _search_one(self, query: str, k: int) -> list[Passage]:
-        return _one_list_per_query(self.searcher.batch_search([query], k), 1)[0]
+        return list(self._checked(self.searcher.batch_search([query], k), 1)[0])
+
+    def _checked(self, results: object, queries: int) -> Sequence[Sequence[Passage]]:
+        checked = checked_results(results, queries, self.searcher, kept=self._kept)
+        self._kept = True
+        return checked
 
     def _close(self, key: tuple[str, int]) -> None:
         """Mark a group searched (lock held): later members run alone."""
@@ -120,23 +131,13 @@ class SearchBatcher:
                 _chain(self.executor.submit(self._search_one, query, key[1]), future)
             return
         try:
-            _one_list_per_query(results, len(items))
-        except ValueError as exc:  # a broken searcher, not a failing query: no fallback
+            checked = self._checked(results, len(items))
+        except (UserError, TypeError) as exc:  # a broken searcher or answer: no fallback
             for _, future in items:
                 future.set_exception(exc)
             return
-        for (_, future), passages in zip(items, results, strict=True):
-            future.set_result(passages)
-
-
-def _one_list_per_query(results: Sequence[list[Passage]], queries: int) -> Sequence[list[Passage]]:
-    if not isinstance(results, Sequence) or len(results) != queries:
-        got = len(results) if isinstance(results, Sequence) else type(results).__name__
-        raise ValueError(
-            f"the searcher returned {got} result lists for {queries} queries; batch_search "
-            "must return one list of passages per query"
-        )
-    return results
+        for (_, future), passages in zip(items, checked, strict=True):
+            future.set_result(list(passages))
 
 
 def _chain(source: Future[list[Passage]], target: Future[list[Passage]]) -> None:

@@ -16,21 +16,105 @@ from langgraph_parallel.retrieval.documents import Passage
 
 __all__ = [
     "LimitedSearcher",
+    "PASSAGE_CONTRACT",
     "RetrieverSearcher",
     "SearchSource",
     "Searcher",
     "VectorStoreSearcher",
     "as_searcher",
+    "checked_results",
 ]
 
 
 @runtime_checkable
 class Searcher(Protocol):
-    """Anything that answers several queries at once; ``CorpusIndex`` is one."""
+    """Anything that answers several queries at once; ``CorpusIndex`` is one.
+
+    The graphs check what ``batch_search`` returns (:func:`checked_results`): anything but one
+    list of :class:`~langgraph_parallel.retrieval.documents.Passage` per query fails the run at
+    its first search with a :class:`~langgraph_parallel.errors.UserError`.
+    """
 
     def batch_search(self, queries: Sequence[str], k: int) -> list[list[Passage]]:
         """Return up to ``k`` passages per query, one list per query in query order."""
         ...
+
+
+PASSAGE_CONTRACT = (
+    "batch_search(queries, k) must return one list of Passage per query, in query order: "
+    "build each with `from langgraph_parallel import Passage; Passage(id=..., title=..., "
+    "text=..., score=...)`, or pass a LangChain retriever or vector store, which the graphs "
+    "wrap themselves."
+)
+"""What a :class:`Searcher` returns, and how to build it (quoted by :func:`checked_results`)."""
+
+
+def checked_results(
+    results: object, queries: int, searcher: object = None, *, kept: bool = False
+) -> Sequence[Sequence[Passage]]:
+    """Return ``results`` when they keep the :class:`Searcher` contract, else fail naming it.
+
+    A searcher returning dicts, strings or LangChain ``Document`` objects is a set-up problem,
+    not a failing query: reported per sub-query, every search of every run would read as an
+    error and the runs would still end ``answered``. So a searcher that has never kept the
+    contract is refused with a :class:`~langgraph_parallel.errors.UserError` (the run ends at
+    its first search). One that has (``kept``) and then returns junk is a failing service,
+    like one that raises: a ``TypeError``, which the graphs report as that sub-query's search
+    error, count (``search_errors``) and log, and the run goes on.
+
+    Args:
+        results: What ``batch_search`` returned.
+        queries: How many queries it was given.
+        searcher: The searcher, named in the error.
+        kept: Whether this searcher returned passages the right way before.
+
+    Raises:
+        UserError: ``results`` is not one sequence of passages per query, or holds something
+            other than a :class:`~langgraph_parallel.retrieval.documents.Passage` (``kept`` is
+            false).
+        TypeError: The same, ``kept`` being true.
+    """
+    broken = _broken(results, queries)
+    if broken is None:
+        return cast(Sequence[Sequence[Passage]], results)
+    what, example = broken
+    who = f"{type(searcher).__name__}.batch_search" if searcher is not None else "batch_search"
+    if kept:
+        raise TypeError(f"{who} returned {what}")
+    raise UserError(f"{who} returned {what}{example}. {PASSAGE_CONTRACT}")
+
+
+def _broken(results: object, queries: int) -> tuple[str, str] | None:
+    """Say how ``results`` break the contract, and show an example; ``None`` when they don't."""
+    if not _is_list_like(results):
+        return f"a {type(results).__name__} for {queries} queries", ""
+    found = cast(Sequence[object], results)
+    if len(found) != queries:
+        return f"{len(found)} result lists for {queries} queries", ""
+    for i, passages in enumerate(found):
+        if not _is_list_like(passages):
+            kind = type(passages).__name__
+            return f"a {kind} for query {i} where a list of passages was expected", ""
+        for passage in cast(Sequence[object], passages):
+            if not isinstance(passage, Passage):
+                hint = (
+                    " (a LangChain Document: return the retriever itself, or map each with "
+                    "Passage(id=doc.id or '', title=..., text=doc.page_content))"
+                    if isinstance(passage, Document)
+                    else ""
+                )
+                what = f"a {type(passage).__name__}{hint} where a Passage was expected"
+                return what, f" (query {i}: {_preview(passage)})"
+    return None
+
+
+def _is_list_like(value: object) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 SearchSource = Searcher | BaseRetriever | VectorStore

@@ -161,12 +161,12 @@ def test_a_passage_found_twice_is_listed_once_under_the_sub_query_ranking_it_hig
 
 
 class MixedSearcher(OverlappingSearcher):
-    """Overlapping pages, and a page of the wrong shape for ``bad`` (a failing tool)."""
+    """Overlapping pages, and a search that raises for ``bad`` (a failing tool)."""
 
     def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
-        pages = super().batch_search([q for q in queries if q != "bad"], k)
-        found = iter(pages)
-        return [["not a passage"] if q == "bad" else next(found) for q in queries]  # type: ignore[list-item]
+        if "bad" in queries:
+            raise RuntimeError("the service refused 'bad'")
+        return super().batch_search(queries, k)
 
 
 def test_the_graph_and_the_tool_show_a_policy_byte_equal_observations_by_default() -> None:
@@ -199,8 +199,9 @@ def test_the_graph_and_the_tool_show_a_policy_byte_equal_observations_by_default
     # Their counters agree on the turn.
     call = {"name": "search", "args": {"query_list": queries}, "id": "1", "type": "tool_call"}
     artifact = tool.invoke(call).artifact
-    for key in ("sub_queries", "parallel_turns"):
+    for key in ("sub_queries", "parallel_turns", "search_errors"):
         assert artifact["counters"][key] == state["counters"][key]
+    assert state["counters"]["search_errors"] == 1
 
 
 def test_a_sub_query_searched_before_is_not_searched_again_the_same_in_graph_and_tool() -> None:

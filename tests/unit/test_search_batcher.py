@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from langgraph_parallel.errors import UserError
 from langgraph_parallel.retrieval.batching import SearchBatcher
 from tests.fakes import CountingSearcher
 
@@ -122,5 +123,5 @@ def test_a_searcher_returning_the_wrong_number_of_lists_is_named(pool) -> None:
 
     batcher = SearchBatcher(Short(), pool)  # type: ignore[arg-type]
     for future in [*submit_together(batcher, ["a", "b"], "g", 2), batcher.submit("c", 3)]:
-        with pytest.raises(ValueError, match="returned 0 result lists for [12] quer"):
+        with pytest.raises(UserError, match="returned 0 result lists for [12] quer.*Passage"):
             future.result(timeout=5)
