@@ -39,7 +39,8 @@ ACT_EXIT = "observe"
 
 Act = Callable[[StateGraph[Any, Any, Any, Any]], None]
 """Adds the act's nodes to a builder, entered at :data:`ACT_ENTRY`, leaving from
-:data:`ACT_EXIT` (whose update appends the observation to ``messages``)."""
+:data:`ACT_EXIT`, whose update appends the observation to ``transcript`` and shows the step's
+results in the chat (:func:`~.chat.extend_transcript`, :func:`~.chat.search_result`)."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ def create_loop_graph(
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build the loop as a graph: ``START -> think -> <act> -> think ... -> answer -> END``.
 
-    Input ``{"question": str}``, output :class:`~.state.ParallelSearchOutput`; per-run
+    Input ``{"messages": [...]}`` or ``{"question": str}`` (:class:`~.state.ParallelSearchInput`),
+    output :class:`~.state.ParallelSearchOutput`; per-run
     overrides through ``invoke(..., context=...)`` (unset fields keep ``context``). Its
     ``recursion_limit`` defaults to one that fits ``context.max_turns`` turns.
 
@@ -144,7 +146,7 @@ def add_agent_loop(
 
     Args:
         builder: The graph being built; its state needs the loop's keys (``messages``,
-            ``steps``, ``answer``, ``stop_reason``, ``counters``) and the act's.
+            ``transcript``, ``steps``, ``answer``, ``stop_reason``, ``counters``) and the act's.
         model: Any LangChain chat model.
         context: Build-time settings of the loop.
         act: What a search step runs between two thinks (see :data:`Act`).

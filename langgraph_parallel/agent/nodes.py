@@ -28,7 +28,8 @@ from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime, get_runtime
 
 __all__ = [
@@ -48,11 +49,22 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class Invoke:
-    """A chat model call a node body waits for; the reply message is sent back."""
+    """A chat model call a node body waits for; the reply message is sent back.
+
+    The call is tagged ``nostream`` (LangGraph's ``TAG_NOSTREAM``) unless ``stream`` is set:
+    what a node's model writes is protocol text (tags, a report, a verdict) that the node
+    renders into chat messages itself (:mod:`~.chat`), so LangGraph's ``messages`` stream mode
+    must not show it token by token as if it were said to the user.
+    """
 
     model: BaseChatModel
     messages: list[BaseMessage]
     options: dict[str, Any] = field(default_factory=dict)
+    stream: bool = False
+
+    def config(self) -> RunnableConfig | None:
+        """Return the call's config: the ``nostream`` tag unless ``stream``."""
+        return None if self.stream else {"tags": [TAG_NOSTREAM]}
 
 
 @dataclass(frozen=True)
@@ -104,7 +116,7 @@ def _timed_out(wait: Wait) -> TimeoutError:
 
 def _block(effect: Effect) -> Any:
     if isinstance(effect, Invoke):
-        return effect.model.invoke(effect.messages, **effect.options)
+        return effect.model.invoke(effect.messages, effect.config(), **effect.options)
     if isinstance(effect, (Blocking, Either)):
         return effect.func(*effect.args)
     try:
@@ -115,7 +127,7 @@ def _block(effect: Effect) -> Any:
 
 async def _await(effect: Effect) -> Any:
     if isinstance(effect, Invoke):
-        return await effect.model.ainvoke(effect.messages, **effect.options)
+        return await effect.model.ainvoke(effect.messages, effect.config(), **effect.options)
     if isinstance(effect, Blocking):
         return await asyncio.to_thread(effect.func, *effect.args)
     if isinstance(effect, Either):

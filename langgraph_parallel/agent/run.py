@@ -104,10 +104,14 @@ def _stream(
 def trace_lines(state: dict[str, Any]) -> list[str]:
     """Readable trace: model steps (first prompt omitted) and retrieved titles per sub-query.
 
+    The steps are the ``transcript``'s (the loop's graphs), else the ``messages``' (an agent's).
+
     The final answer-only step (the run's last model step, when ``counters`` has
     ``final_answer_steps``) is shown as ``final step (answer only): ...``.
     """
-    steps = [m for m in (state.get("messages") or [])[1:] if m.type == "ai"]
+    # The loop's graphs keep the model's steps in `transcript`; an agent's chat is its transcript.
+    said = state.get("transcript", state.get("messages")) or []
+    steps = [m for m in said[1:] if m.type == "ai"]
     final = bool((state.get("counters") or {}).get("final_answer_steps"))
     lines = []
     for i, message in enumerate(steps):

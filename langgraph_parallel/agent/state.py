@@ -15,6 +15,9 @@ from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict
 
+TRANSCRIPT_KEY = "transcript"
+"""The state key of the model's transcript; ``messages`` is the chat (:mod:`~.chat`)."""
+
 COUNTER_KEYS = (
     "llm_calls",
     "turns",
@@ -93,10 +96,17 @@ class FanOutState(TypedDict):
     observation: NotRequired[str]
 
 
-class ParallelSearchInput(TypedDict):
-    """Input of the ParallelSearch graph."""
+class ParallelSearchInput(TypedDict, total=False):
+    """Input of the loop's graphs (ParallelSearch, its sequential baseline, ``direct``).
+
+    Either ``messages``, a chat whose last (human) message is the question, as LangGraph
+    Studio's chat and Agent Chat UI send it, or ``question`` alone. On a thread that already ran
+    a question, a new human message (or question) asks a new one there
+    (:mod:`~langgraph_parallel.agent.chat`).
+    """
 
     question: str
+    messages: Annotated[list[AnyMessage], add_messages]
 
 
 class ParallelSearchOutput(TypedDict):
@@ -107,7 +117,9 @@ class ParallelSearchOutput(TypedDict):
     (1 when the final answer-only step ran), ``trimmed_steps`` (1 when a full context made
     the run answer over a trimmed transcript) and ``context_refusals`` (1 when the model refused
     a prompt as too long, a model that declares no window); see
-    :class:`~langgraph_parallel.agent.think.ThinkNode`.
+    :class:`~langgraph_parallel.agent.think.ThinkNode`. ``messages`` is the chat (the
+    question, each search step as a ``search`` tool call and its result, the answer) and
+    ``transcript`` what the model read and wrote (:mod:`~langgraph_parallel.agent.chat`).
     """
 
     question: str
@@ -116,17 +128,23 @@ class ParallelSearchOutput(TypedDict):
     counters: dict[str, int]
     search_results: list[SearchResult]
     messages: list[AnyMessage]
+    transcript: list[AnyMessage]
 
 
 class ParallelSearchState(FanOutState):
     """Full state of the ParallelSearch agent loop.
 
     Attributes:
-        question: The user question.
-        messages: The agent transcript: prompt, model steps, observations.
+        question: The question being answered (the input's, or the chat's last human message).
+        messages: The chat: every question asked on the thread and, for each, its search steps
+            as ``search`` tool calls with their results, and the answer
+            (:mod:`~langgraph_parallel.agent.chat`).
+        transcript: The model's transcript of the current question: prompt, model steps,
+            observations, byte-stable (the prefix cache and ParallelMuse's forks read it).
         answer: Final answer, ``None`` until the model answers.
         stop_reason: Why the run ended (``answered``, ``max_turns: ...``,
-            ``recursion_limit: ...``, ``context_full: ...``, ``model_error: ...``).
+            ``recursion_limit: ...``, ``context_full: ...``, ``model_error: ...``); ``None``
+            while a question runs.
         steps: Model calls made so far (at most ``max_turns``, plus the final answer-only
             step).
         counters: Summed counters (see :data:`COUNTER_KEYS`).
@@ -135,10 +153,11 @@ class ParallelSearchState(FanOutState):
             would raise.
     """
 
-    question: str
+    question: NotRequired[str]
     messages: Annotated[list[AnyMessage], add_messages]
+    transcript: NotRequired[Annotated[list[AnyMessage], add_messages]]
     answer: NotRequired[str | None]
-    stop_reason: NotRequired[str]
+    stop_reason: NotRequired[str | None]
     steps: NotRequired[Annotated[int, operator.add]]
     counters: NotRequired[Annotated[dict[str, int], add_counters]]
     remaining_steps: NotRequired[RemainingSteps]

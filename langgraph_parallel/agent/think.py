@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from collections.abc import Mapping
+from typing import Any, Literal, cast, get_args
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
-from langgraph.types import Command, RetryPolicy
+from langgraph.types import Command, Overwrite, RetryPolicy
 
+from langgraph_parallel.agent.chat import (
+    answer_message,
+    extend_transcript,
+    question_message,
+    question_to_start,
+    search_call,
+)
 from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.limits import STEPS_TO_ANSWER, STEPS_TO_SEARCH
@@ -24,18 +32,9 @@ from langgraph_parallel.agent.step import (
     read_step,
     step_options,
 )
-from langgraph_parallel.errors import UserError, clean_text, reported_error
+from langgraph_parallel.errors import reported_error
 from langgraph_parallel.models.sampling import configured_sampling
 from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION, Action
-
-_FINISHED_THREAD = (
-    "This thread already ran a question to its end (stop_reason {reason!r}); its transcript, "
-    "step count and counters belong to that question. Ask a new question on a new thread "
-    "(another thread_id); to resume a run that was interrupted, invoke(None, config) on its "
-    "thread."
-)
-"""A thread holds one question: a second one would continue the first one's transcript and
-steps, and the model would never read it (docs/guides/quickstart.md, durable threads)."""
 
 ThinkRoute = Literal["fan_out", "think", "answer", "__end__"]
 THINK_ROUTES: tuple[str, ...] = get_args(ThinkRoute)
@@ -89,7 +88,7 @@ class ThinkNode(DualNode):
     (:func:`~langgraph_parallel.models.sampling.sampling_config`; none by default) to the model,
     so a caller that samples (a ParallelMuse branch and its seed) runs this same step.
 
-    Each step's reply goes into ``messages`` as an ``AIMessage`` of the step text with the
+    Each step's reply goes into ``transcript`` as an ``AIMessage`` of the step text with the
     call's ``usage_metadata``; with ``keep_logprobs`` its ``response_metadata`` also keeps the
     token logprobs (``{"logprobs": {"content": [...]}}``, as ``ChatVLLM`` returns them) and the
     step text, which is what ParallelMuse scores a step by when it forks this loop.
@@ -117,19 +116,39 @@ class ThinkNode(DualNode):
     def body(
         self, state: ParallelSearchState, runtime: Runtime[SearchContext]
     ) -> Body[Command[ThinkRoute]]:
-        """Run one step (one model call; see :mod:`~langgraph_parallel.agent.nodes`)."""
+        """Run one step (one model call; see :mod:`~langgraph_parallel.agent.nodes`).
+
+        The first step of a question (:func:`~.chat.question_to_start`) opens a fresh
+        transcript; on a thread that ran one before, the question's own keys start again.
+        The step's transcript messages and its chat view are written by :meth:`_shown`.
+        """
         context = run_context(runtime, self.defaults)
+        question = question_to_start(state)  # a missing question fails before any model use
         # What the model declares is read from its card on first use: off the event loop.
         style = yield Blocking(prompt_style, (self.model, context))
-        history: list[BaseMessage] = list(state.get("messages") or [])
-        if history and state.get("stop_reason") is not None:
-            raise UserError(_FINISHED_THREAD.format(reason=state["stop_reason"]))
+        fresh = question is not None
+        history: list[BaseMessage] = [] if fresh else list(state.get("transcript") or [])
         new: list[BaseMessage] = []
-        if not history:
-            question = clean_text(state["question"])
+        if question is not None:
             prompt = first_prompt(question, style, context, raw_prompt_kind(self.model))
             new.append(HumanMessage(prompt))
-        steps = int(state.get("steps") or 0) + 1
+        steps = (0 if fresh else int(state.get("steps") or 0)) + 1
+        routed = yield from self._step(state, runtime, context, history, new, steps)
+        return self._shown(state, routed, question)
+
+    def _step(
+        self,
+        state: ParallelSearchState,
+        runtime: Runtime[SearchContext],
+        context: SearchContext,
+        history: list[BaseMessage],
+        new: list[BaseMessage],
+        steps: int,
+    ) -> Body[tuple[Command[ThinkRoute], Action | None]]:
+        """Call the model once over ``history + new`` and route.
+
+        ``transcript`` in the update holds only this step's new messages (see :meth:`_shown`).
+        """
         # Only a search at step max_turns leads here with more steps than max_turns (or a
         # ParallelMuse fork of such a run's last step): the answer-only step.
         final = context.final_answer_step and steps > context.max_turns
@@ -138,12 +157,13 @@ class ThinkNode(DualNode):
             # Not even the answer node fits: end here, before spending a model call.
             reason = _recursion_reason(steps - 1)
             ended: dict[str, Any] = {
-                "messages": new,
+                "transcript": new,
                 "answer": None,
                 "stop_reason": reason,
                 "counters": {},
+                "messages": [answer_message(None, reason)],
             }
-            return Command(update=ended, goto="__end__")
+            return Command(update=ended, goto="__end__"), None
         sampling = configured_sampling(None)
         options = step_options(
             self.model, context, answer_only=final, keep_logprobs=self.keep_logprobs, **sampling
@@ -162,8 +182,8 @@ class ThinkNode(DualNode):
                 fitted = yield from self._answer_trimmed(sent, context, sampling, window)
                 if fitted is None:
                     reason = f"context_full: {_NO_ROOM.format(window=window)}"
-                    ended = {"messages": new, "answer": None, "stop_reason": reason}
-                    return Command(update=ended, goto="answer")
+                    ended = {"transcript": new, "answer": None, "stop_reason": reason}
+                    return Command(update=ended, goto="answer"), None
                 reply, trimmed_step = fitted, True
             else:
                 reply = yield Invoke(self.model, sent, options)
@@ -173,17 +193,17 @@ class ThinkNode(DualNode):
                 fitted = yield from self._answer_trimmed(sent, context, sampling, None)
             if fitted is None:
                 reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
-                failed = {"messages": new, "steps": 1, "answer": None, "stop_reason": reason}
-                return Command(update=failed, goto="answer")
+                failed = {"transcript": new, "steps": 1, "answer": None, "stop_reason": reason}
+                return Command(update=failed, goto="answer"), None
             reply, trimmed_step, refused = fitted, True, True
         try:
             step = read_step(reply)
         except Exception as exc:  # a reply of the wrong shape: reported like a failing call
             reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
-            failed = {"messages": new, "steps": 1, "answer": None, "stop_reason": reason}
-            return Command(update=failed, goto="answer")
+            failed = {"transcript": new, "steps": 1, "answer": None, "stop_reason": reason}
+            return Command(update=failed, goto="answer"), None
         update: dict[str, Any] = {
-            "messages": [*new, self._message(step, reply)],
+            "transcript": [*new, self._message(step, reply)],
             "steps": 1,
             "counters": dict(step.counters),
         }
@@ -205,11 +225,47 @@ class ThinkNode(DualNode):
                 "context_full: the prompt no longer fits the model's context; the answer-only "
                 "step over the trimmed transcript"
             )
-            return _last_step_route(action, update, "trimmed_steps", why)
+            return _last_step_route(action, update, "trimmed_steps", why), action
         if final:
             why = f"{_max_turns_reason(context)}; the final answer-only step"
-            return _last_step_route(action, update, "final_answer_steps", why)
-        return self._route(action, update, steps, context, out_of_steps)
+            return _last_step_route(action, update, "final_answer_steps", why), action
+        return self._route(action, update, steps, context, out_of_steps), action
+
+    @staticmethod
+    def _shown(
+        state: ParallelSearchState,
+        routed: tuple[Command[ThinkRoute], Action | None],
+        question: str | None,
+    ) -> Command[ThinkRoute]:
+        """Write the step's transcript messages and its chat view (:mod:`~.chat`).
+
+        A search step shows as a ``search`` tool call with the sub-queries it will run; the
+        answer is shown by ``answer``. A question started here is added to the chat unless the
+        chat asked it, and on a thread that ran one before, the question's own keys (steps,
+        counters, results, turn, answer) start again.
+        """
+        command, action = routed
+        update = dict(cast(dict[str, Any], command.update))
+        new = list(update.pop("transcript", []))
+        base: Mapping[str, Any] = {} if question is not None else state
+        update["transcript"] = extend_transcript(base, new)
+        chat = list(update.pop("messages", []))
+        if action is not None and command.goto == "fan_out":
+            chat.append(search_call(action.think, update["queries"]))
+        if question is not None:
+            update["question"] = question
+            chat = [*question_message(state, question), *chat]
+            update.setdefault("stop_reason", None)
+            update.setdefault("answer", None)
+            if state.get("transcript") or state.get("steps"):  # the thread asked one before
+                update["steps"] = Overwrite(update.get("steps", 0))
+                update["counters"] = Overwrite(dict(update.get("counters") or {}))
+                update["search_results"] = Overwrite([])
+                update.update(turn=0, skipped=[], observation="")
+                update.setdefault("queries", [])
+        if chat:
+            update["messages"] = chat
+        return Command(update=update, goto=command.goto)
 
     def _message(self, step: StepReply, reply: BaseMessage) -> AIMessage:
         """Return the step's message (class docstring): logprobs only when they are kept."""
@@ -286,7 +342,7 @@ class ThinkNode(DualNode):
                 reason = _recursion_reason(steps)
             update.update(answer=None, stop_reason=reason)
             return Command(update=update, goto="answer")
-        update["messages"].append(HumanMessage(INVALID_ACTION_OBSERVATION))
+        update["transcript"].append(HumanMessage(INVALID_ACTION_OBSERVATION))
         update["counters"]["invalid_steps"] = 1
         return Command(update=update, goto="think")
 
@@ -333,6 +389,7 @@ def _recursion_reason(steps: int) -> str:
 
 
 def answer_node(state: ParallelSearchState) -> dict[str, Any]:
-    """Finish the run; a run without an answer always carries a reason."""
+    """Finish the run, its answer shown in the chat; a run without an answer has a reason."""
     answer = state.get("answer")
-    return {"answer": answer, "stop_reason": state.get("stop_reason") or "no_answer"}
+    reason = state.get("stop_reason") or "no_answer"
+    return {"answer": answer, "stop_reason": reason, "messages": [answer_message(answer, reason)]}

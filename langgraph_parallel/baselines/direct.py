@@ -2,9 +2,10 @@
 
 It measures what the model knows on its own, so the search graphs' gains can be read against it.
 The graph has the same input and output keys as the ParallelSearch graph (``answer``,
-``stop_reason``, ``counters`` with all six keys, ``search_results`` (always empty) and
-``messages``), so :func:`~langgraph_parallel.agent.run.run_question` and the benchmark harness treat
-every graph alike.
+``stop_reason``, ``counters`` with all six keys, ``search_results`` (always empty),
+``messages`` (the chat) and ``transcript`` (the prompt and the reply)), so
+:func:`~langgraph_parallel.agent.run.run_question` and the benchmark harness treat every graph
+alike.
 """
 
 from __future__ import annotations
@@ -13,12 +14,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
-from langgraph.types import RetryPolicy
+from langgraph.types import Overwrite, RetryPolicy
 
+from langgraph_parallel.agent.chat import (
+    answer_message,
+    asked_question,
+    extend_transcript,
+    question_message,
+)
 from langgraph_parallel.agent.checks import check_model
 from langgraph_parallel.agent.context import PromptStyleOption, run_context
 from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke, as_node
@@ -29,7 +36,7 @@ from langgraph_parallel.agent.state import (
     ParallelSearchState,
 )
 from langgraph_parallel.agent.step import constrained_regex, prompt_style, read_step
-from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, clean_text, reported_error
+from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, reported_error
 from langgraph_parallel.prompts import DIRECT_FEW_SHOT, DIRECT_INSTRUCTION
 
 __all__ = ["DIRECT_OPTIONS", "DirectContext", "DirectNode", "create_direct_graph", "direct_prompt"]
@@ -131,26 +138,40 @@ class DirectNode(DualNode):
     ) -> Body[dict[str, Any]]:
         """Answer the question in one call."""
         context = run_context(runtime, self.defaults)
+        question = asked_question(state)  # a missing question fails before any model use
         style = yield Blocking(self.style, (context,))  # a model card read: off the event loop
-        question = clean_text(state["question"])
         prompt = HumanMessage(direct_prompt(question, style, context.instruction))
         options: dict[str, Any] = {"stop": ["</answer>"], "max_tokens": context.max_tokens}
         regex = constrained_regex(self.model, style, context.constrain, _ANSWER_REGEX)
         if regex:
             options["regex"] = regex
-        empty: dict[str, Any] = {"search_results": [], "counters": dict.fromkeys(COUNTER_KEYS, 0)}
+        said: list[BaseMessage] = [prompt]
+        counters = dict.fromkeys(COUNTER_KEYS, 0)
+        answer: str | None = None
         try:
             step = read_step((yield Invoke(self.model, [prompt], options)))
         except Exception as exc:  # reported per question; see class docstring
             reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
-            return {**empty, "messages": [prompt], "answer": None, "stop_reason": reason}
-        action = step.action
-        counters = {**empty["counters"], **step.counters}
-        update = {**empty, "messages": [prompt, AIMessage(content=step.text)], "counters": counters}
-        if action.kind == "answer":
-            return {**update, "answer": action.answer, "stop_reason": "answered"}
-        why = action.error if action.kind == "invalid" else "the reply searched instead"
-        return {**update, "answer": None, "stop_reason": f"no_answer: {why}"}
+        else:
+            action = step.action
+            counters.update(step.counters)
+            said.append(AIMessage(content=step.text))
+            if action.kind == "answer":
+                answer, reason = action.answer, "answered"
+            else:
+                why = action.error if action.kind == "invalid" else "the reply searched instead"
+                reason = f"no_answer: {why}"
+        # Each run is one question: its transcript, counters and results replace a thread's
+        # earlier ones, and the chat shows the question (unless it asked it) and the reply.
+        return {
+            "question": question,
+            "transcript": extend_transcript({}, said),
+            "counters": Overwrite(counters),
+            "search_results": Overwrite([]),
+            "answer": answer,
+            "stop_reason": reason,
+            "messages": [*question_message(state, question), answer_message(answer, reason)],
+        }
 
 
 def create_direct_graph(
@@ -179,9 +200,11 @@ def create_direct_graph(
         name: Graph name.
 
     Returns:
-        A compiled graph. Input ``{"question": str}``; output ``answer``, ``stop_reason``,
-        ``counters``, ``search_results`` (empty) and ``messages``. Per-run overrides:
-        ``invoke(..., context=DirectContext(...))``.
+        A compiled graph. Input ``{"messages": [...]}`` (the last human message is the
+        question) or ``{"question": str}``; output ``answer``, ``stop_reason``, ``counters``,
+        ``search_results`` (empty), ``messages`` (the chat: the question and the answer, every
+        earlier question of the thread before them) and ``transcript`` (the prompt and the
+        model's reply). Per-run overrides: ``invoke(..., context=DirectContext(...))``.
 
     Raises:
         UserError: ``model`` is not a chat model (``None``, a name).

@@ -21,6 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
+from langgraph_parallel.agent.chat import answer_message, asked_question, question_message
 from langgraph_parallel.agent.context import loop_settings, run_context
 from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.limits import recursion_limit_for
@@ -33,6 +34,7 @@ from langgraph_parallel.parallel_muse.agent_thread import (
     forkable,
     read_rollout,
     run_rollout,
+    steps_key,
     thread_config,
 )
 from langgraph_parallel.parallel_muse.context import MuseContext
@@ -65,10 +67,12 @@ class AgentInput(DualNode):
         thread = state.get("from_thread")
         agent_input: dict[str, Any]
         asked_in_thread = None  # the agent loop's thread keeps its question
+        question: str
         if thread:
             agent = forkable(self.agent)
             snapshot = yield Either(agent.get_state, agent.aget_state, (thread_config(thread),))
-            messages = convert_to_messages(snapshot.values.get("messages") or [])
+            said = snapshot.values.get(steps_key(agent)) or []
+            messages = convert_to_messages(said)
             asked_in_thread = snapshot.values.get("question")
             if not any(isinstance(m, AIMessage) for m in messages):
                 raise UserError(
@@ -78,26 +82,25 @@ class AgentInput(DualNode):
             first_ai = next(i for i, m in enumerate(messages) if isinstance(m, AIMessage))
             agent_input = {"messages": messages[:first_ai]}
             prefix = f"{thread}-muse-{run}"
+            asked = [m.text for m in messages if isinstance(m, HumanMessage)]
+            question = state.get("question") or asked_in_thread or (asked[-1] if asked else "")
         else:
-            given = state.get("messages") or []
-            # The agent loop takes any question, an empty one included.
-            asked_loop = self.ask and state.get("question") is not None
-            if not given and (state.get("question") or asked_loop):
-                given = [HumanMessage(state["question"])]
-            if not given:
+            given = convert_to_messages(state.get("messages") or [])
+            if not given and state.get("question") is None:
                 raise UserError(
                     "ParallelMuse needs the agent's input: messages, a question, or "
                     "from_thread, the thread_id of a finished run of the agent."
                 )
-            messages, agent_input = convert_to_messages(given), {"messages": given}
+            # The last human message, else the question: a missing or empty one fails here.
+            question = asked_question({**state, "messages": given})
+            agent_input = {"messages": given or [HumanMessage(question)]}
             prefix = f"muse-{run}"
-        asked = [m.text for m in messages if isinstance(m, HumanMessage)]
-        question = state.get("question") or asked_in_thread or (asked[-1] if asked else "")
         question = clean_text(question)
         if self.ask:
             agent_input = {"question": question}
-        update = {"question": question, "agent_input": agent_input}
-        return {**update, "thread_prefix": prefix}
+        update = {"question": question, "agent_input": agent_input, "thread_prefix": prefix}
+        # The chat shows the question: the input's last message, else it is added.
+        return {**update, "messages": question_message(state, question)}
 
 
 class AgentRolloutNode(DualNode):
@@ -186,7 +189,11 @@ def _forward(runtime: Runtime[Any], rollout: str, event: Any) -> None:
 
 
 class AgentAggregateNode(AggregateNode):
-    """ParallelMuse's join, then the chosen trajectory's conversation as ``messages``.
+    """ParallelMuse's join, then the chosen trajectory's reply added to the chat (``messages``).
+
+    The reply is the chosen thread's ``messages`` after the agent's input (over the agent loop,
+    after its question: the loop's chat view), so the chat reads question, steps, answer; with
+    no trajectory chosen, ``No answer (...)``.
 
     Args:
         agent: The wrapped agent.
@@ -215,16 +222,22 @@ class AgentAggregateNode(AggregateNode):
         update = yield from super().body(state, runtime)
         threads = {t["id"]: t["thread_id"] for t in state.get("trajectories") or []}
         chosen = threads.get(update["aggregation"].get("chosen"))
-        messages: list[Any] = []
+        reason = str(update.get("stop_reason") or "no_answer")
+        messages: list[Any] = [answer_message(update.get("answer"), reason)]
         if chosen:
             config = thread_config(chosen)
             agent = forkable(self.agent)
             snapshot = yield Either(agent.get_state, agent.aget_state, (config,))
-            messages = list(snapshot.values.get("messages") or [])
+            said = list(snapshot.values.get("messages") or [])
+            given = (state.get("agent_input") or {}).get("messages")
+            # The agent loop's chat opens with its question; an agent's with its input.
+            asked = 1 if given is None else len(given)
+            messages = said[asked:] or messages
         mine = [t for t in threads.values() if t.startswith(str(state.get("thread_prefix")))]
         if not self.keep_threads and mine:
             yield Either(_delete_threads, _adelete_threads, (forkable(self.agent), mine))
-        return {**update, "messages": messages}
+        # from_thread is consumed: a next question on this thread does not fork it again.
+        return {**update, "messages": messages, "from_thread": None}
 
 
 def _delete_threads(agent: Any, threads: list[str]) -> None:

@@ -4,7 +4,7 @@ A compiled graph with a checkpointer saves a checkpoint after every super-step, 
 before any AI message is on record: :func:`fork_points` walks the thread's history
 (``get_state_history``, followed by parent links from the thread's head) and, for each AI
 message, finds the checkpoint whose ``next`` node produced it and whose ``messages`` are exactly
-the ones before it.
+the ones before it (the agent loop's steps are its ``transcript``, :func:`steps_key`).
 
 Forking (:func:`run_rollout`) follows LangGraph's fork recipe, ``update_state`` then
 ``invoke(None, config)``, with one change: the update goes to a *new* thread. LangGraph's own
@@ -32,6 +32,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import StateSnapshot
 
+from langgraph_parallel.agent.state import TRANSCRIPT_KEY
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.parallel_muse.agent_steps import agent_trajectory
 from langgraph_parallel.parallel_muse.state import (
@@ -50,6 +51,7 @@ __all__ = [
     "forkable",
     "read_rollout",
     "run_rollout",
+    "steps_key",
     "thread_config",
 ]
 
@@ -132,13 +134,22 @@ def _chain(history: list[StateSnapshot]) -> list[StateSnapshot]:
     return chain[::-1]
 
 
-def _messages(snapshot: StateSnapshot) -> list[BaseMessage]:
+def steps_key(agent: Any) -> str:
+    """Return the state key an agent's steps are read from.
+
+    The agent loop's are its ``transcript`` (its ``messages`` are the chat view,
+    :mod:`~langgraph_parallel.agent.chat`); any other agent's are its ``messages``.
+    """
+    return TRANSCRIPT_KEY if TRANSCRIPT_KEY in getattr(agent, "channels", {}) else "messages"
+
+
+def _messages(snapshot: StateSnapshot, key: str) -> list[BaseMessage]:
     values = snapshot.values if isinstance(snapshot.values, dict) else {}
-    return list(values.get("messages") or [])
+    return list(values.get(key) or [])
 
 
 def fork_points(
-    chain: Sequence[StateSnapshot], first_writer: str | None = None
+    chain: Sequence[StateSnapshot], first_writer: str | None = None, *, key: str = "messages"
 ) -> dict[str | None, dict[str, str] | None]:
     """Return, per AI message id of a thread, where a fork re-generating it starts.
 
@@ -146,6 +157,7 @@ def fork_points(
         chain: The thread's checkpoints, oldest first (:func:`lineage`).
         first_writer: The node that wrote the thread's first checkpoint when the thread was
             started by a fork (no checkpoint before it says so).
+        key: The state key holding the agent's steps (:func:`steps_key`).
 
     Returns:
         ``{"checkpoint_id", "as_node"}`` per message, or ``None`` where the checkpoint before
@@ -154,7 +166,7 @@ def fork_points(
     """
     points: dict[str | None, dict[str, str] | None] = {}
     for k, snapshot in enumerate(chain):
-        messages = _messages(snapshot)
+        messages = _messages(snapshot, key)
         for i, message in enumerate(messages):
             if not isinstance(message, AIMessage) or message.id in points:
                 continue
@@ -163,7 +175,7 @@ def fork_points(
             writers = set(chain[k - 2].next) if k >= 2 else {first_writer}
             writer = writers.pop() if len(writers) == 1 else None
             ids = [m.id for m in messages[:i]]
-            held = [m.id for m in _messages(before)] if before is not None else []
+            held = [m.id for m in _messages(before, key)] if before is not None else []
             # The node that wrote the AI message may have written user messages before it in
             # the same update (the agent loop's first prompt): re-running it writes them again.
             written = messages[len(held) : i]
@@ -269,18 +281,25 @@ async def arun_rollout(
 
 
 def read_rollout(agent: Any, task: RolloutInput, error: str | None) -> Trajectory:
-    """Return the trajectory of the rollout ``task`` names, read from its thread."""
-    return _trajectory(task, lineage(agent, task["thread_id"]), error)
+    """Return the trajectory of the rollout ``task`` names, read from its thread.
+
+    The steps are read from :func:`steps_key`'s key.
+    """
+    return _trajectory(task, lineage(agent, task["thread_id"]), error, steps_key(agent))
 
 
 async def aread_rollout(agent: Any, task: RolloutInput, error: str | None) -> Trajectory:
     """:func:`read_rollout` through the agent's async API."""
-    return _trajectory(task, await alineage(agent, task["thread_id"]), error)
+    chain = await alineage(agent, task["thread_id"])
+    return _trajectory(task, chain, error, steps_key(agent))
 
 
-def _trajectory(task: RolloutInput, chain: list[StateSnapshot], error: str | None) -> Trajectory:
+def _trajectory(
+    task: RolloutInput, chain: list[StateSnapshot], error: str | None, key: str
+) -> Trajectory:
     writer = task["fork"]["as_node"] if "fork" in task else None
     start = chain[0].values if chain else {}
     end = chain[-1].values if chain else {}
-    messages = list(end.get("messages") or [])
-    return agent_trajectory(task, messages, fork_points(chain, writer), (start, end), error)
+    messages = list(end.get(key) or [])
+    forks = fork_points(chain, writer, key=key)
+    return agent_trajectory(task, messages, forks, (start, end), error)

@@ -21,8 +21,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, cast
 
 from langgraph.runtime import Runtime
-from langgraph.types import Command, Send
+from langgraph.types import Command, Overwrite, Send
 
+from langgraph_parallel.agent.chat import answer_message
 from langgraph_parallel.agent.nodes import Body, DualNode
 from langgraph_parallel.errors import clean_text
 from langgraph_parallel.parallel_muse.agent_nodes import AgentInput
@@ -65,13 +66,24 @@ class RouterNode(DualNode):
         self.inputs = inputs
 
     def body(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Body[Command[MuseRoute]]:
-        """Route to ``rollout``, ``report`` or ``aggregate`` (module docstring has the rules)."""
+        """Route to ``rollout``, ``report`` or ``aggregate`` (module docstring has the rules).
+
+        A run on a thread whose last run finished (``stop_reason`` set) is a new question: the
+        input is read again and the question's own keys start empty (the chat is kept).
+        """
         started: dict[str, Any] = {}
-        if "thread_prefix" not in state:  # the run's first call
+        again = "thread_prefix" in state and state.get("stop_reason") is not None
+        if "thread_prefix" not in state or again:  # the run's first call
             started = yield from self.inputs.body(state, runtime)
-            state = {**state, **started}
+            state = {**state, **(_FRESH if again else {}), **started}
         routed = self.route(state, runtime)
-        return Command(update={**started, **(routed.update or {})}, goto=routed.goto)
+        update = {**started, **(routed.update or {})}
+        if again:
+            for key, empty in _FRESH.items():
+                value = update.get(key, empty)
+                # Keys with reducers would add to the last question's: written whole instead.
+                update[key] = Overwrite(value) if key in _REDUCED else value
+        return Command(update=update, goto=routed.goto)
 
     def route(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Command[MuseRoute]:
         """Return the route and the router's own update (module docstring has the rules)."""
@@ -133,6 +145,22 @@ class RouterNode(DualNode):
         return sends
 
 
+_FRESH: dict[str, Any] = {
+    "trajectories": [],
+    "reports": [],
+    "counters": {},
+    "branch_points": [],
+    "dispatched": 0,
+    "round": 0,
+    "answer": None,
+    "stop_reason": None,
+    "aggregation": {},
+    "limit": None,
+}
+"""A question's own keys as a new question on a thread starts them."""
+_REDUCED = frozenset({"trajectories", "reports", "counters", "branch_points"})
+
+
 def _end_here(trajectories: Sequence[Trajectory], limit: str | None) -> dict[str, Any]:
     """Return the final update when no step is left for ``report`` and ``aggregate``."""
     limit = limit or "recursion_limit: no graph steps left for reports and aggregation"
@@ -146,10 +174,14 @@ def _end_here(trajectories: Sequence[Trajectory], limit: str | None) -> dict[str
         "chosen": chosen["id"] if chosen else None,
         "limit": limit,
     }
+    answer = chosen["answer"] if chosen else None
+    reason = "answered" if chosen else limit
     return {
-        "answer": chosen["answer"] if chosen else None,
-        "stop_reason": "answered" if chosen else limit,
+        "answer": answer,
+        "stop_reason": reason,
         "aggregation": record,
         "limit": limit,
         "counters": {},
+        "messages": [answer_message(answer, reason)],
+        "from_thread": None,  # consumed: a next question on this thread does not fork it
     }

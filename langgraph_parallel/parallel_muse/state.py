@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NotRequired, TypeVar
 
 from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict
 
@@ -195,8 +196,11 @@ class MuseOutput(TypedDict):
     ``answer`` is ``None`` with ``stop_reason`` ``no_answer: ...`` (or ``recursion_limit: ...``)
     if none answered.
     A trajectory whose model call failed keeps ``stop_reason`` ``model_error: ...``; the others
-    are still reported and joined. ``messages`` is the chosen trajectory's conversation (empty
-    when none answered).
+    are still reported and joined. ``messages`` is the chat: the question, then the chosen
+    trajectory's conversation after its question (over the agent loop its chat view: each
+    search step as a ``search`` tool call and its result, then the answer; see
+    :mod:`~langgraph_parallel.agent.chat`), or ``No answer (...)`` when none answered; on a
+    thread, every earlier question and reply before them.
     """
 
     question: str
@@ -214,7 +218,9 @@ class MuseInput(TypedDict, total=False):
     """Input: the agent's ``messages``, or a ``question``, or a finished thread of the agent.
 
     Attributes:
-        messages: The agent's input conversation (its first run starts from it).
+        messages: The agent's input conversation (its first run starts from it); its last
+            human message is the question. On a thread whose last run finished, a new human
+            message asks a new question (the chat so far stays in ``messages``).
         question: A question alone: the user message of the first run (the agent loop's
             question).
         from_thread: The ``thread_id`` of a run of the agent that has already finished: it is
@@ -223,7 +229,7 @@ class MuseInput(TypedDict, total=False):
             ParallelMuse run.
     """
 
-    messages: list[AnyMessage]
+    messages: Annotated[list[AnyMessage], add_messages]
     question: str
     from_thread: str
 
@@ -245,9 +251,9 @@ class MuseState(TypedDict):
     answer: NotRequired[str | None]
     stop_reason: NotRequired[str]
     aggregation: NotRequired[dict[str, Any]]
-    limit: NotRequired[str]
+    limit: NotRequired[str | None]
     remaining_steps: NotRequired[RemainingSteps]
-    messages: NotRequired[list[AnyMessage]]
-    from_thread: NotRequired[str]
+    messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
+    from_thread: NotRequired[str | None]
     agent_input: NotRequired[dict[str, Any]]
     thread_prefix: NotRequired[str]

@@ -16,6 +16,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from langgraph_parallel.agent.chat import extend_transcript, search_result
 from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.state import FanOutState, SearchResult, SubQuery
 from langgraph_parallel.parallel_search.turn import REPEATED, repeated, turn_counters
@@ -83,7 +84,8 @@ class ObserveNode:
 
     Args:
         max_parallel_queries: Quoted in the note naming skipped sub-queries.
-        as_message: Append the observation to ``messages`` and update counters (agent loop;
+        as_message: Append the observation to ``transcript``, show it in the chat and update
+            counters (agent loop;
             ``search_errors`` counts the turn's failed and timed-out searches); ``False`` only
             writes ``observation`` (a fan-out step inside a user's graph, whose
             ``search_results`` keep each failure's ``error``).
@@ -108,7 +110,9 @@ class ObserveNode:
         errors = sum(bool(r.get("error")) for r in results)
         return {
             "observation": text,
-            "messages": [HumanMessage(text)],
+            # The model reads the observation next; the chat shows it as the search's result.
+            "transcript": extend_transcript(state, [HumanMessage(text)]),
+            "messages": [search_result(state, text, results)],
             # first_turn_parallel: whether the first search fanned out (the paper's
             # decomposition rate of the first search)
             "counters": {

@@ -76,8 +76,14 @@ def create_parallel_search_graph(
         name: Graph name (default ``parallel_search`` or ``sequential_search``).
 
     Returns:
-        A compiled graph. Input ``{"question": str}``; output ``answer``, ``stop_reason``,
-        ``counters``, ``search_results`` and ``messages``. Per-run overrides:
+        A compiled graph. Input ``{"messages": [...]}`` (the last human message is the
+        question, as a chat UI sends it) or ``{"question": str}``; a missing or empty question
+        raises :class:`~langgraph_parallel.errors.UserError` when the run starts. Output
+        ``answer``, ``stop_reason``, ``counters``, ``search_results``, ``messages`` (the chat:
+        the question, each search step as a ``search`` tool call with ``query_list`` and its
+        result, the answer) and ``transcript`` (what the model read and wrote; see
+        :mod:`~langgraph_parallel.agent.chat`). With a checkpointer, a new human message on a
+        finished thread asks a new question there. Per-run overrides:
         ``invoke(..., context={"max_turns": 6})`` (unset fields keep these arguments).
 
         Its ``recursion_limit`` defaults to one that fits ``max_turns`` turns (about four

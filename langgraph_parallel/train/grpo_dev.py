@@ -131,7 +131,7 @@ class DevEval(TrainerCallback):
             (
                 q.question_class,
                 score_steps(
-                    [str(m.content) for m in s["messages"][1:] if m.type == "ai"],
+                    [str(m.content) for m in s["transcript"][1:] if m.type == "ai"],
                     q.answers,
                     q.question_class,
                 ),

@@ -133,7 +133,7 @@ class GraphRollout:
         encoded: list[Encoded] = []
         observations: list[str] = []
         for state in canonical_order([str(p) for p in prompts], states, tokenizer):
-            messages = state["messages"]
+            messages = state["transcript"]  # what the policy read and wrote (not the chat view)
             ids, mask, steps = completion_tokens(messages, tokenizer)
             if not ids:  # a failed first call: one EOS keeps the row trainable and visible
                 ids, mask = [tokenizer.eos_token_id], [0]
@@ -194,7 +194,7 @@ def canonical_order(
     The rollouts of a group are interchangeable, but which thread ended up with which sample
     is not fixed; sorting makes the rows TRL trains on a function of the samples alone.
     """
-    keys = [completion_tokens(s["messages"], tokenizer)[0] for s in states]
+    keys = [completion_tokens(s["transcript"], tokenizer)[0] for s in states]
     slots: dict[str, list[int]] = {}
     for index, prompt in enumerate(prompts):
         slots.setdefault(prompt, []).append(index)

@@ -184,7 +184,7 @@ def _keep(
     state: dict[str, Any],
     passage_sentences: int | None,
 ) -> dict[str, Any] | None:
-    messages: list[BaseMessage] = list(state.get("messages") or [])
+    messages: list[BaseMessage] = list(state.get("transcript") or [])  # the model's, not the chat
     said = [message_text(m) for m in messages if isinstance(m, AIMessage)]
     if said != steps or state.get("answer") != gold.answer:
         return None

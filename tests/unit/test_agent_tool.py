@@ -190,7 +190,7 @@ def test_the_graph_and_the_tool_show_a_policy_byte_equal_observations_by_default
         model, searcher, top_k=2, max_parallel_queries=5, passage_sentences=1, prompt_style="raw"
     )
     state = graph.invoke({"question": "Q?"})
-    observation = state["messages"][2].content
+    observation = state["transcript"][2].content
     tool = parallel_search_tool(searcher, k=2, max_sub_queries=5, passage_sentences=1)
     content = tool.invoke({"query_list": queries})
     assert "Search error (search failed:" in content and "Not searched" in content
@@ -221,7 +221,7 @@ def test_a_sub_query_searched_before_is_not_searched_again_the_same_in_graph_and
     )
     graph = create_parallel_search_graph(model, graph_searcher, max_turns=4, prompt_style="raw")
     state = graph.invoke({"question": "Q?"})
-    observations = [m.content for m in state["messages"][2::2]]
+    observations = [m.content for m in state["transcript"][2::2]]
     # Searched once each; the words decide, not their case. A turn of repeats only
     # searches nothing and still reads as one observation.
     assert graph_searcher.batches == [["Arthur", "Women"], ["Founded"]]

@@ -135,7 +135,7 @@ def test_any_tool_call_a_model_writes_is_checkpointed(tmp_path: Path, store: str
             ScriptedChatModel(script=script), CountingSearcher(), checkpointer=saver
         )
         state = graph.invoke(QUESTION, config)
-        stored = graph.get_state(config).values["messages"][1].tool_calls[0]["args"]
+        stored = graph.get_state(config).values["transcript"][1].tool_calls[0]["args"]
     assert state["answer"] == "done"
     assert stored == {
         "query": str(-(2**63) - 1),

@@ -101,7 +101,7 @@ def test_a_search_at_the_last_turn_runs_and_one_answer_only_step_reads_it(
     assert counters["completion_tokens"] == 10 * (max_turns + 1)
     assert result.extra_counters["final_answer_steps"] == 1
     # It read the last search's observation: the same transcript, one model step longer.
-    messages = result.state["messages"]
+    messages = result.state["transcript"]
     assert isinstance(messages[-2], HumanMessage) and "[q" in str(messages[-2].content)
     assert [e["final_answer_step"] for e in events] == [False] * max_turns + [True]
     assert events[-1]["step"] == max_turns + 1 and events[-1]["answer"] == "Paris"

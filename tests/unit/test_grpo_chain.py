@@ -58,12 +58,12 @@ def test_canonical_order_sorts_each_group_by_its_completion() -> None:
 
     def state(text: str) -> dict[str, Any]:
         prompt = SimpleNamespace(content="Q", type="human")
-        return {"messages": [prompt, SimpleNamespace(content=text, type="ai")]}
+        return {"transcript": [prompt, SimpleNamespace(content=text, type="ai")]}
 
     prompts = ["p", "p", "q", "q", "q"]
     states = [state(t) for t in ("z", "a", "m", "c", "b")]
     ordered = canonical_order(prompts, states, Tok())
-    assert [s["messages"][1].content for s in ordered] == ["a", "z", "b", "c", "m"]
+    assert [s["transcript"][1].content for s in ordered] == ["a", "z", "b", "c", "m"]
 
 
 def test_think_statistics_measure_length_and_copying() -> None:

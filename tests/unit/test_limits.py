@@ -135,4 +135,4 @@ def test_sub_queries_over_the_per_turn_limit_are_named_not_dropped() -> None:
     script = [f"<search> {queries} </search>", "<answer> a </answer>"]
     state = search_graph(3, script, max_parallel_queries=2).invoke({"question": "Q?"})
     assert state["counters"]["sub_queries"] == 2
-    assert "q299" in state["messages"][2].content
+    assert "q299" in state["transcript"][2].content

@@ -57,7 +57,7 @@ def test_a_full_context_ends_in_an_answer_over_the_trimmed_transcript() -> None:
     assert "search" in model.call_kwargs[-2]["regex"]
     assert "search" not in model.call_kwargs[-1]["regex"]
     # The state keeps every observation; only the call was trimmed.
-    kept = state["messages"][1:]
+    kept = state["transcript"][1:]
     assert sum("<information>" in m.text and m.text != LEFT_OUT for m in kept) == 3
 
 

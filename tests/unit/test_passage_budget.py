@@ -159,7 +159,7 @@ STEPS = [
 def _observation(model: Declaring, **options: Any) -> str:
     graph = create_parallel_search_graph(model, FixedSearcher(), **options)
     state = graph.invoke({"question": "When did Ed Wood die?"})
-    return str(state["messages"][2].content)
+    return str(state["transcript"][2].content)
 
 
 def test_the_graph_takes_the_models_budget_unless_the_caller_overrides() -> None:
@@ -179,7 +179,7 @@ def test_a_run_context_overrides_the_build_time_budget() -> None:
         Declaring(script=STEPS, passage_sentences=1), FixedSearcher()
     )
     state = graph.invoke({"question": "q"}, context={"passage_sentences": 2})
-    assert "He was born in 1924." in str(state["messages"][2].content)
+    assert "He was born in 1924." in str(state["transcript"][2].content)
 
 
 def test_passage_budget_reads_the_models_declaration() -> None:
@@ -265,7 +265,7 @@ def test_synthesis_and_inference_make_the_same_observation_bytes(budget: int | N
     state = create_parallel_search_graph(policy, TitleSearcher(), decompose=False).invoke(
         {"question": gold.question}
     )
-    served = [str(m.content) for m in state["messages"]]
+    served = [str(m.content) for m in state["transcript"]]
     observations = [m for m in trained[2::2] if "<information>" in m]
     assert len(observations) == 2
     assert [m.encode() for m in served] == [m.encode() for m in trained]

@@ -36,7 +36,7 @@ TOO_LONG = ValueError("This model's maximum context length is 2048 tokens")
 
 
 def observation(state: dict[str, Any]) -> str:
-    return [m.content for m in state["messages"] if isinstance(m, HumanMessage)][1]
+    return [m.content for m in state["transcript"] if isinstance(m, HumanMessage)][1]
 
 
 def ask(model: Any, searcher: Any, **options: Any) -> dict[str, Any]:

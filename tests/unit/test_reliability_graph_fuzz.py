@@ -15,6 +15,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
@@ -23,7 +24,7 @@ from langgraph.types import RetryPolicy
 
 from langgraph_parallel import create_parallel_search_graph
 from langgraph_parallel.baselines.direct import create_direct_graph
-from langgraph_parallel.errors import is_transient
+from langgraph_parallel.errors import UserError, is_transient
 from tests.fakes import FlakySearcher, FuzzChatModel, muse_graph
 
 MAX_TURNS = 3
@@ -127,6 +128,10 @@ def run(graph: Any, steps: list[Any], question: str, text: str) -> dict[str, Any
     SEARCHER.reseed(0)
     SEARCHER.text = lambda q: text
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    if not question.strip():  # no question: refused when the run starts, the fix named
+        with pytest.raises(UserError, match="question"):
+            graph.invoke({"question": question}, config)
+        question = f"Q?{question}"
     state = graph.invoke({"question": question}, config)
     check_final(state)
     return state

@@ -313,7 +313,7 @@ def test_the_graph_searches_a_vector_store(corpus: Path) -> None:
     graph = create_parallel_search_graph(model, store, top_k=1, prompt_style="raw")
     state = graph.invoke({"question": "Which city and which planet?"})
     assert state["answer"] == "Paris"
-    observation = str(state["messages"][2].content)
+    observation = str(state["transcript"][2].content)
     assert "Paris" in observation and "Jupiter" in observation
 
 

@@ -86,7 +86,7 @@ def test_tavily_errors_never_carry_the_key(
     assert_clean(str(info.value), repr(info.value), info.value.args, repr(searcher))
     model = ScriptedChatModel(script=["<search> who? ## what? </search>", "<answer> a </answer>"])
     run = run_question(create_parallel_search_graph(model, searcher), "Q?")
-    assert "Search error" in str(run.state["messages"][2].content)
+    assert "Search error" in str(run.state["transcript"][2].content)
     assert_clean(json.dumps(run.state, default=str), run.trace, caplog.text)
 
 

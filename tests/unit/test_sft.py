@@ -198,7 +198,7 @@ def test_synthesized_transcript_is_exactly_what_the_graph_renders() -> None:
     replay = RawScripted(script=[m["content"] for m in messages[1::2]], raw_prompt="rules")
     graph = create_parallel_search_graph(replay, TitleSearcher(), decompose=True)
     state = graph.invoke({"question": COMPARISON["question"]})
-    assert [str(m.content) for m in state["messages"]] == [m["content"] for m in messages]
+    assert [str(m.content) for m in state["transcript"]] == [m["content"] for m in messages]
     assert "Ed Wood" in search.queries and "Scott Derrickson" in search.queries
 
 
