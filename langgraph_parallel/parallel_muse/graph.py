@@ -53,7 +53,7 @@ from langgraph_parallel.parallel_muse.agent_nodes import (
 )
 from langgraph_parallel.parallel_muse.agent_thread import check_agent
 from langgraph_parallel.parallel_muse.context import MuseContext, resolve_join
-from langgraph_parallel.parallel_muse.report import ReportNode
+from langgraph_parallel.parallel_muse.report import JUDGE_CANNOT_CONTINUE, ReportNode
 from langgraph_parallel.parallel_muse.router import MuseRoute, RouterNode
 from langgraph_parallel.parallel_muse.state import (
     MuseInput,
@@ -105,7 +105,11 @@ def create_parallel_muse_graph(
             ``passage_sentences`` is the rollouts' (``parallel_search_rollouts(...,
             passage_sentences=...)``, the model's declared budget by default).
         model: Writes reports and is the analyst of ``join="select"``; default: the loop's
-            model, and over an agent none (reports are extracted and the join votes).
+            model, and over an agent none (reports are extracted and the join votes). Any
+            other chat model is a judge of your choice (a larger served model, ``ChatOpenAI``,
+            ``ChatAnthropic``): it reads in its own prompt style, at the sampling it was built
+            with, and its tokens are counted apart from the agent's (``report_*``,
+            ``aggregate_*``; :mod:`.report`).
         agent_config: Config merged into every run of the agent (``recursion_limit``, more
             ``configurable`` entries).
         keep_threads: ``False`` deletes the threads this run made from the agent's
@@ -128,8 +132,9 @@ def create_parallel_muse_graph(
         ``StateGraph`` (shared keys ``question`` and ``answer``) with ``add_node``.
 
     Raises:
-        UserError: ``rollouts`` is ``None`` or a graph whose state has no ``messages``, or the
-            loop's model (or ``model``) is not a chat model (``None``, a name): at once; or,
+        UserError: ``rollouts`` is ``None`` or a graph whose state has no ``messages``, the
+            loop's model (or ``model``) is not a chat model (``None``, a name), or a judge is
+            asked for ``report_style="continue"``: at once; or,
             when it runs, neither the agent nor this graph has a checkpointer.
         ValueError: ``join="select"`` with no analyst.
     """
@@ -158,6 +163,11 @@ def create_parallel_muse_graph(
     else:
         check_agent(rollouts)
         agent, analyst = rollouts, model
+    # A judge is any analyst that is not the loop's own model: the run's prompt_style and the
+    # greedy sampling the nodes set are the rollouts', not the judge's.
+    judge = analyst is not None and not (loop and analyst is rollouts.model)
+    if judge and settings.report_style == "continue":
+        raise UserError(JUDGE_CANNOT_CONTINUE)
     settings = dataclasses.replace(settings, join=resolve_join(settings.join, analyst))
     if settings.join == "select" and analyst is None:
         raise ValueError(
@@ -177,9 +187,11 @@ def create_parallel_muse_graph(
     node = AgentRolloutNode(agent, settings, agent_config, retry, loop=loop)
     rollout = cast(Any, as_node(node, "rollout"))
     builder.add_node("rollout", rollout, input_schema=RolloutInput, retry_policy=retry)
-    report = cast(Any, as_node(ReportNode(analyst, settings, retry=retry), "report"))
+    writer = ReportNode(analyst, settings, retry=retry, judge=judge)
+    report = cast(Any, as_node(writer, "report"))
     builder.add_node("report", report, input_schema=ReportTask, retry_policy=retry)
     joined = AgentAggregateNode(agent, analyst, settings, retry, keep_threads=keep_threads)
+    joined.judge = judge
     builder.add_node("aggregate", as_node(joined, "aggregate"), retry_policy=retry)
     builder.add_edge(START, "router")
     builder.add_edge("rollout", "router")

@@ -37,11 +37,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.nodes import Blocking, Body, DualNode
-from langgraph_parallel.agent.step import prompt_style
 from langgraph_parallel.errors import reported_error
 from langgraph_parallel.metrics import normalize_answer
 from langgraph_parallel.parallel_muse.context import MuseContext, muse_context
-from langgraph_parallel.parallel_muse.report import greedy_call
+from langgraph_parallel.parallel_muse.report import greedy_call, reduction_style
 from langgraph_parallel.parallel_muse.state import Trajectory
 from langgraph_parallel.parallel_muse.uncertainty import answer_confidence
 from langgraph_parallel.prompts import ANALYST_RAW_PRIMER
@@ -119,7 +118,13 @@ class AggregateNode(DualNode):
             ``majority`` (recorded in ``aggregation["fallback"]``).
         defaults: Settings used when the run passes no :class:`MuseContext`.
         retry: The retry policy the node is added with.
+
+    Attributes:
+        judge: ``model`` is not the rollouts' own: it reads in its declared style and samples
+            as built (:mod:`.report`); set by :func:`~.graph.create_parallel_muse_graph`.
     """
+
+    judge: bool = False
 
     def __init__(
         self, model: BaseChatModel | None, defaults: MuseContext, retry: RetryPolicy | None = None
@@ -156,7 +161,7 @@ class AggregateNode(DualNode):
             prompt = ctx.analyst_prompt.format(
                 question=state["question"], n=len(answered), reports=numbered
             )
-            raw = (yield Blocking(prompt_style, (model, ctx))) == "raw"
+            raw = (yield Blocking(reduction_style, (model, ctx, self.judge))) == "raw"
             choices = "|".join(str(k) for k in range(1, len(answered) + 1))
             try:
                 text, counters = yield from greedy_call(
@@ -165,6 +170,7 @@ class AggregateNode(DualNode):
                     ctx,
                     "aggregate",
                     regex=f"<choice>({choices})</choice>" if raw else None,
+                    judge=self.judge,
                 )
             except Exception as exc:  # fall back like unparsable output, and say why
                 text = f"analyst call failed: {reported_error(exc, runtime, self.retry)}"

@@ -22,6 +22,13 @@ A report call is greedy, so trajectories with the same steps and answer (:func:`
 share one call: the router sends one :class:`~.state.ReportTask` per distinct trajectory, listing
 the others in ``copies``, and the node writes a copy for each (``reused_from`` names the source;
 a failed call's stub is shared too).
+
+**A judge of your own.** The loop's model is the reduction's by default; ``model=`` of
+:func:`~.graph.create_parallel_muse_graph` (or any model over an agent) is a *judge*: it writes
+the reports and the analyst's reply in its own prompt style (the run's ``prompt_style`` is the
+rollouts'), bounded by ``report_max_tokens`` but at the sampling it was built with. The nodes set
+``temperature=0`` only on the loop's own model: the paper's GPT-5 judge (and Claude with
+extended thinking) accepts no temperature but 1, and a judge's sampling is the caller's choice.
 """
 
 from __future__ import annotations
@@ -37,14 +44,30 @@ from langgraph_parallel.agent.context import run_context
 from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke
 from langgraph_parallel.agent.policy import policy_of
 from langgraph_parallel.agent.step import prompt_style
-from langgraph_parallel.errors import clean_text, reported_error
+from langgraph_parallel.errors import UserError, clean_text, reported_error
 from langgraph_parallel.models.usage import usage_counters
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.extract import extract_report
 from langgraph_parallel.parallel_muse.state import Report, ReportTask, Trajectory
 from langgraph_parallel.prompts import REPORT_RAW_PRIMER
 
-__all__ = ["ReportNode", "greedy_call", "report_messages", "report_steps", "to_messages"]
+__all__ = [
+    "JUDGE_CANNOT_CONTINUE",
+    "ReportNode",
+    "greedy_call",
+    "reduction_style",
+    "report_messages",
+    "report_steps",
+    "to_messages",
+]
+
+
+JUDGE_CANNOT_CONTINUE = (
+    "report_style='continue' asks the model that ran a trajectory to go on from its own "
+    "transcript (rules, demos and all), which a judge of another model did not write: use "
+    "report_style='model' (or 'auto') with model=..., or leave model=None."
+)
+"""The error of a judge run with ``report_style="continue"``."""
 
 
 def to_messages(messages: list[dict[str, str]]) -> list[BaseMessage]:
@@ -55,15 +78,31 @@ def to_messages(messages: list[dict[str, str]]) -> list[BaseMessage]:
     ]
 
 
+def reduction_style(model: BaseChatModel, ctx: MuseContext, judge: bool) -> str:
+    """Return the prompt style ``model`` reads reduction prompts in (``chat`` or ``raw``).
+
+    A judge (``judge=True``: not the rollouts' own model) reads in the style it declares; the
+    run's ``prompt_style`` is the rollouts' setting and applies to the rollouts' model only.
+    """
+    return policy_of(model).style if judge else prompt_style(model, ctx)
+
+
 def greedy_call(
     model: BaseChatModel,
     messages: list[BaseMessage],
     ctx: MuseContext,
     prefix: str,
     regex: str | None = None,
+    judge: bool = False,
 ) -> Body[tuple[str, dict[str, int]]]:
-    """One greedy call of at most ``report_max_tokens``; returns the text and ``{prefix}_*``."""
-    options: dict[str, Any] = {"max_tokens": ctx.report_max_tokens, "temperature": 0.0}
+    """One call of at most ``report_max_tokens``; returns the text and ``{prefix}_*`` counters.
+
+    Greedy (``temperature=0``) unless ``judge``: a judge samples as it was built (module
+    docstring says why).
+    """
+    options: dict[str, Any] = {"max_tokens": ctx.report_max_tokens}
+    if not judge:
+        options["temperature"] = 0.0
     if regex and policy_of(model).constrained_decoding:
         options["regex"] = regex
     reply = yield Invoke(model, messages, options)
@@ -112,14 +151,21 @@ class ReportNode(DualNode):
         model: Any LangChain chat model; ``None``: every report is extracted (no call).
         defaults: Settings used when the run passes no :class:`MuseContext`.
         retry: The retry policy the node is added with.
+        judge: ``model`` is not the rollouts' own (module docstring: how a judge is called).
     """
 
     def __init__(
-        self, model: BaseChatModel | None, defaults: MuseContext, retry: RetryPolicy | None = None
+        self,
+        model: BaseChatModel | None,
+        defaults: MuseContext,
+        retry: RetryPolicy | None = None,
+        *,
+        judge: bool = False,
     ) -> None:
         self.model = model
         self.defaults = defaults
         self.retry = retry
+        self.judge = judge
 
     def body(self, task: ReportTask, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
         """Return ``{"reports": [report, *copies], "counters": report_* counters}``."""
@@ -135,14 +181,21 @@ class ReportNode(DualNode):
         )
         counters: dict[str, int] = {}
         model = self.model
-        raw = model is not None and (yield Blocking(prompt_style, (model, ctx))) == "raw"
+        raw = (
+            model is not None
+            and (yield Blocking(reduction_style, (model, ctx, self.judge))) == "raw"
+        )
         style = ("extract" if raw else "model") if ctx.report_style == "auto" else ctx.report_style
+        if style == "continue" and self.judge:
+            raise UserError(JUDGE_CANNOT_CONTINUE)
         if style == "extract" or model is None:  # no call (parallel_muse/extract.py says why)
             report["text"] = extract_report(trajectory)
         else:
             messages = report_messages(task["question"], trajectory, ctx, raw)
             try:
-                text, counters = yield from greedy_call(model, messages, ctx, "report")
+                text, counters = yield from greedy_call(
+                    model, messages, ctx, "report", judge=self.judge
+                )
             except Exception as exc:  # reported in the stub; the other reports still count
                 report["error"] = reported_error(exc, runtime, self.retry)
                 answer = trajectory["answer"] or "unknown"
