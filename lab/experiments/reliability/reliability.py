@@ -208,7 +208,11 @@ def _run(run: Run) -> None:
         "rows": rows,
     }
     (run.out / "reliability.json").write_text(json.dumps(payload, indent=2) + "\n")
-    failed = [r["scenario"] for r in rows if r["crashes"] or r["completed"] != r["cases"]]
+    failed = [
+        r["scenario"]
+        for r in rows
+        if r["crashes"] or r["completed"] + r.get("refused", 0) != r["cases"]
+    ]
     if failed:
         raise UserError(f"reliability: crashes or runs not completed in {failed}")
 

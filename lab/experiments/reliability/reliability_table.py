@@ -15,6 +15,7 @@ from typing import Any
 
 from lab.paths import checkout_dir
 from lab.provenance import at_commit, shown_command
+from langgraph_parallel.errors import UserError
 
 __all__ = ["final_state_ok", "markdown", "render_reliability", "scenario"]
 
@@ -42,7 +43,7 @@ def scenario(
     faults: Callable[[], int],
 ) -> dict[str, Any]:
     """Run ``cases`` (graph, invoke kwargs) and count completions, crashes and stop reasons."""
-    tried = completed = crashes = forked = 0
+    tried = completed = crashes = forked = refused = 0
     reasons: Counter[str] = Counter()
     crash_types: Counter[str] = Counter()
     start = time.perf_counter()
@@ -50,6 +51,11 @@ def scenario(
         tried += 1
         try:
             state = graph.invoke({"question": kwargs.pop("question", "Q?")}, **kwargs)
+        except UserError:
+            # Bad input refused at the start with an error naming the fix (a fuzzed question
+            # that is empty once cleaned): the graph's contract, not a crash.
+            refused += 1
+            continue
         except Exception as exc:  # the thing this table counts
             crashes += 1
             crash_types[type(exc).__name__] += 1
@@ -64,6 +70,7 @@ def scenario(
         "faults_injected": faults(),
         "completed": completed,
         "crashes": crashes,
+        "refused": refused,
         "forked": forked if graph_name == "parallel-muse" else None,
         "stop_reasons": dict(reasons.most_common()),
         "crash_types": dict(crash_types),
@@ -80,13 +87,18 @@ def crash_types(row: dict[str, Any]) -> str:
 
 
 def crashes_text(rows: list[dict[str, Any]]) -> str:
-    """``**0 crashes**``, or ``**1 crashes** (RuntimeError 1: sequential, fuzzed ...)``."""
+    """``**0 crashes**``, or ``**1 crash** (sequential, fuzzed ... (RuntimeError 1))``.
+
+    Runs refused at the start (a ``UserError``: bad input, loud by design) are counted apart.
+    """
     crashes = sum(r["crashes"] for r in rows)
     where = "; ".join(
         f"{r['graph']}, {r['scenario']}{crash_types(r)}" for r in rows if r["crashes"]
     )
     word = "crash" if crashes == 1 else "crashes"
-    return f"**{crashes} {word}**" + (f" ({where})" if where else "")
+    refused = sum(r.get("refused", 0) for r in rows)
+    said = f", {refused} refused at the start (bad input, a `UserError`)" if refused else ""
+    return f"**{crashes} {word}**" + (f" ({where})" if where else "") + said
 
 
 def markdown(rows: list[dict[str, Any]], command: str) -> str:
@@ -110,6 +122,8 @@ def markdown(rows: list[dict[str, Any]], command: str) -> str:
     ]
     for r in rows:
         reasons = ", ".join(f"{k} {v}" for k, v in r["stop_reasons"].items())
+        if r.get("refused"):
+            reasons += f"; refused at the start (bad input) {r['refused']}"
         lines.append(
             f"| {r['scenario']} | {r['graph']} | {r['cases']} | {r['faults_injected']} | "
             f"{r['completed']} | {r['crashes']}{crash_types(r)} | "
