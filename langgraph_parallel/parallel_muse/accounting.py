@@ -13,7 +13,8 @@ counters), never from an estimate of what was shared:
 - **regions**: generated tokens inside the reasoning / exploration / answer regions of the
   trajectories' own steps (:func:`~.uncertainty.token_regions`; ``None`` when the model gave no
   logprobs, so a count is never guessed from characters).
-- **reduction** (reports and the analyst): the same four figures, kept apart from the agent.
+- **reduction** (reports and the analyst): the same four figures, kept apart from the agent, so a
+  judge of another model (``create_parallel_muse_graph(..., model=...)``) is costed on its own.
 - **shape**: trajectories, forks, model steps per trajectory (inherited ones included: the
   length a single rollout would have had), and the first fork's step (``first_branch_step``:
   a fork at step 0 shares only the question's prompt, which independent rollouts share too),
