@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langgraph_parallel._version import __version__
     from langgraph_parallel.agent.context import SearchContext
     from langgraph_parallel.agent.run import run_question
     from langgraph_parallel.agent.state import FanOutState, ParallelSearchState
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 # vLLM engine and server process (~1 s and ~1300 modules measured). The imports above are for
 # type checkers.
 _EXPORTS = {
+    "__version__": "langgraph_parallel._version",
     "SearchContext": "langgraph_parallel.agent.context",
     "run_question": "langgraph_parallel.agent.run",
     "FanOutState": "langgraph_parallel.agent.state",
@@ -87,6 +89,7 @@ __all__ = [
     "parallel_search_rollouts",
     "parallel_search_tool",
     "run_question",
+    "__version__",
 ]
 
 
