@@ -190,7 +190,12 @@ class ThinkNode(DualNode):
         except Exception as exc:  # reported per question; see class docstring
             fitted = None
             if is_context_overflow(exc) and not too_long:
-                fitted = yield from self._answer_trimmed(sent, context, sampling, None)
+                # The retry is a model call too: its failure is the step's reported error,
+                # not an exception escaping the graph from inside this handler.
+                try:
+                    fitted = yield from self._answer_trimmed(sent, context, sampling, None)
+                except Exception as retry_exc:  # reported like the first failure
+                    exc = retry_exc
             if fitted is None:
                 reason = f"model_error: {reported_error(exc, runtime, self.retry)}"
                 failed = {"transcript": new, "steps": 1, "answer": None, "stop_reason": reason}

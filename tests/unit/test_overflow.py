@@ -71,6 +71,28 @@ def test_when_even_the_trimmed_transcript_is_too_long_the_error_is_reported() ->
     assert len(model.calls) == 3 and model.calls[-1][-1].text == LEFT_OUT
 
 
+class DiesOnRetry(SmallContext):
+    """Refuses the full prompt, then fails outright on the trimmed retry (an engine that died)."""
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        if any(m.text == LEFT_OUT for m in messages):
+            self._calls.append(list(messages))
+            raise RuntimeError("engine died")
+        return super()._generate(messages, *args, **kwargs)
+
+
+def test_a_trimmed_retry_that_fails_is_reported_not_raised() -> None:
+    # Found by fault injection (sequential graph, fuzzed model): the retry ran inside the
+    # handler of the first failure, so its own failure escaped the graph.
+    model = DiesOnRetry(script=[*SEARCHES[:3], "<answer> a </answer>"])
+    state = run(model)
+    assert state["answer"] is None
+    assert (
+        state["stop_reason"].startswith("model_error: ") and "engine died" in state["stop_reason"]
+    )
+    assert model.calls[-1][-1].text != LEFT_OUT and any(m.text == LEFT_OUT for m in model.calls[-1])
+
+
 def test_an_answer_only_step_that_searches_ends_the_run_with_the_reason() -> None:
     model = SmallContext(script=[*SEARCHES[:3], "<search> again </search>"])
     state = run(model)
