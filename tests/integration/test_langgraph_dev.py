@@ -170,5 +170,72 @@ def test_thread_runs_to_completion_over_http(server: httpx.Client, graph_id: str
         assert values["aggregation"]["join"] == "majority"
         assert "aggregate_calls" not in values["counters"]
     else:
-        assert values["messages"][0]["type"] == "human"  # the transcript is in the thread state
+        assert values["transcript"][0]["type"] == "human"  # the transcript is in the thread state
+        assert values["messages"][0]["content"] == question  # and the chat beside it
         assert values["counters"]["turns"] <= 2
+
+
+TAGS = ("<think>", "</think>", "<search>", "<answer>", "<information>")
+
+
+def chat_stream(
+    client: Any, thread_id: str, graph_id: str, content: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Ask ``content`` on the thread as Agent Chat UI does; return the streamed messages and
+    the thread's chat after the run."""
+    run: dict[str, Any] = {"input": {"messages": [{"role": "user", "content": content}]}}
+    if graph_id != "parallel_search_agent":  # create_agent bounds its own searches
+        run["context"] = RUN_CONTEXT[graph_id]
+    streamed = []
+    for part in client.runs.stream(thread_id, graph_id, stream_mode="messages-tuple", **run):
+        assert part.event != "error", part.data
+        if part.event == "messages":
+            streamed.append(part.data[0])
+    chat = client.threads.get_state(thread_id)["values"]["messages"]
+    return streamed, chat
+
+
+def assert_chat(chat: list[dict[str, Any]], question: str, *, searched: bool = True) -> None:
+    """The chat view: the question, ``search`` calls answered by their tool messages, an answer."""
+    assert chat[0]["type"] == "human" and chat[0]["content"] == question
+    calls = {}
+    for message in chat:
+        if message["type"] == "ai":
+            for call in message.get("tool_calls") or []:
+                assert call["name"] == "search" and list(call["args"]) == ["query_list"], call
+                calls[call["id"]] = call
+        if message["type"] == "tool":
+            assert message["tool_call_id"] in calls, message
+    assert calls or not searched, "no search step in the chat"
+    assert chat[-1]["type"] == "ai" and not chat[-1].get("tool_calls")
+
+
+@pytest.mark.parametrize("graph_id", sorted(GRAPHS))
+def test_every_graph_chats_through_the_official_client(server: httpx.Client, graph_id: str) -> None:
+    """langgraph_sdk, a thread, a run streamed in messages-tuple mode: what Agent Chat UI does."""
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=str(server.base_url), timeout=900)
+    thread = client.threads.create()
+    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    start = time.monotonic()
+    streamed, chat = chat_stream(client, thread["thread_id"], graph_id, question)
+    print(f"{graph_id}: {len(streamed)} streamed messages in {time.monotonic() - start:.1f} s")
+    print(json.dumps([{k: m.get(k) for k in ("type", "content", "tool_calls")} for m in chat]))
+    assert_chat(chat, question)
+    # What the stream carried is the chat, never the model's prompt or its tagged text.
+    assert streamed
+    for message in streamed:
+        text = json.dumps(message.get("content"))
+        assert not any(tag in text for tag in TAGS) or message["type"] == "tool", message
+        assert "Answer each question" not in text, message  # the few-shot prompt's opening
+    if graph_id != "parallel_search":
+        return
+    # A second user message on the thread asks a new question there; the chat keeps both.
+    again = "Who directed Ed Wood?"
+    _, chat2 = chat_stream(client, thread["thread_id"], graph_id, again)
+    assert [m["id"] for m in chat2[: len(chat)]] == [m["id"] for m in chat]
+    assert_chat(chat2[len(chat) :], again, searched=False)
+    state = client.threads.get_state(thread["thread_id"])["values"]
+    assert state["question"] == again and again in state["transcript"][0]["content"]
+    assert question not in state["transcript"][0]["content"]
