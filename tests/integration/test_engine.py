@@ -255,7 +255,7 @@ def test_chat_template_style_runs_the_graph_on_the_engine(chat_model):
     state = graph.invoke({"question": "Who wrote Hamlet?"})
     assert state["counters"]["llm_calls"] >= 1 and state["counters"]["prompt_tokens"] > 0
     assert not state["stop_reason"].startswith("model_error"), state["stop_reason"]
-    assert "<|im_start|>" not in state["messages"][0].content  # the template is the engine's job
+    assert "<|im_start|>" not in state["transcript"][0].content  # the template is the engine's job
 
 
 def test_an_engine_whose_core_process_died_is_started_again_by_the_next_call():
@@ -375,7 +375,7 @@ def test_a_trajectory_whose_context_fills_answers_over_the_trimmed_transcript(ho
     )
     assert state["stop_reason"] == "answered" and state["answer"]  # the answer-only grammar
     assert "context_refusals" not in counters  # counted before sending, never refused
-    assert "<information>" in state["messages"][2].text  # the state keeps the passages
+    assert "<information>" in state["transcript"][2].text  # the state keeps the passages
     model.worker.shutdown()
 
 

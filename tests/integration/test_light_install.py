@@ -42,7 +42,7 @@ SCRIPT = textwrap.dedent(
         {"question": "Which is older, Paris or Rome?"}
     )
     assert state["answer"] == "Paris", state
-    assert "All about Rome." in state["messages"][2].content
+    assert "All about Rome." in state["transcript"][2].content
     heavy = [m for m in ("torch", "vllm", "transformers") if importlib.util.find_spec(m)]
     print("light:", heavy == [], "answer:", state["answer"])
     """

@@ -35,7 +35,7 @@ SCRIPT = [
 
 
 def observation(state: Mapping[str, Any]) -> str:
-    return str(state["messages"][2].content)
+    return str(state["transcript"][2].content)
 
 
 def test_a_langchain_faiss_vector_store_is_searched_as_the_guide_shows() -> None:

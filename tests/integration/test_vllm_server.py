@@ -149,15 +149,15 @@ def test_served_client_prompts_and_constrains_as_the_engine_does(server_url: str
     searcher = CountingSearcher()
     graph = create_parallel_search_graph(model, searcher, max_turns=2, max_tokens=64)
     state = graph.invoke({"question": "Were Scott Derrickson and Ed Wood of the same nationality?"})
-    steps = [m for m in state["messages"] if m.type == "ai"]
+    steps = [m for m in state["transcript"] if m.type == "ai"]
     assert steps and state["counters"]["llm_calls"] == len(steps)
     # The action grammar went to the server as structured outputs: every step is an action.
     assert all(parse_action(str(m.content)).kind != "invalid" for m in steps)
     # The server saw the tokens the in-process engine renders for the same messages.
     tokenizer = AutoTokenizer.from_pretrained(resolve_model("smollm2")[0])
-    first = model.invoke(state["messages"][:1], max_tokens=1)
+    first = model.invoke(state["transcript"][:1], max_tokens=1)
     assert first.usage_metadata is not None
-    expected = len(tokenizer.encode(raw_text(state["messages"][:1])))
+    expected = len(tokenizer.encode(raw_text(state["transcript"][:1])))
     assert first.usage_metadata["input_tokens"] == expected
     logprobs = first.response_metadata["logprobs"]["content"]
     assert len(logprobs) == 1 and len(logprobs[0]["top_logprobs"]) >= 12  # 16, less same-text ids
