@@ -24,6 +24,7 @@ __all__ = [
     "api_url",
     "client_api_key",
     "find_server",
+    "is_local_host",
     "is_loopback",
     "open_url",
     "served_models",
@@ -53,7 +54,16 @@ def api_url(url: str) -> str:
 
 def is_loopback(url: str) -> bool:
     """Return whether ``url`` names this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
-    host = urllib.parse.urlsplit(url).hostname or ""
+    return is_local_host(urllib.parse.urlsplit(url).hostname or "")
+
+
+def is_local_host(host: str) -> bool:
+    """Return whether a server bound to ``host`` is reachable from this machine only.
+
+    ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``) are; ``""`` (every
+    interface, what vLLM binds without ``--host``), ``0.0.0.0``, ``::``, a LAN address and any
+    other name are not.
+    """
     if host == "localhost":
         return True
     try:

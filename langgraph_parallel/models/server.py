@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import ipaddress
 import json
 import os
 import signal
@@ -26,7 +25,12 @@ from typing import Any
 from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.models.engine import core_start_method, engine_defaults
 from langgraph_parallel.models.folders import resolve_model
-from langgraph_parallel.models.served import client_api_key, is_loopback, open_url
+from langgraph_parallel.models.served import (
+    client_api_key,
+    is_local_host,
+    is_loopback,
+    open_url,
+)
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 """The module ``python -m`` runs as the server (the ``vllm`` console script fails on CPU)."""
@@ -83,21 +87,6 @@ def server_flags(
         else:
             command += [f"--{flag}", str(value)]
     return command
-
-
-def is_local_host(host: str) -> bool:
-    """Return whether a server bound to ``host`` is reachable from this machine only.
-
-    ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``) are; ``""`` (every
-    interface, what vLLM binds without ``--host``), ``0.0.0.0``, ``::``, a LAN address and any
-    other name are not.
-    """
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)

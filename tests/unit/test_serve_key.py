@@ -13,13 +13,9 @@ from typing import Any
 import pytest
 
 from langgraph_parallel.apps.cli import main
+from langgraph_parallel.models.served import is_local_host
 from langgraph_parallel.models.served_chat import API_KEY_ENV, ChatVLLMServer, client_api_key
-from langgraph_parallel.models.server import (
-    API_SERVER_MODULE,
-    Listener,
-    is_local_host,
-    server_keys,
-)
+from langgraph_parallel.models.server import API_SERVER_MODULE, Listener, server_keys
 
 _POPEN = subprocess.Popen
 HUB_MODEL = "org/some-model"  # passed to vLLM as it is: nothing is resolved or converted
