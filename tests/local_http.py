@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 
 from tests.servers import free_port
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """A stub service's request handler that answers with JSON bodies."""
+
+    def send_json(self, body: Any) -> None:
+        """Answer 200 with ``body`` as JSON."""
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 @contextmanager

@@ -24,13 +24,12 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.local_http import local_server
+from tests.local_http import JsonHandler, local_server
 
 pytestmark = pytest.mark.integration
 
@@ -104,24 +103,16 @@ def _completion(body: dict[str, Any], requests: list[dict[str, Any]]) -> dict[st
 def scripted_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     requests: list[dict[str, Any]] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def _send(self, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def do_GET(self) -> None:
-            self._send({"object": "list", "data": [{"id": "smollm2-parallel"}]})
+            self.send_json({"object": "list", "data": [{"id": "smollm2-parallel"}]})
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
             if self.path.endswith("/chat/completions"):
                 self.send_error(400, "the scripted server answers raw completions only")
                 return
-            self._send(_completion(body, requests))
+            self.send_json(_completion(body, requests))
 
         def log_message(self, *args: Any) -> None:
             pass

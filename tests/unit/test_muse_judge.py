@@ -26,7 +26,7 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.parallel_muse.accounting import muse_costs
 from langgraph_parallel.prompts import ANALYST_RAW_PRIMER, REPORT_RAW_PRIMER
 from tests.fakes import CountingSearcher
-from tests.local_http import local_server
+from tests.local_http import JsonHandler, local_server
 
 QUESTION = "Which city hosts the Louvre?"
 ANSWERS = {0: "Paris", 1: "London", 2: "London"}  # the vote says London
@@ -128,21 +128,13 @@ class Judge:
 
 
 def judge_handler(judge: Judge) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def send(self, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def do_GET(self) -> None:
-            self.send({"object": "list", "data": [{"id": "judge-7b", "object": "model"}]})
+            self.send_json({"object": "list", "data": [{"id": "judge-7b", "object": "model"}]})
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            self.send(judge.reply(self.path, body))
+            self.send_json(judge.reply(self.path, body))
 
         def log_message(self, *_: Any) -> None:
             pass

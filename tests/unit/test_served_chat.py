@@ -25,7 +25,7 @@ from langgraph_parallel.models.served_chat import ChatVLLMServer, warm_up
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.protocol import STOP_SEQUENCES, action_regex
 from tests.fakes import CountingSearcher
-from tests.local_http import local_server
+from tests.local_http import JsonHandler, local_server
 
 STEP = "<think> two people </think>\n<search> Ed Wood ## Scott Derrickson </search>"
 ANSWER = "<think> both American </think>\n<answer> yes </answer>"
@@ -88,26 +88,18 @@ def _reply(stub: Stub, path: str, body: dict[str, Any]) -> dict[str, Any]:
 def stub_handler(state: Stub) -> type[BaseHTTPRequestHandler]:
     """The stub server's request handler, recording into and answering from ``state``."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def _send(self, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def do_GET(self) -> None:
-            self._send({"object": "list", "data": [{"id": m} for m in state.models]})
+            self.send_json({"object": "list", "data": [{"id": m} for m in state.models]})
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             if self.path == "/reset_prefix_cache":  # vLLM's dev-mode endpoint (serving runs)
-                self._send({})
+                self.send_json({})
                 return
             body = json.loads(raw)
             state.requests.append((self.path, body))
-            self._send(_reply(state, self.path, body))
+            self.send_json(_reply(state, self.path, body))
 
         def log_message(self, *args: Any) -> None:
             pass
