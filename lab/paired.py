@@ -105,9 +105,7 @@ def paired_bootstrap(
     n = len(diffs)
     rng = random.Random(seed)
     means = sorted(sum(rng.choices(diffs, k=n)) / n for _ in range(reps))
-    tail = (1.0 - level) / 2
-    low = means[int(tail * (reps - 1))]
-    high = means[int(round((1.0 - tail) * (reps - 1)))]
+    low, high = _percentile_ends(means, level)
     return PairedDifference(
         n=n,
         a=sum(map(float, a)) / n,
@@ -188,15 +186,21 @@ def paired_ratio(
         # it counts as infinitely large, so it can only widen the interval.
         below = sum(y for _, y in pick)
         ratios.append(sum(x for x, _ in pick) / below if below else float("inf"))
-    ratios.sort()
-    tail = (1.0 - level) / 2
+    low, high = _percentile_ends(sorted(ratios), level)
     return PairedRatio(
         n=n,
         ratio=sum(x for x, _ in pairs) / sum(y for _, y in pairs),
-        low=ratios[int(tail * (reps - 1))],
-        high=ratios[int(round((1.0 - tail) * (reps - 1)))],
+        low=low,
+        high=high,
         level=level,
     )
+
+
+def _percentile_ends(resampled: Sequence[float], level: float) -> tuple[float, float]:
+    """Return the ends of the central ``level`` interval of sorted bootstrap ``resampled``."""
+    tail = (1.0 - level) / 2
+    last = len(resampled) - 1
+    return resampled[int(tail * last)], resampled[int(round((1.0 - tail) * last))]
 
 
 def ratio_by_class(
