@@ -7,12 +7,19 @@ A run of the loop keeps two conversations in its state:
   engine's prefix cache serves its repeated prefixes, and ParallelMuse forks it; it is only ever
   appended to, byte for byte.
 - ``messages`` is what a chat UI (LangGraph Studio's chat, Agent Chat UI) shows, in LangChain's
-  shapes: the user's question (``HumanMessage``); each search step an ``AIMessage`` whose tool
-  call ``search`` carries the step's sub-queries as ``query_list`` (its think as the text); the
-  step's results as that call's ``ToolMessage``; the answer as a plain ``AIMessage``. The tool's
-  name and arguments are those of the ``create_agent`` tool
-  (:func:`~langgraph_parallel.parallel_search.agent_tool.parallel_search_tool`), so both ways in
-  look alike in a chat, and :func:`~.searches.tool_searches` reads either.
+  shapes: the user's question (``HumanMessage``); each search step an ``AIMessage`` (its think
+  as the text) with one ``search`` tool call per sub-query, the sub-query as its
+  ``query_list`` (LangChain's parallel tool calls); each sub-query's result as its call's
+  ``ToolMessage``; the answer as a plain ``AIMessage``. The tool's name and arguments are those
+  of the ``create_agent`` tool
+  (:func:`~langgraph_parallel.parallel_search.agent_tool.parallel_search_tool`), and
+  :func:`~.searches.tool_searches` reads either way in.
+
+Why a call per sub-query rather than one call carrying them all: the act writes each result as
+its branch finishes (:func:`branch_result`), so a chat client watching the ``messages`` stream
+sees the fan-out happen, each result placed under its own call (which branch it is: the
+artifact's ``branch``, ``"turn.index"``), and every provider accepts the conversation (one
+result per call id).
 
 Nodes report what a step did and this module renders it. Why the transcript is written whole
 (:func:`extend_transcript`, an ``Overwrite`` of the full list) rather than appended: LangGraph's
@@ -42,11 +49,12 @@ __all__ = [
     "SEARCH_TOOL",
     "answer_message",
     "asked_question",
+    "branch_result",
     "extend_transcript",
     "question_message",
     "question_to_start",
     "search_call",
-    "search_result",
+    "search_call_ids",
 ]
 
 SEARCH_TOOL = "search"
@@ -142,40 +150,71 @@ def question_message(state: Mapping[str, Any], question: str) -> list[HumanMessa
 
 
 def search_call(think: str | None, queries: Sequence[str]) -> AIMessage:
-    """Return a search step as the chat shows it: its think as text, its sub-queries as a call."""
-    call = {
-        "name": SEARCH_TOOL,
-        "args": {QUERY_LIST: list(queries)},
-        "id": f"call_{uuid.uuid4().hex[:24]}",
-        "type": "tool_call",
-    }
-    return AIMessage(content=think or "", tool_calls=[call])
+    """Return a search step as the chat shows it: its think as text, a call per sub-query.
 
-
-def search_result(
-    state: Mapping[str, Any], observation: str, results: Sequence[Mapping[str, Any]]
-) -> ToolMessage:
-    """Return a search step's results as the chat shows them: the tool result of its call.
-
-    Args:
-        state: The run's state; its chat's last search call is the one answered.
-        observation: The ``<information>`` text the model reads (the tool's content, as the
-            ``create_agent`` tool answers).
-        results: The step's results, one per sub-query (``query``, ``titles``); the artifact
-            is the tool's ``{"queries", "titles"}``.
+    The calls' ids share the step's stem and end with the sub-query's index
+    (:func:`search_call_ids` reads them back in order).
     """
-    call_id = ""
+    stem = f"call_{uuid.uuid4().hex[:20]}"
+    calls = [
+        {
+            "name": SEARCH_TOOL,
+            "args": {QUERY_LIST: [query]},
+            "id": f"{stem}_{i}",
+            "type": "tool_call",
+        }
+        for i, query in enumerate(queries)
+    ]
+    return AIMessage(content=think or "", tool_calls=calls)
+
+
+def search_call_ids(state: Mapping[str, Any]) -> list[str]:
+    """Return the ids of the chat's last search step's calls, in sub-query order (or none)."""
     for message in reversed(state.get("messages") or []):
         calls = [c for c in getattr(message, "tool_calls", None) or [] if c["name"] == SEARCH_TOOL]
         if calls:
-            call_id = str(calls[-1]["id"])
+            return [str(c["id"]) for c in calls]
+        if getattr(message, "type", None) == "human":
             break
+    return []
+
+
+def branch_result(
+    call_id: str,
+    query: str,
+    text: str,
+    titles: Sequence[str],
+    *,
+    turn: int,
+    index: int,
+    error: str | None = None,
+) -> ToolMessage:
+    """Return one sub-query's result as the chat shows it: the tool result of its call.
+
+    Args:
+        call_id: Its call's id (:func:`search_call_ids`).
+        query: The sub-query.
+        text: What the model reads of it (its documents, or why there are none).
+        titles: The titles found.
+        turn: The search turn.
+        index: The sub-query's place in the turn.
+        error: Why the search failed (the message's ``status`` is then ``"error"``).
+
+    The artifact is the ``create_agent`` tool's ``{"queries", "titles"}`` for this one
+    sub-query, with ``turn`` and ``branch`` (``"turn.index"``) saying where it belongs.
+    """
     artifact = {
-        "queries": [str(r["query"]) for r in results],
-        "titles": [list(r.get("titles") or []) for r in results],
+        "queries": [query],
+        "titles": [list(titles)],
+        "turn": turn,
+        "branch": f"{turn}.{index}",
     }
     return ToolMessage(
-        content=observation.strip(), tool_call_id=call_id, name=SEARCH_TOOL, artifact=artifact
+        content=text.strip() or "No documents.",
+        tool_call_id=call_id,
+        name=SEARCH_TOOL,
+        artifact=artifact,
+        status="error" if error else "success",
     )
 
 

@@ -40,7 +40,7 @@ ACT_EXIT = "observe"
 Act = Callable[[StateGraph[Any, Any, Any, Any]], None]
 """Adds the act's nodes to a builder, entered at :data:`ACT_ENTRY`, leaving from
 :data:`ACT_EXIT`, whose update appends the observation to ``transcript`` and shows the step's
-results in the chat (:func:`~.chat.extend_transcript`, :func:`~.chat.search_result`)."""
+results in the chat (:func:`~.chat.extend_transcript`, :func:`~.chat.branch_result`)."""
 
 
 @dataclass(frozen=True)

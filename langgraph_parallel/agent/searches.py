@@ -20,17 +20,21 @@ __all__ = ["tool_searches"]
 def tool_searches(messages: Sequence[BaseMessage], first: int = 0) -> list[dict[str, Any]]:
     """Each sub-query the ``search`` tool ran in a conversation, with the titles it found.
 
-    Read from the tool results' artifacts; ``turn`` counts the conversation's searches, and
-    only results at index ``first`` or later are listed (a forked conversation's own, numbered
-    after the ones it inherited).
+    Read from the tool results' artifacts; ``turn`` counts the conversation's searches (the
+    results of one search step of our graphs' chats, one per sub-query, share the artifact's
+    ``turn``, and count once), and only results at index ``first`` or later are listed (a
+    forked conversation's own, numbered after the ones it inherited).
     """
     found: list[dict[str, Any]] = []
     turn = 0
+    step: object = None
     for index, message in enumerate(messages):
         artifact = message.artifact if isinstance(message, ToolMessage) else None
         if not isinstance(artifact, dict) or "queries" not in artifact:
             continue
-        turn += 1
+        key = ("turn", artifact["turn"]) if "turn" in artifact else ("message", index)
+        if key != step:
+            turn, step = turn + 1, key
         titles = artifact.get("titles") or []
         for i, query in enumerate(artifact["queries"] if index >= first else []):
             shown = titles[i] if i < len(titles) else []

@@ -56,6 +56,8 @@ class SubQuery(TypedDict):
 
     ``group`` (unique per fan-out) and ``size`` (its sub-query count) let the search node
     search the branches of one fan-out in one call; a payload without them searches alone.
+    ``call_id`` (the agent loop's) is the id of the sub-query's call in the chat: the branch
+    answers it there as it finishes.
     """
 
     turn: int
@@ -63,6 +65,7 @@ class SubQuery(TypedDict):
     query: str
     group: NotRequired[str]
     size: NotRequired[int]
+    call_id: NotRequired[str]
 
 
 class SearchResult(TypedDict):

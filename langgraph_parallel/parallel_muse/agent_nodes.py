@@ -41,7 +41,46 @@ from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.reduce import AggregateNode
 from langgraph_parallel.parallel_muse.state import RolloutInput, rollout_start_event
 
-__all__ = ["AgentAggregateNode", "AgentInput", "AgentRolloutNode"]
+__all__ = [
+    "TRAJECTORY_MESSAGE",
+    "AgentAggregateNode",
+    "AgentInput",
+    "AgentRolloutNode",
+    "trajectory_message",
+]
+
+TRAJECTORY_MESSAGE = "parallel_muse_trajectory"
+"""The ``name`` of the chat message showing one finished trajectory (:func:`trajectory_message`)."""
+
+
+def trajectory_message(trajectory: Mapping[str, Any]) -> AIMessage:
+    """Return one finished trajectory as the chat shows it while the others still run.
+
+    The text says which trajectory it is, where it came from (fresh, or forked from its parent
+    at a step) and how it ended; ``response_metadata["trajectory"]`` holds the same as fields
+    (``id``, ``parent``, ``branch_step``, ``round``, ``answer``, ``stop_reason``) for a client
+    that draws the tree. It is the chat's, never the agent's: a next question on the thread
+    does not pass it to the agent (:class:`AgentInput`).
+    """
+    fields = {
+        key: trajectory.get(key)
+        for key in ("id", "parent", "branch_step", "round", "answer", "stop_reason")
+    }
+    origin = "a fresh rollout"
+    if fields["parent"] is not None:
+        origin = f"forked from {fields['parent']} at step {fields['branch_step']}"
+    answer = fields["answer"]
+    ended = f"answers {answer!r}" if answer is not None else f"no answer ({fields['stop_reason']})"
+    return AIMessage(
+        content=f"Trajectory {fields['id']} ({origin}, round {fields['round']}): {ended}.",
+        name=TRAJECTORY_MESSAGE,
+        response_metadata={"trajectory": fields},
+    )
+
+
+def _agent_messages(messages: list[Any]) -> list[Any]:
+    """Return the chat less the trajectory messages this graph showed (not the agent's)."""
+    return [m for m in messages if getattr(m, "name", None) != TRAJECTORY_MESSAGE]
 
 
 class AgentInput(DualNode):
@@ -85,7 +124,7 @@ class AgentInput(DualNode):
             asked = [m.text for m in messages if isinstance(m, HumanMessage)]
             question = state.get("question") or asked_in_thread or (asked[-1] if asked else "")
         else:
-            given = convert_to_messages(state.get("messages") or [])
+            given = _agent_messages(convert_to_messages(state.get("messages") or []))
             if not given and state.get("question") is None:
                 raise UserError(
                     "ParallelMuse needs the agent's input: messages, a question, or "
@@ -161,7 +200,7 @@ class AgentRolloutNode(DualNode):
         return cast(RunnableConfig, config)
 
     def body(self, task: RolloutInput, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
-        """Return ``{"trajectories": [trajectory], "counters": its counters}``."""
+        """Return the trajectory, its counters and its chat message (:func:`trajectory_message`)."""
         ctx = run_context(runtime, self.defaults)
         branch = task["branch"]
         emit(runtime, "rollout_start", **rollout_start_event(branch))
@@ -178,7 +217,12 @@ class AgentRolloutNode(DualNode):
         trajectory = yield Either(read_rollout, aread_rollout, (agent, task, error))
         answer, reason = trajectory["answer"], trajectory["stop_reason"]
         emit(runtime, "rollout_end", rollout=branch["id"], answer=answer, stop_reason=reason)
-        return {"trajectories": [trajectory], "counters": trajectory["counters"]}
+        return {
+            "trajectories": [trajectory],
+            "counters": trajectory["counters"],
+            # The chat sees each trajectory as it finishes (the messages stream emits it now).
+            "messages": [trajectory_message(trajectory)],
+        }
 
 
 def _forward(runtime: Runtime[Any], rollout: str, event: Any) -> None:

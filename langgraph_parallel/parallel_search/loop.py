@@ -43,7 +43,8 @@ def add_fan_out(
         search: A searcher or LangChain retriever.
         context: Build-time settings (``top_k``, ``search_timeout``, ``max_parallel_queries``,
             ``passage_sentences``).
-        as_message: ``observe`` appends the observation to ``messages`` (agent loop).
+        as_message: The agent loop's step: ``observe`` appends the observation to the
+            transcript, and each sub-query's result is shown in the chat as it finishes.
         retry: Retry policy of the ``search`` node (transient errors only).
     """
     node = SearchNode(
@@ -53,14 +54,16 @@ def add_fan_out(
         retry=retry,
         passage_sentences=context.passage_sentences,
     )
-    fan_out = FanOutNode(context.max_parallel_queries, repeats=as_message)
+    fan_out = FanOutNode(context.max_parallel_queries, repeats=as_message, chat=as_message)
     builder.add_node("fan_out", as_node(fan_out, "fan_out"))
     # The Send payload (SubQuery) is not the graph state, which the overloads cannot express.
     search_node = cast(Any, as_node(node, "search"))
     builder.add_node("search", search_node, input_schema=SubQuery, retry_policy=retry)
     observe = ObserveNode(context.max_parallel_queries, as_message=as_message)
     builder.add_node("observe", as_node(observe, "observe"))
-    builder.add_conditional_edges("fan_out", dispatch, ["search", "observe"])
+    # In the agent loop each branch answers its sub-query's call in the chat as it finishes.
+    route = partial(dispatch, chat=True) if as_message else dispatch
+    builder.add_conditional_edges("fan_out", route, ["search", "observe"])
     builder.add_edge("search", "observe")
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
+from langgraph_parallel.agent.chat import branch_result
 from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.nodes import Body, DualNode, Wait
@@ -65,7 +66,7 @@ class SearchNode(DualNode):
         self.retry = retry
 
     def body(self, payload: SubQuery, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
-        """Search ``payload["query"]`` and return its keyed result.
+        """Search ``payload["query"]``; return its keyed result (with a ``call_id``, its message).
 
         On both paths the search itself runs in the batcher's thread pool (the index is
         CPU-bound numpy, and a LangChain retriever is called through ``batch``); an
@@ -100,4 +101,17 @@ class SearchNode(DualNode):
             titles=result["titles"],
             error=result.get("error"),
         )
-        return {"search_results": [result]}
+        update: dict[str, Any] = {"search_results": [result]}
+        if "call_id" in payload:  # the agent loop's chat: this result, as soon as it is found
+            update["messages"] = [
+                branch_result(
+                    payload["call_id"],
+                    payload["query"],
+                    result["text"],
+                    result["titles"],
+                    turn=payload["turn"],
+                    index=payload["index"],
+                    error=result.get("error"),
+                )
+            ]
+        return update

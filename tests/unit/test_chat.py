@@ -17,6 +17,7 @@ from langgraph_parallel.agent.chat import QUERY_LIST, SEARCH_TOOL
 from langgraph_parallel.apps.studio import STUDIO_GRAPHS, studio_graph
 from langgraph_parallel.baselines.direct import create_direct_graph
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.parallel_muse.agent_nodes import TRAJECTORY_MESSAGE
 from langgraph_parallel.parallel_search.agent_tool import parallel_search_tool
 from langgraph_parallel.prompts import FEW_SHOT_RULES as FEW_SHOT
 from tests.fakes import (
@@ -50,7 +51,8 @@ def shapes(messages: list[Any]) -> list[str]:
     out = []
     for m in messages:
         if isinstance(m, AIMessage) and m.tool_calls:
-            out.append(f"search({', '.join(m.tool_calls[0]['args'][QUERY_LIST])})")
+            queries = [q for call in m.tool_calls for q in call["args"][QUERY_LIST]]
+            out.append(f"search({', '.join(queries)})")
         elif isinstance(m, AIMessage):
             out.append(f"ai:{m.content}")
         else:
@@ -92,19 +94,29 @@ def test_parallel_search_takes_messages_or_a_question_and_shows_a_chat(given: An
         "human",
         "search(Scott Derrickson, Ed Wood)",
         "tool",
+        "tool",
         "ai:yes",
     ]
     assert_chat_view(out["messages"])
-    assert out["messages"][1].content == "two people"  # the step's think, without its tags
-    tool = out["messages"][2]
-    assert tool.content.startswith("<information>") and "Title: Title Ed Wood" in tool.content
-    assert tool.artifact["titles"] == [["Title Scott Derrickson"], ["Title Ed Wood"]]
+    step = out["messages"][1]
+    assert step.content == "two people"  # the step's think, without its tags
+    # One call per sub-query (LangChain's parallel tool calls), each answered by its own result.
+    assert [c["args"][QUERY_LIST] for c in step.tool_calls] == [["Scott Derrickson"], ["Ed Wood"]]
+    results = out["messages"][2:4]
+    assert [r.tool_call_id for r in results] == [c["id"] for c in step.tool_calls]
+    assert [r.artifact["branch"] for r in results] == ["1.0", "1.1"]
+    assert [r.artifact["titles"] for r in results] == [
+        [["Title Scott Derrickson"]],
+        [["Title Ed Wood"]],
+    ]
+    assert "Title: Title Ed Wood" in results[1].content and "Ed Wood" not in results[0].content
+    assert all(r.status == "success" for r in results)
     # The model's own transcript: the few-shot prompt, its tagged steps, the observation.
     transcript = out["transcript"]
     assert transcript[0].content.startswith(FEW_SHOT) and QUESTION in transcript[0].content
     assert [m.type for m in transcript] == ["human", "ai", "human", "ai"]
     assert transcript[1].content == SEARCH_THEN_ANSWER[0]
-    assert transcript[2].content == tool.content or tool.content in transcript[2].content
+    assert all(r.content in transcript[2].content for r in results)
     # What the model was sent: the transcript, never the chat.
     assert [m.content for m in model.calls[1]] == [m.content for m in transcript[:3]]
 
@@ -142,9 +154,11 @@ def test_the_stream_in_messages_mode_carries_the_chat_only() -> None:
     graph, _, _ = search_graph()
     streamed = list(graph.stream({"messages": [HumanMessage(QUESTION)]}, stream_mode="messages"))
     sent = [message for message, _ in streamed]
-    assert shapes(sent) == ["search(Scott Derrickson, Ed Wood)", "tool", "ai:yes"]
+    assert shapes(sent) == ["search(Scott Derrickson, Ed Wood)", "tool", "tool", "ai:yes"]
     assert all(FEW_SHOT[:40] not in str(m.content) for m in sent)
-    assert [meta["langgraph_node"] for _, meta in streamed] == ["think", "observe", "answer"]
+    # Each sub-query's result comes from its own branch, as that branch finishes.
+    nodes = [meta["langgraph_node"] for _, meta in streamed]
+    assert nodes == ["think", "search", "search", "answer"]
 
 
 def test_a_second_question_on_a_thread_starts_afresh_and_keeps_the_chat() -> None:
@@ -221,8 +235,28 @@ def test_parallel_muse_shows_the_chosen_trajectory_as_a_chat() -> None:
     )
     out = [data for mode, data in streamed if mode == "values"][-1]
     assert out["answer"] == "x" and len(out["trajectories"]) == 3
-    assert shapes(out["messages"]) == ["human", "search(q0)", "tool", "search(q1)", "tool", "ai:x"]
-    assert_chat_view(out["messages"])
+    # Each trajectory as it finished, then the chosen one's steps and its answer.
+    shown = [m for m in out["messages"] if m.name == TRAJECTORY_MESSAGE]
+    chat = [m for m in out["messages"] if m.name != TRAJECTORY_MESSAGE]
+    assert shapes(chat) == ["human", "search(q0)", "tool", "search(q1)", "tool", "ai:x"]
+    assert_chat_view(chat)
+    fields = [m.response_metadata["trajectory"] for m in shown]
+    by_id = {t["id"]: t for t in out["trajectories"]}
+    assert sorted(f["id"] for f in fields) == sorted(by_id)
+    for f in fields:
+        t = by_id[f["id"]]
+        assert (f["parent"], f["branch_step"], f["answer"]) == (
+            t["parent"],
+            t["branch_step"],
+            t["answer"],
+        )
+    assert any(f["parent"] is not None for f in fields)  # a fork, and it says where from
+    fork = next(m for m in shown if m.response_metadata["trajectory"]["parent"] is not None)
+    assert "forked from t0 at step" in fork.content and "answers 'x'" in fork.content
+    # They reach a chat client live: the messages stream carries them from the rollout node.
+    pairs = [data for mode, data in streamed if mode == "messages"]
+    live = [meta["langgraph_node"] for m, meta in pairs if m.name == TRAJECTORY_MESSAGE]
+    assert live == ["rollout"] * 3
     chosen = next(t for t in out["trajectories"] if t["id"] == out["aggregation"]["chosen"])
     # The trajectory (what reports and forks read) is still the model's transcript.
     opening = chosen["messages"][0]["content"]
@@ -246,7 +280,7 @@ def test_parallel_muse_asks_a_second_question_on_its_thread() -> None:
     assert shapes(second["messages"][:n]) == shapes(first["messages"])
     assert shapes(second["messages"][n:])[0] == "human"
     assert second["messages"][n].content == "Again?"
-    assert_chat_view(second["messages"][n:], "Again?")
+    assert_chat_view([m for m in second["messages"][n:] if m.name != TRAJECTORY_MESSAGE], "Again?")
 
 
 def test_every_studio_graph_takes_messages() -> None:

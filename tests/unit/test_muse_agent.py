@@ -54,6 +54,14 @@ def ask(graph: Any, **config: Any) -> dict[str, Any]:
     return graph.invoke({"messages": [{"role": "user", "content": QUESTION}]}, config or None)
 
 
+def split_chat(messages: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The trajectory messages ParallelMuse showed, and the rest of the chat."""
+    from langgraph_parallel.parallel_muse.agent_nodes import TRAJECTORY_MESSAGE
+
+    shown = [m for m in messages if m.name == TRAJECTORY_MESSAGE]
+    return shown, [m for m in messages if m.name != TRAJECTORY_MESSAGE]
+
+
 def thread_messages(agent: Any, thread_id: str) -> list[Any]:
     return agent.get_state({"configurable": {"thread_id": thread_id}}).values["messages"]
 
@@ -92,7 +100,10 @@ def test_a_create_agent_app_is_forked_at_its_most_uncertain_step_into_new_thread
     # t2 answered "no": the others outvote it; the output holds the chosen conversation.
     assert out["aggregation"]["votes"] == {"yes": 3.0, "no": 1.0}
     assert out["answer"] == "yes" and out["stop_reason"] == "answered"
-    assert out["messages"] == parent and out["counters"]["llm_calls"] == 3 + 2 * 3
+    # (after each trajectory as the chat saw it finish)
+    shown, said = split_chat(out["messages"])
+    assert [m.response_metadata["trajectory"]["id"] for m in shown] == ["t0", "t1", "t2", "t3"]
+    assert said == parent and out["counters"]["llm_calls"] == 3 + 2 * 3
 
 
 def test_branch_temperature_samples_the_forks_only_at_it() -> None:
@@ -328,3 +339,24 @@ def test_under_ainvoke_an_agent_with_async_only_tools_runs_its_async_path() -> N
     assert len(out["trajectories"]) == 3 and out["answer"] == "yes"
     assert all(t["stop_reason"] == "answered" for t in out["trajectories"])
     assert searched  # the tool ran, awaited
+
+
+def test_the_trajectories_shown_in_the_chat_are_not_passed_to_the_agent() -> None:
+    """A next question on the thread: the agent reads the chat, not the trajectory messages."""
+    from langgraph_parallel.parallel_muse.agent_nodes import TRAJECTORY_MESSAGE
+
+    model = SeededAgentModel(reply=three_steps)
+    agent = search_agent(model)
+    graph = muse_agent(agent, budget=2, top_k_steps=1, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "chat"}}
+    first = ask(graph, **config)
+    shown = [m for m in first["messages"] if m.name == TRAJECTORY_MESSAGE]
+    assert [m.response_metadata["trajectory"]["id"] for m in shown] == ["t0", "t1"]
+    second = graph.invoke({"messages": [HumanMessage("And again?")]}, config)
+    assert len(second["trajectories"]) == 2
+    fresh = thread_messages(agent, second["trajectories"][0]["thread_id"])
+    said = fresh[: fresh.index(next(m for m in fresh if m.content == "And again?")) + 1]
+    assert said and all(m.name != TRAJECTORY_MESSAGE for m in said)
+    # The first question's chat is there (question, its steps, its answer), then the new one.
+    assert said[0].content == QUESTION and said[-1].content == "And again?"
+    assert len(said) == len([m for m in first["messages"] if m.name != TRAJECTORY_MESSAGE]) + 1
