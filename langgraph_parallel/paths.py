@@ -95,8 +95,9 @@ def source_commit(root: Path | None = None) -> str:
     """Return the checkout's commit (``-dirty`` if tracked code differs; ``unknown`` outside).
 
     Recorded in ``run.json`` and benchmark summaries so a figure says which code made it. Only
-    the library, the tools and the package metadata count as code: the benchmark's own output
-    files, which a re-run rewrites while it runs, do not make the code dirty.
+    the library, the lab (the experiments and analyses that make the figures), the tools and
+    the package metadata count as code: the benchmark's own output files, which a re-run
+    rewrites while it runs, do not make the code dirty.
 
     Args:
         root: The checkout (default: the one this package is imported from).
@@ -106,7 +107,7 @@ def source_commit(root: Path | None = None) -> str:
         head = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
         ).stdout.strip()
-        code = ["langgraph_parallel", "tools", "pyproject.toml"]
+        code = ["langgraph_parallel", "lab", "tools", "pyproject.toml"]
         diff = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *code], cwd=root)
         dirty = diff.returncode != 0
     except (OSError, subprocess.CalledProcessError):

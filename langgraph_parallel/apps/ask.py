@@ -29,9 +29,8 @@ from langgraph_parallel.apps.arguments import (
     add_retry_argument,
     retry_options,
 )
-from langgraph_parallel.apps.bench_muse import MUSE_GRAPHS
 from langgraph_parallel.apps.daemon import daemon_enabled
-from langgraph_parallel.apps.registry import GRAPH_NAMES
+from langgraph_parallel.apps.registry import GRAPH_NAMES, MUSE_GRAPHS
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.parallel_muse.tree import check_tree_path, draw_tree
 

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.agent.context import PassageBudgetOption
-from langgraph_parallel.apps.bench_muse import MUSE_GRAPHS, MUSE_OPTIONS, fresh_cache_hook
+from langgraph_parallel.apps.bench_muse import MUSE_OPTIONS, fresh_cache_hook
+from langgraph_parallel.apps.registry import MUSE_GRAPHS
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.paths import source_commit
 from langgraph_parallel.protocol import THINK_MAX_CHARS

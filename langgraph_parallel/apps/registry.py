@@ -9,12 +9,31 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.eval.muse_names import INDEPENDENT, PARTIAL
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "AgentName",
+    "GRAPHS",
+    "GRAPH_NAMES",
+    "GraphName",
+    "INDEPENDENT",
+    "MUSE_AGENT",
+    "MUSE_GRAPHS",
+    "PARTIAL",
+    "STUDIO_IDS",
+    "GraphEntry",
+    "build_graph",
+    "default_model",
+    "load_model",
+]
 
 GraphName = Literal[
     "parallel-search",
@@ -31,6 +50,46 @@ GraphName = Literal[
 ]
 GRAPH_NAMES: tuple[str, ...] = get_args(GraphName)
 
+MUSE_AGENT: GraphName = "parallel-muse-agent"
+"""ParallelMuse over the ``create-agent`` app (it forks the agent's checkpointed threads).
+:data:`PARTIAL` and :data:`INDEPENDENT`, the other two ParallelMuse graphs, are named in
+:mod:`~langgraph_parallel.eval.muse_names`, where the harness's reports read them too."""
+
+
+@dataclass(frozen=True)
+class GraphEntry:
+    """What the registry knows of a named graph besides how to build it.
+
+    Attributes:
+        default_model: The embedded model it runs when no model is given.
+        muse: A ParallelMuse graph: it takes ``MuseContext`` settings (``bench``'s ParallelMuse
+            flags) and its output has trajectories and their tree (``ask --tree``).
+        independent: ParallelMuse's baseline, independent rollouts (``rounds=0``).
+    """
+
+    default_model: str
+    muse: bool = False
+    independent: bool = False
+
+
+GRAPHS: dict[str, GraphEntry] = {
+    "parallel-search": GraphEntry("smollm2-parallel"),
+    # Search-R1: the policy trained on the same questions to search one query per turn.
+    "sequential": GraphEntry("smollm2-sequential"),
+    # Closed book: the untrained base answers from its own knowledge (the trained policies
+    # only ever answered after searching).
+    "direct": GraphEntry("smollm2"),
+    PARTIAL: GraphEntry("smollm2-parallel", muse=True),
+    INDEPENDENT: GraphEntry("smollm2-parallel", muse=True, independent=True),
+    "parallel-search-unconstrained": GraphEntry("smollm2-parallel"),
+    "create-agent": GraphEntry("smollm2-parallel"),
+    MUSE_AGENT: GraphEntry("smollm2-parallel", muse=True),
+}
+"""Every name of :data:`GRAPH_NAMES` -> its entry (a test keeps the two the same)."""
+
+MUSE_GRAPHS: tuple[str, ...] = tuple(name for name, entry in GRAPHS.items() if entry.muse)
+"""The ParallelMuse graphs: those ``bench``'s ParallelMuse settings and ``ask --tree`` apply to."""
+
 AgentName = Literal["parallel-search-agent"]
 """langchain's ``create_agent`` with ParallelSearch's tool and middleware: a Studio graph, not a
 ``ask``/``bench`` graph (it takes ``messages``, not a ``question``)."""
@@ -44,19 +103,7 @@ STUDIO_IDS: dict[str, GraphName | AgentName] = {
 }
 """Graph id in ``langgraph.json`` (a Python name, also the compiled graph's name) -> the graph."""
 
-DEFAULT_MODELS: dict[str, str] = {
-    "parallel-search": "smollm2-parallel",
-    "parallel-search-unconstrained": "smollm2-parallel",
-    "create-agent": "smollm2-parallel",
-    "parallel-muse-agent": "smollm2-parallel",
-    "parallel-muse": "smollm2-parallel",
-    "rollouts-majority": "smollm2-parallel",
-    # Search-R1: the policy trained on the same questions to search one query per turn.
-    "sequential": "smollm2-sequential",
-    # Closed book: the untrained base answers from its own knowledge (the trained policies
-    # only ever answered after searching).
-    "direct": "smollm2",
-}
+DEFAULT_MODELS: dict[str, str] = {name: entry.default_model for name, entry in GRAPHS.items()}
 """The embedded model each named graph runs when no model is given."""
 
 
@@ -95,12 +142,12 @@ def build_graph(graph: str, model: Any, search: Any, /, **options: Any) -> Any:
         # One option set serves every name (CLI, harness); the direct graph has no search loop.
         kept = {key: value for key, value in options.items() if key in DIRECT_OPTIONS}
         return create_direct_graph(model, **kept)
-    if graph in ("parallel-muse", "rollouts-majority", "parallel-muse-agent"):
+    if graph in MUSE_GRAPHS:
         from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph
         from langgraph_parallel.parallel_search.loop import parallel_search_rollouts
 
-        context, door = _muse_settings(options, baseline=graph == "rollouts-majority")
-        if graph != "parallel-muse-agent":
+        context, door = _muse_settings(options, baseline=GRAPHS[graph].independent)
+        if graph != MUSE_AGENT:
             budget = options.get("passage_sentences", "auto")
             rollouts = parallel_search_rollouts(model, search, passage_sentences=budget)
             return create_parallel_muse_graph(rollouts, context=context, **door)

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.eval.muse import JOIN_KEYS
+from langgraph_parallel.eval.muse_names import INDEPENDENT, PARTIAL
 
 __all__ = ["SAVING_PLOT", "TREES_FILE", "muse_section", "plot_saving_vs_length", "write_trees"]
 
 TREES_FILE = "trees.md"
 SAVING_PLOT = "muse_saving.png"
-PARTIAL, INDEPENDENT = "parallel-muse", "rollouts-majority"
 
 _COST = (
     "agent_uncached_prefill",
