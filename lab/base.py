@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +91,43 @@ class Experiment:
     limit_means: str = "questions"
     settings: Mapping[str, Any] = field(default_factory=dict)
     measures: tuple[str, ...] = ()
+
+    @staticmethod
+    def write_tables(
+        out: Path,
+        name: str,
+        result: Mapping[str, Any],
+        page: str | None = None,
+        *,
+        indent: int = 2,
+        page_name: str | None = None,
+    ) -> Path:
+        """Write a result's tables into ``out``: ``NAME.json``, and its page ``NAME.md``.
+
+        What every experiment and analysis of the lab does when it ends, written once: the
+        folder is made, the JSON written with ``indent`` and a final newline, the page (when
+        given) beside it and printed; without a page, where the JSON went is printed.
+
+        Args:
+            out: The folder (made if missing).
+            name: The files' stem.
+            result: What the JSON holds.
+            page: The Markdown page of ``result`` (``None``: a JSON file alone).
+            indent: The JSON's indent (the committed files' own: 1 or 2).
+            page_name: The page's file name, where it is not ``NAME.md``.
+
+        Returns:
+            The JSON file's path.
+        """
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / f"{name}.json"
+        path.write_text(json.dumps(result, indent=indent) + "\n", encoding="utf-8")
+        if page is None:
+            print(f"wrote {path}")
+            return path
+        (out / (page_name or f"{name}.md")).write_text(page, encoding="utf-8")
+        print(page)
+        return path
 
 
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}

@@ -13,7 +13,6 @@ weights', not sampling noise).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from lab.base import Experiment, Run
@@ -99,9 +98,7 @@ def _run(run: Run) -> None:
         part.pop("parallel_over_sequential", None)
         part["changes"] = {name: changes(rows, first, name) for name in models if name != first}
         result["datasets"][dataset_name] = part
-    (run.out / "grpo.json").write_text(json.dumps(result, indent=2) + "\n")
-    (run.out / "grpo.md").write_text(markdown(result))
-    print(markdown(result))
+    Experiment.write_tables(run.out, "grpo", result, markdown(result))
 
 
 EXPERIMENT = Experiment(

@@ -119,9 +119,7 @@ def _run(run: Run) -> None:
         )
     rows = [r for r in results_in(run.out) if r["graph"] in AGENTS]
     result = {**analyse(rows), "command": run.command}
-    (run.out / "parallel_search.json").write_text(json.dumps(result, indent=2) + "\n")
-    (run.out / "parallel_search.md").write_text(markdown(result, run.command))
-    print(markdown(result, run.command))
+    Experiment.write_tables(run.out, "parallel_search", result, markdown(result, run.command))
 
 
 EXPERIMENT = Experiment(

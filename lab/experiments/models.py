@@ -47,9 +47,7 @@ def _run(run: Run) -> None:
         results[model] = analyse(results_in(out))
         body = markdown(results[model], run.command).split("\n", 4)[4]  # no title, no command
         sections.append(f"## {model}\n\n" + body.replace("## ", "### "))
-    (run.out / "models.json").write_text(json.dumps(results, indent=2) + "\n")
-    (run.out / "models.md").write_text("\n".join(sections))
-    print("\n".join(sections))
+    Experiment.write_tables(run.out, "models", results, "\n".join(sections))
 
 
 EXPERIMENT = Experiment(

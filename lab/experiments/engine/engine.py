@@ -97,10 +97,7 @@ def _run(run: Run) -> None:
             "cached_prompt_tokens_second": second["input_token_details"]["cache_read"],
         },
     }
-    run.out.mkdir(parents=True, exist_ok=True)
-    (run.out / "engine.json").write_text(json.dumps(result, indent=2) + "\n")
-    (run.out / "engine.md").write_text(_markdown(result, repeats))
-    print(json.dumps({k: v for k, v in result.items() if k != "runs"}, indent=2))
+    Experiment.write_tables(run.out, "engine", result, _markdown(result, repeats))
 
 
 EXPERIMENT = Experiment(

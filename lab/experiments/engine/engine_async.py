@@ -212,10 +212,7 @@ def _run(run: Run) -> None:
             print(name, json.dumps({k: v for k, v in level.items() if k != "rows"}), flush=True)
         thread_level, async_level = (result["engines"][n][-1] for n in order)
         async_level["same_answers_as_thread"] = same_answers(thread_level, async_level)
-    run.out.mkdir(parents=True, exist_ok=True)
-    (run.out / "engines.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    (run.out / "table.md").write_text(table(result), encoding="utf-8")
-    print(table(result))
+    Experiment.write_tables(run.out, "engines", result, table(result), page_name="table.md")
 
 
 EXPERIMENT = Experiment(

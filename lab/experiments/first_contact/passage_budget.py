@@ -15,7 +15,6 @@ lab.experiments.first_contact.passage_budget --out benchmarks/retrieval/passage_
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import shlex
 import sys
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lab.base import Experiment
 from langgraph_parallel.jsonl import read_objects
 from langgraph_parallel.models.cpu import machine
 from langgraph_parallel.paths import repo_data_dir, source_commit
@@ -228,10 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = shlex.join(sys.argv[1:] if argv is None else argv)
     command = f"python -m lab.experiments.first_contact.passage_budget {given}"
     summary = {"command": command, **measure(args.top_k)}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(json.dumps(summary["budgets"], indent=2))
+    Experiment.write_tables(Path(args.out), "summary", summary)
     return 0
 
 

@@ -210,14 +210,12 @@ def _run(run: Run) -> None:
         result["cold_ask_s"] = [cold_ask(name), cold_ask(name)]
         results["settings"][name] = result
         print(name, result["summary"], result["cold_ask_s"], flush=True)
-    run.out.mkdir(parents=True, exist_ok=True)
     path = run.out / "latency.json"
     if path.exists():  # keep the served part of an earlier run
         earlier = json.loads(path.read_text(encoding="utf-8"))
         if "served" in earlier:
             results["served"] = earlier["served"]
-    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {path}")
+    Experiment.write_tables(run.out, "latency", results)
 
 
 EXPERIMENT = Experiment(

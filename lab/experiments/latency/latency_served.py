@@ -96,7 +96,6 @@ def served(questions: int, log: Path) -> dict[str, Any]:
 
 def _run(run: Run) -> None:
     run.uses("smollm2-parallel")
-    run.out.mkdir(parents=True, exist_ok=True)
     path = run.out / "latency.json"
     results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     results["served"] = {
@@ -105,8 +104,7 @@ def _run(run: Run) -> None:
         **served(run.limit or 20, run.out / "serve.log"),
     }
     print("served", results["served"]["summary"], flush=True)
-    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {path}")
+    Experiment.write_tables(run.out, "latency", results)
 
 
 EXPERIMENT = Experiment(

@@ -201,10 +201,8 @@ def _run_main(run: Run) -> None:
         result["datasets"][name] = analyse(rows)
         everything += rows
     result["all"] = analyse(everything)
-    (run.out / TABLE).write_text(json.dumps(result, indent=2) + "\n")
+    Experiment.write_tables(run.out, Path(TABLE).stem, result, markdown(result))
     draw_saving(run.out)
-    (run.out / "parallel_muse.md").write_text(markdown(result))
-    print(markdown(result))
 
 
 def _run_sweep(run: Run) -> None:
@@ -228,9 +226,7 @@ def _run_sweep(run: Run) -> None:
         rows = one(PARTIAL, name, SWEEP[name])
         ids = {r["id"] for r in rows}
         result["runs"][name] = analyse(rows + [r for r in baseline if r["id"] in ids])
-    (run.out / "sweep.json").write_text(json.dumps(result, indent=2) + "\n")
-    (run.out / "sweep.md").write_text(sweep_markdown(result))
-    print(sweep_markdown(result))
+    Experiment.write_tables(run.out, "sweep", result, sweep_markdown(result))
 
 
 EXPERIMENT = Experiment(

@@ -18,7 +18,6 @@ counts), with the ids of those that differ.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -116,9 +115,7 @@ def _run(run: Run) -> None:
         result["samples"][name] = compare(rows)
         everything += [{**r, "id": f"{name}/{r['id']}"} for r in rows]
     result["samples"]["all"] = compare(everything)
-    (run.out / "muse_agent.json").write_text(json.dumps(result, indent=1) + "\n")
-    (run.out / "muse_agent.md").write_text(markdown(result))
-    print(markdown(result))
+    Experiment.write_tables(run.out, "muse_agent", result, markdown(result), indent=1)
 
 
 EXPERIMENT = Experiment(

@@ -11,7 +11,6 @@ or a case not completed, fails (status 1) after writing the table.
 
 from __future__ import annotations
 
-import json
 import random
 import uuid
 from collections.abc import Callable, Iterator
@@ -197,8 +196,6 @@ def run_all(scale: float, cap: int | None = None) -> list[dict[str, Any]]:
 
 def _run(run: Run) -> None:
     rows = run_all(run.settings["scale"], run.limit)
-    run.out.mkdir(parents=True, exist_ok=True)
-    (run.out / "reliability.md").write_text(markdown(rows, run.command), encoding="utf-8")
     payload = {
         "command": run.command,
         "commit": source_commit(),
@@ -207,7 +204,7 @@ def _run(run: Run) -> None:
         "limit": run.limit,
         "rows": rows,
     }
-    (run.out / "reliability.json").write_text(json.dumps(payload, indent=2) + "\n")
+    Experiment.write_tables(run.out, "reliability", payload, markdown(rows, run.command))
     failed = [
         r["scenario"]
         for r in rows

@@ -237,8 +237,7 @@ def _run(run: Run) -> None:
             measure(f"pool + perturbed copies to {scale:,}", grow(real, scale), queries),
         ],
     }
-    run.out.mkdir(parents=True, exist_ok=True)
-    (run.out / "large.json").write_text(json.dumps(report, indent=1) + "\n")
+    Experiment.write_tables(run.out, "large", report, indent=1)
 
 
 EXPERIMENT = Experiment(

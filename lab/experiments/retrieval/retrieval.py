@@ -104,10 +104,7 @@ def _run(run: Run) -> None:
             }
             print(name, kind, block[kind], flush=True)
         results[name] = block
-    run.out.mkdir(parents=True, exist_ok=True)
-    path = run.out / "retrieval.json"
-    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {path}")
+    Experiment.write_tables(run.out, "retrieval", results)
 
 
 EXPERIMENT = Experiment(

@@ -157,8 +157,8 @@ def finish(result: dict[str, Any], levels: list[int], out: Path) -> None:
     one = next(lv for lv in result["levels"] if lv["concurrency"] == levels[0])
     top = next(lv for lv in result["levels"] if lv["concurrency"] == levels[-1])
     result["speedup"] = round(top["throughput_q_per_s"] / one["throughput_q_per_s"], 2)
-    (out / "serving.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"speedup {levels[-1]} vs {levels[0]}: {result['speedup']}x; wrote {out}/serving.json")
+    print(f"speedup {levels[-1]} vs {levels[0]}: {result['speedup']}x")
+    Experiment.write_tables(out, "serving", result)
 
 
 _MEASURED = tuple(

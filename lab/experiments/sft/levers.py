@@ -18,12 +18,12 @@ Run: ``python -m lab.experiments.sft.levers --whole W.jsonl --budget B.jsonl --o
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
 from typing import Any
 
+from lab.base import Experiment
 from langgraph_parallel.jsonl import read_rows
 from langgraph_parallel.models.cpu import machine
 from langgraph_parallel.paths import source_commit
@@ -136,10 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         "reps": args.reps,
         "settings": measure(files, args.reps, args.model),
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "levers.json").write_text(json.dumps(summary, indent=1) + "\n")
-    print(json.dumps(summary["settings"], indent=1))
+    Experiment.write_tables(Path(args.out), "levers", summary, indent=1)
     return 0
 
 

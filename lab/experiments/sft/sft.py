@@ -153,11 +153,9 @@ def _run(run: Run) -> None:
             rows += results_in(folder)
         result["datasets"][name] = analyse(rows)
     result["prompt_tokens"] = prompt_saving()
-    (run.out / "sft.json").write_text(json.dumps(result, indent=2) + "\n")
-    (run.out / "sft.md").write_text(markdown(result))
+    Experiment.write_tables(run.out, "sft", result, markdown(result))
     if s["update_cards"]:
         update_cards(result, run.out)
-    print(markdown(result))
 
 
 EXPERIMENT = Experiment(
