@@ -198,10 +198,10 @@ def _search_agent(
 ) -> Any:
     """Return ``create_agent`` with ParallelSearch's tool and middleware, under ``options``.
 
-    ``top_k``, ``passage_sentences`` and ``max_turns`` (the middleware's ``max_searches``) are
-    the graphs' settings; ``studio`` names the agent ``options["name"]`` (it is served itself);
-    ``checkpointed`` gives it an ``InMemorySaver`` of its own, which ParallelMuse forks it
-    through (a served graph or a subgraph uses its caller's instead).
+    ``top_k``, ``passage_sentences`` and ``max_turns`` are the graphs' settings, under the
+    same names in the tool and the middleware; ``studio`` names the agent ``options["name"]``
+    (it is served itself); ``checkpointed`` gives it an ``InMemorySaver`` of its own, which
+    ParallelMuse forks it through (a served graph or a subgraph uses its caller's instead).
     """
     from langchain.agents import create_agent
     from langgraph.checkpoint.memory import InMemorySaver
@@ -212,13 +212,13 @@ def _search_agent(
     budget = options.get("passage_sentences", "auto")
     tool = parallel_search_tool(
         search,
-        k=options.get("top_k", 3),
+        top_k=options.get("top_k", 3),
         passage_sentences=_declared_budget(model) if budget == "auto" else budget,
     )
     return create_agent(
         model,
         tools=[tool],
-        middleware=[ParallelSearchMiddleware(max_searches=options.get("max_turns", 4))],
+        middleware=[ParallelSearchMiddleware(max_turns=options.get("max_turns", 4))],
         name=options.get("name") if studio else None,
         checkpointer=InMemorySaver() if checkpointed else None,
     )

@@ -10,8 +10,10 @@ Why a ``BaseTool`` with a JSON-schema ``args_schema``: the model is shown a list
 nothing validates before the tool runs, so every shape other providers send reaches
 :func:`~langgraph_parallel.protocol.search_queries` (a list, one string split on ``##``, a
 JSON-encoded list) and a malformed call is answered with text saying what to send
-(:data:`~langgraph_parallel.prompts.SEARCH_CALL_ERROR`), not an exception. Settings are fields,
-so :class:`~.middleware.ParallelSearchMiddleware` can run a copy under its own cap.
+(:data:`~langgraph_parallel.prompts.SEARCH_CALL_ERROR`), not an exception. The settings are
+the graph's, under the graph's names (``top_k``, ``max_parallel_queries``, ``search_timeout``);
+the cap is the tool's alone (:class:`~.middleware.ParallelSearchMiddleware` tells the model the
+tool's number and cuts nothing itself).
 
 Inside an agent the tool also reads the conversation (langgraph's ``ToolRuntime``, injected as
 ``runtime``; the model never sees it): a sub-query an earlier search of the conversation ran is
@@ -30,11 +32,12 @@ from typing import Annotated, Any, Literal
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.tools.base import ArgsSchema
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, model_validator
 
 from langgraph_parallel.agent.checks import check_search_timeout
 from langgraph_parallel.agent.searches import tool_searches
 from langgraph_parallel.errors import reported_error
+from langgraph_parallel.parallel_search.renamed import RENAMED, renamed_keywords
 from langgraph_parallel.parallel_search.turn import (
     REPEATED,
     SEARCH_POOL,
@@ -73,6 +76,9 @@ QUERY_LIST_SCHEMA: dict[str, Any] = {
     "required": ["query_list"],
 }
 """The arguments the model is shown: ``{"query_list": ["...", ...]}``."""
+
+_TOOL_RENAMED = {old: RENAMED[old] for old in ("k", "max_sub_queries", "timeout")}
+"""The tool's old names of the graph's settings."""
 
 
 class _Injected(BaseModel):
@@ -113,13 +119,14 @@ class ParallelSearchTool(BaseTool):
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     searcher: Any
     """A :class:`~langgraph_parallel.retrieval.search.Searcher` or a LangChain retriever."""
-    k: int = Field(default=3, ge=1)
+    top_k: int = Field(default=3, ge=1)
     """Passages per sub-query."""
-    max_sub_queries: int = Field(default=DEFAULT_MAX_PARALLEL_QUERIES, ge=1)
-    """Sub-queries searched per call; the rest are named in the observation, not searched."""
+    max_parallel_queries: int = Field(default=DEFAULT_MAX_PARALLEL_QUERIES, ge=1)
+    """Sub-queries searched per call; the rest are named in the observation, not searched.
+    The tool is the one owner of this cap: the middleware's instruction states it."""
     passage_sentences: int | None = Field(default=None, ge=1)
     """Show each passage's title and first N sentences (``None``: whole passages)."""
-    timeout: float = Field(default=60.0, gt=0)
+    search_timeout: float = Field(default=60.0, gt=0)
     """Seconds before an unfinished sub-query is reported as timed out."""
     dedupe_passages: bool = False
     """List a passage that several sub-queries found once, under the one ranking it highest
@@ -129,6 +136,16 @@ class ParallelSearchTool(BaseTool):
     :data:`~.turn.REPEATED` instead of searching it again, as the graph's loop does."""
 
     _batcher: SearchBatcher = PrivateAttr()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        """Take the fields' old names (``k``, ``max_sub_queries``, ``timeout``) for one release."""
+        if not isinstance(data, dict) or not set(data) & set(_TOOL_RENAMED):
+            return data
+        old = {key: data[key] for key in _TOOL_RENAMED if key in data}
+        kept = {key: value for key, value in data.items() if key not in old}
+        return {**kept, **renamed_keywords("ParallelSearchTool", old, _TOOL_RENAMED)}
 
     def model_post_init(self, context: Any, /) -> None:
         """Adapt the searcher (a retriever is wrapped) and set up the batched search."""
@@ -145,7 +162,7 @@ class ParallelSearchTool(BaseTool):
         call = self._start(args)
         if isinstance(call, tuple):
             return call
-        concurrent.futures.wait([f for f in call.futures if f], timeout=self.timeout)
+        concurrent.futures.wait([f for f in call.futures if f], timeout=self.search_timeout)
         return self._observe(call)
 
     async def _arun(self, **args: Any) -> tuple[str, dict[str, Any]]:
@@ -156,7 +173,7 @@ class ParallelSearchTool(BaseTool):
         futures = [asyncio.wrap_future(f) for f in call.futures if f]
         waiting = asyncio.gather(*futures, return_exceptions=True)
         with contextlib.suppress(asyncio.TimeoutError):  # not the builtin one before 3.11
-            await asyncio.wait_for(waiting, self.timeout)
+            await asyncio.wait_for(waiting, self.search_timeout)
         return self._observe(call)
 
     def _start(self, args: dict[str, Any]) -> _Call | tuple[str, dict[str, Any]]:
@@ -166,12 +183,12 @@ class ParallelSearchTool(BaseTool):
         if error is not None:
             text = SEARCH_CALL_ERROR.format(error=error, tool=self.name)
             return text, {"counters": {"invalid_steps": 1}, "error": error, "queries": []}
-        run, skipped = cap_queries(queries, self.max_sub_queries)
+        run, skipped = cap_queries(queries, self.max_parallel_queries)
         again = repeated(run, self._earlier(runtime) if self.skip_repeats else [])
         todo = sum(not a for a in again)
         group = uuid.uuid4().hex  # they all arrive at once: one batch_search for the group
         futures = [
-            None if a else self._batcher.submit(q, self.k, group=group, size=todo)
+            None if a else self._batcher.submit(q, self.top_k, group=group, size=todo)
             for q, a in zip(run, again, strict=True)
         ]
         return _Call(run, skipped, futures)
@@ -188,7 +205,7 @@ class ParallelSearchTool(BaseTool):
             return REPEATED
         if not future.done() or future.cancelled():
             future.cancel()
-            return timed_out(self.timeout)
+            return timed_out(self.search_timeout)
         exc = future.exception()
         if exc is None:
             return future.result()
@@ -225,19 +242,20 @@ class ParallelSearchTool(BaseTool):
             "duplicate_passages": duplicates,
         }
         results = [(q, s.text) for q, s in zip(call.run, shown, strict=True)]
-        return format_observation(results, call.skipped, limit=self.max_sub_queries), artifact
+        return format_observation(results, call.skipped, limit=self.max_parallel_queries), artifact
 
 
 def parallel_search_tool(
     search: SearchSource,
-    k: int = 3,
+    top_k: int = 3,
     *,
-    max_sub_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
+    max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES,
     passage_sentences: int | None = None,
-    timeout: float = 60.0,
+    search_timeout: float = 60.0,
     dedupe_passages: bool = False,
     skip_repeats: bool = True,
     name: str = "search",
+    **deprecated: Any,
 ) -> ParallelSearchTool:
     """Return ParallelSearch as a LangChain tool, named ``search``, for ``create_agent``.
 
@@ -247,13 +265,14 @@ def parallel_search_tool(
     Args:
         search: A :class:`~langgraph_parallel.retrieval.search.Searcher` (e.g. ``CorpusIndex``,
             ``default_index()``) or any LangChain ``BaseRetriever``.
-        k: Passages per sub-query.
-        max_sub_queries: Sub-queries searched per call (``ParallelSearchMiddleware`` sets its
-            own); the rest are named in the observation as not searched.
+        top_k: Passages per sub-query.
+        max_parallel_queries: Sub-queries searched per call; the rest are named in the
+            observation as not searched (the tool owns this cap; ``ParallelSearchMiddleware``'s
+            instruction tells the model the same number).
         passage_sentences: Show each passage's title and first N sentences; ``None``: whole
             passages. A trained policy should read the budget it was trained with: pass
             ``model.passage_sentences``.
-        timeout: Seconds before an unfinished sub-query is reported as timed out.
+        search_timeout: Seconds before an unfinished sub-query is reported as timed out.
         dedupe_passages: List a passage that several sub-queries found once, under the one
             that ranks it highest (fewer tokens; an observation the graph's policies were not
             trained on). ``False``, the default, gives exactly the graph's observation.
@@ -261,20 +280,27 @@ def parallel_search_tool(
             conversation ran; the observation says so (the graph loop's rule, its
             ``skip_repeats``).
         name: The tool's name; the embedded policies call a tool named ``search``.
+        **deprecated: The old names ``k``, ``max_sub_queries`` and ``timeout``, taken for one
+            release with a ``DeprecationWarning`` (:mod:`.renamed`).
 
     Raises:
-        UserError: ``search`` is neither a searcher nor a retriever, or ``timeout`` is not a
-            number of seconds above 0. A searcher that returns anything but passages raises
-            it at the first call.
+        UserError: ``search`` is neither a searcher nor a retriever, or ``search_timeout`` is
+            not a number of seconds above 0. A searcher that returns anything but passages
+            raises it at the first call.
+        TypeError: A keyword that is neither a setting nor an old name of one.
     """
-    check_search_timeout(timeout, "timeout")
+    settings: dict[str, Any] = {
+        "top_k": top_k,
+        "max_parallel_queries": max_parallel_queries,
+        "search_timeout": search_timeout,
+    }
+    settings.update(renamed_keywords("parallel_search_tool", deprecated, _TOOL_RENAMED))
+    check_search_timeout(settings["search_timeout"], "search_timeout")
     return ParallelSearchTool(
         name=name,
         searcher=search,
-        k=k,
-        max_sub_queries=max_sub_queries,
         passage_sentences=passage_sentences,
-        timeout=timeout,
+        **settings,
         dedupe_passages=dedupe_passages,
         skip_repeats=skip_repeats,
     )

@@ -216,10 +216,12 @@ SEARCH_CALL_ERROR = (
 PARALLEL_SEARCH_TOOL_INSTRUCTION = (
     "When a question has parts that do not depend on each other, search for them together: "
     "call the `{tool}` tool once with every independent part as its own entry of `query_list` "
-    "(at most {max_sub_queries}); they are searched in parallel and each one's results come "
-    "back under its own [query] heading. Search one thing at a time when a query needs an "
+    "(at most {max_parallel_queries}); they are searched in parallel and each one's results "
+    "come back under its own [query] heading. Search one thing at a time when a query needs an "
     "earlier result."
 )
+"""The decomposition instruction ``ParallelSearchMiddleware`` adds to a chat model's system
+prompt. Placeholders ``{tool}`` and ``{max_parallel_queries}`` (the search tool's cap)."""
 
 
 # Direct baseline (no retrieval): one model call that answers from the model's own knowledge.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from langgraph_parallel import ParallelSearchMiddleware, parallel_search_tool
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.parallel_search.agent_middleware import SearchTurnLimitMiddleware
 from langgraph_parallel.parallel_search.turn import LISTED_ELSEWHERE
 from langgraph_parallel.prompts import PARALLEL_SEARCH_TOOL_INSTRUCTION
 from langgraph_parallel.protocol import format_observation
@@ -191,7 +193,7 @@ def test_the_graph_and_the_tool_show_a_policy_byte_equal_observations_by_default
     )
     state = graph.invoke({"question": "Q?"})
     observation = state["transcript"][2].content
-    tool = parallel_search_tool(searcher, k=2, max_sub_queries=5, passage_sentences=1)
+    tool = parallel_search_tool(searcher, top_k=2, max_parallel_queries=5, passage_sentences=1)
     content = tool.invoke({"query_list": queries})
     assert "Search error (search failed:" in content and "Not searched" in content
     assert content.count("Shared") == 3  # repeats included, as the graph shows them
@@ -238,7 +240,7 @@ def test_a_sub_query_searched_before_is_not_searched_again_the_same_in_graph_and
     assert tool_searcher.batches == graph_searcher.batches
     counters = [m.artifact["counters"].get("repeat_skips", 0) for m in tool_messages(state)]
     assert counters == [0, 1, 2]
-    # Through the middleware (which runs the tool under its own cap) and into its counters.
+    # Through the middleware and into its counters.
     state, _, searcher = run_agent(
         [search_call({"query_list": t}, f"call_{i}") for i, t in enumerate(turns)]
         + [AIMessage("a")],
@@ -280,22 +282,25 @@ def _with_extra(search: Any) -> Any:
     return batch_search
 
 
-def test_the_middleware_caps_sub_queries_and_says_which_were_not_searched() -> None:
+def test_the_cap_is_the_tools_and_the_instruction_states_it() -> None:
     args = {"query_list": ["q1", "q2", "q3", "q4", "q5"]}
-    # The tool alone would run 10; the middleware's cap (4) is the one that applies.
-    state, _, searcher = run_agent(
-        [search_call(args), "done"], middleware=[ParallelSearchMiddleware()], max_sub_queries=10
+    state, model, searcher = run_agent(
+        [search_call(args), "done"],
+        middleware=[ParallelSearchMiddleware()],
+        max_parallel_queries=3,
     )
-    assert searcher.batches == [["q1", "q2", "q3", "q4"]]
+    assert searcher.batches == [["q1", "q2", "q3"]]
     (observation,) = tool_messages(state)
-    assert "Not searched (limit of 4 sub-queries per turn): q5" in observation.content
-    assert observation.artifact["skipped"] == ["q5"]
-    assert observation.artifact["counters"]["sub_queries"] == 4
+    assert "Not searched (limit of 3 sub-queries per turn): q4 ## q5" in observation.content
+    assert observation.artifact["skipped"] == ["q4", "q5"]
+    assert observation.artifact["counters"]["sub_queries"] == 3
+    # The model is told the tool's number, on every call.
+    assert all("(at most 3)" in call[0].content for call in model.calls)
     # The model's own message keeps all five, as the graph's transcript does.
     assert state["messages"][1].tool_calls[0]["args"] == args
 
 
-def test_the_middleware_caps_a_search_tool_of_your_own_too() -> None:
+def test_the_middleware_cuts_no_query_list_of_a_search_tool_of_your_own() -> None:
     seen: list[list[str]] = []
 
     @tool
@@ -305,16 +310,23 @@ def test_the_middleware_caps_a_search_tool_of_your_own_too() -> None:
         return f"results for {len(query_list)}"
 
     model = ToolCallingChatModel(script=[search_call({"query_list": list("abcde")}), "done"])
-    agent = create_agent(model, tools=[search], middleware=[ParallelSearchMiddleware(3)])
+    agent = create_agent(model, tools=[search], middleware=[ParallelSearchMiddleware()])
     state = agent.invoke({"messages": [HumanMessage("q?")]})
-    assert seen == [["a", "b", "c"]]
+    assert seen == [list("abcde")]  # your tool, your cap
     (observation,) = tool_messages(state)
-    assert observation.content.startswith("results for 3")
-    assert "Not searched (limit of 3 sub-queries per turn): d ## e" in observation.content
+    assert observation.content == "results for 5"
+    # Its instruction advises the default number; no counters come from a plain result.
+    assert "(at most 4)" in model.calls[0][0].content
+    assert state["counters"] == {
+        "llm_calls": 2,
+        "prompt_tokens": 20,
+        "cached_prompt_tokens": 4,
+        "completion_tokens": 10,
+    }
 
 
 def test_the_middleware_adds_the_instruction_to_the_system_prompt() -> None:
-    instruction = PARALLEL_SEARCH_TOOL_INSTRUCTION.format(tool="search", max_sub_queries=4)
+    instruction = PARALLEL_SEARCH_TOOL_INSTRUCTION.format(tool="search", max_parallel_queries=4)
     _, model, _ = run_agent(
         [search_call({"query_list": ["a"]}), "done"],
         middleware=[ParallelSearchMiddleware()],
@@ -334,9 +346,9 @@ def test_the_middleware_adds_the_instruction_to_the_system_prompt() -> None:
     assert "at most 4" in instruction and "`query_list`" in instruction
 
 
-def test_after_max_searches_the_model_may_only_answer() -> None:
+def test_after_max_turns_searches_the_model_may_only_answer() -> None:
     script = [search_call({"query_list": [f"q{i}"]}, f"c{i}") for i in range(2)] + ["done"]
-    state, model, _ = run_agent(script, middleware=[ParallelSearchMiddleware(max_searches=2)])
+    state, model, _ = run_agent(script, middleware=[ParallelSearchMiddleware(max_turns=2)])
     choices = [kwargs.get("tool_choice") for kwargs in model.call_kwargs]
     assert choices == [None, None, "none"]  # the third call comes after two searches
     assert len(tool_messages(state)) == 2
@@ -345,7 +357,7 @@ def test_after_max_searches_the_model_may_only_answer() -> None:
     agent = create_agent(
         model,
         tools=[parallel_search_tool(CountingSearcher())],
-        middleware=[ParallelSearchMiddleware(max_searches=1)],
+        middleware=[ParallelSearchMiddleware(max_turns=1)],
     )
     first = agent.invoke({"messages": [HumanMessage("one?")]})
     agent.invoke({"messages": [*first["messages"], HumanMessage("two?")]})
@@ -393,7 +405,7 @@ class SlowSearcher:
 @pytest.mark.parametrize("path", ["sync", "async"])
 def test_a_search_past_its_timeout_is_reported_not_raised(path: str) -> None:
     slow = SlowSearcher()
-    search = parallel_search_tool(slow, timeout=0.05)
+    search = parallel_search_tool(slow, search_timeout=0.05)
     call = {"name": "search", "args": {"query_list": ["a", "b"]}, "id": "1", "type": "tool_call"}
     try:
         message = search.invoke(call) if path == "sync" else asyncio.run(search.ainvoke(call))
@@ -454,27 +466,40 @@ def test_the_turn_limit_forbids_tool_calls_the_way_each_real_provider_reads_it()
         ToolMessage("x", tool_call_id="call_1"),
     ]
     sent: dict[str, Any] = {}
-    for model in (
-        ChatAnthropic(model="claude-sonnet-4-5", api_key="not-used"),
-        ChatOpenAI(model="gpt-4o-mini", api_key="not-used"),
-        ChatGoogleGenerativeAI(model="gemini-2.5-flash", google_api_key="not-used"),
-    ):
+    models = {
+        "anthropic": ChatAnthropic(model="claude-sonnet-4-5", api_key="not-used"),
+        "anthropic-thinking": ChatAnthropic(
+            model="claude-sonnet-4-5",
+            api_key="not-used",
+            thinking={"type": "enabled", "budget_tokens": 2048},
+        ),
+        "openai": ChatOpenAI(model="gpt-4o-mini", api_key="not-used"),
+        "google": ChatGoogleGenerativeAI(model="gemini-2.5-flash", google_api_key="not-used"),
+    }
+    for label, model in models.items():
         request = ModelRequest(model=model, messages=messages, tools=[tool], state={}, runtime=None)
-        limited = ParallelSearchMiddleware(max_searches=1).model_request(request)
+        limited = SearchTurnLimitMiddleware(max_turns=1).model_request(request)
         # What create_agent does with the request: bind the tools with its tool_choice; then
         # what the provider class would send, from its own payload method (no network).
-        kwargs = model.bind_tools([tool], tool_choice=limited.tool_choice).kwargs
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a choice the binding would drop warns
+            kwargs = model.bind_tools([tool], tool_choice=limited.tool_choice).kwargs
         if isinstance(model, ChatGoogleGenerativeAI):
             config = model._prepare_request(messages, **kwargs)["config"]
-            sent[model._llm_type] = config.tool_config.function_calling_config.mode.value
+            sent[label] = config.tool_config.function_calling_config.mode.value
         else:
-            sent[model._llm_type] = model._get_request_payload(messages, **kwargs)["tool_choice"]
-    # Anthropic's API form; its "none" string would force a call of a tool named "none".
+            sent[label] = model._get_request_payload(messages, **kwargs)["tool_choice"]
+    # Anthropic's API form; its "none" string would force a call of a tool named "none" (and
+    # with thinking on, be dropped).
     assert sent == {
-        "anthropic-chat": {"type": "none"},
-        "openai-chat": "none",
-        "chat-google-generative-ai": "NONE",
+        "anthropic": {"type": "none"},
+        "anthropic-thinking": {"type": "none"},
+        "openai": "none",
+        "google": "NONE",
     }
+    # Under the limit the request is left as it came.
+    request = ModelRequest(model=models["openai"], messages=messages[:1], tools=[tool], state={})
+    assert SearchTurnLimitMiddleware(max_turns=1).model_request(request) is request
 
 
 def test_an_old_langchain_is_told_to_upgrade_not_to_install_the_extra(
@@ -482,7 +507,7 @@ def test_an_old_langchain_is_told_to_upgrade_not_to_install_the_extra(
 ) -> None:
     import importlib.metadata
 
-    from langgraph_parallel.parallel_search import middleware
+    from langgraph_parallel.parallel_search import agent_middleware as middleware
 
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "1.2.8")
     message = middleware._missing_langchain(ImportError("cannot import name"))
