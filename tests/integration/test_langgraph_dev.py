@@ -14,13 +14,14 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
 
 from langgraph_parallel.models.engine import ENGINE_ENV, env_engine_kwargs
 from langgraph_parallel.models.server import stop_server
+from langgraph_parallel.parallel_muse.agent_nodes import TRAJECTORY_MESSAGE as TRAJECTORY
 from tests.servers import free_port, tail, wait_for_http
 
 pytestmark = [pytest.mark.integration, pytest.mark.engine]
@@ -121,60 +122,6 @@ RUN_CONTEXT = {
 }
 
 
-@pytest.mark.parametrize("graph_id", sorted(GRAPHS))
-def test_thread_runs_to_completion_over_http(server: httpx.Client, graph_id: str) -> None:
-    assistant = assistants(server)[graph_id]
-    thread = server.post("/threads", json={}).raise_for_status().json()
-    start = time.monotonic()
-    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
-    run: dict[str, Any] = {"assistant_id": assistant["assistant_id"]}
-    agent = graph_id == "parallel_search_agent"
-    if agent:  # create_agent: a conversation in; no context (its middleware bounds the searches)
-        run["input"] = {"messages": [{"role": "user", "content": question}]}
-    elif graph_id == "parallel_muse_agent":  # the same conversation in, forked
-        run["input"] = {"messages": [{"role": "user", "content": question}]}
-        run["context"] = RUN_CONTEXT[graph_id]
-    else:
-        run.update(input={"question": question}, context=RUN_CONTEXT[graph_id])
-    final = server.post(
-        f"/threads/{thread['thread_id']}/runs/wait",
-        json=run,
-        timeout=900,
-    ).raise_for_status()
-    reason = final.json().get("stop_reason")
-    print(f"{graph_id} finished in {time.monotonic() - start:.1f} s: {reason}")
-    state = server.get(f"/threads/{thread['thread_id']}/state").raise_for_status().json()
-    values = state["values"]
-    assert state["next"] == []  # nothing left to run
-    if agent:
-        # The middleware's counters; the last message is the policy's answer.
-        assert values["counters"]["llm_calls"] > 0 and values["counters"]["prompt_tokens"] > 0
-        assert values["counters"]["searches"] <= 4
-        assert values["messages"][-1]["type"] == "ai" and not values["messages"][-1]["tool_calls"]
-        return
-    assert values.get("answer") or values.get("stop_reason")
-    assert not str(values.get("stop_reason")).startswith("model_error"), values["stop_reason"]
-    assert values["counters"]["llm_calls"] > 0 and values["counters"]["prompt_tokens"] > 0
-    if graph_id == "parallel_muse_agent":
-        # One run of the agent and one fork of it, both on the engine, joined; the answer's
-        # conversation is the output's messages.
-        assert [t["parent"] for t in values["trajectories"]] == [None, "t0"]
-        assert values["messages"][-1]["type"] == "ai" or values["answer"] is None
-        return
-    if graph_id == "parallel_muse":
-        # The context reached the nodes: two trajectories, each reported (extracted: the
-        # embedded model is prompted raw, report_style="auto"), then joined by the vote that
-        # join="auto" gives a raw-prompt policy, with no analyst call.
-        assert len(values["trajectories"]) == 2 == len(values["reports"])
-        assert "report_calls" not in values["counters"]
-        assert values["aggregation"]["join"] == "majority"
-        assert "aggregate_calls" not in values["counters"]
-    else:
-        assert values["transcript"][0]["type"] == "human"  # the transcript is in the thread state
-        assert values["messages"][0]["content"] == question  # and the chat beside it
-        assert values["counters"]["turns"] <= 2
-
-
 TAGS = ("<think>", "</think>", "<search>", "<answer>", "<information>")
 
 
@@ -190,7 +137,8 @@ def chat_stream(
     for part in client.runs.stream(thread_id, graph_id, stream_mode="messages-tuple", **run):
         assert part.event != "error", part.data
         if part.event == "messages":
-            streamed.append(part.data[0])
+            message, metadata = part.data
+            streamed.append({**message, "node": metadata.get("langgraph_node")})
     chat = client.threads.get_state(thread_id)["values"]["messages"]
     return streamed, chat
 
@@ -210,9 +158,61 @@ def assert_chat(chat: list[dict[str, Any]], question: str, *, searched: bool = T
     assert chat[-1]["type"] == "ai" and not chat[-1].get("tool_calls")
 
 
+def assert_run(values: dict[str, Any], graph_id: str) -> None:
+    """The thread's state after the run: what each graph id's run must have done."""
+    if graph_id == "parallel_search_agent":
+        # The middleware's counters; the last message is the policy's answer.
+        assert values["counters"]["llm_calls"] > 0 and values["counters"]["prompt_tokens"] > 0
+        assert values["counters"]["searches"] <= 4
+        return
+    assert values.get("answer") or values.get("stop_reason")
+    assert not str(values.get("stop_reason")).startswith("model_error"), values["stop_reason"]
+    assert values["counters"]["llm_calls"] > 0 and values["counters"]["prompt_tokens"] > 0
+    if graph_id == "parallel_muse_agent":
+        # One run of the agent and one fork of it, both on the engine, joined.
+        assert [t["parent"] for t in values["trajectories"]] == [None, "t0"]
+    elif graph_id == "parallel_muse":
+        # The context reached the nodes: two trajectories, each reported (extracted: the
+        # embedded model is prompted raw, report_style="auto"), then joined by the vote that
+        # join="auto" gives a raw-prompt policy, with no analyst call.
+        assert len(values["trajectories"]) == 2 == len(values["reports"])
+        assert "report_calls" not in values["counters"]
+        assert values["aggregation"]["join"] == "majority"
+        assert "aggregate_calls" not in values["counters"]
+    else:
+        assert values["transcript"][0]["type"] == "human"  # the transcript is in the thread state
+        assert values["counters"]["turns"] <= 2
+
+
+def assert_live(streamed: list[dict[str, Any]], values: dict[str, Any], graph_id: str) -> None:
+    """The fan-out and the forks reach the client as they happen, each placed in its branch."""
+    if graph_id in ("parallel_search", "sequential_search"):
+        # Each sub-query's result is streamed by its own search branch as it finishes (or by
+        # fan_out, for one it does not search again), under its call, with its branch.
+        results = [m for m in streamed if m["type"] == "tool"]
+        assert results and all(m["node"] in ("search", "fan_out") for m in results), results
+        assert all(m["artifact"]["branch"].count(".") == 1 for m in results)
+    if graph_id in ("parallel_muse", "parallel_muse_agent"):
+        # Each trajectory as it finished, from the rollout node: where it came from, its end.
+        shown = [m for m in streamed if m.get("name") == TRAJECTORY]
+        assert [m["node"] for m in shown] == ["rollout"] * len(values["trajectories"])
+        fields = {m["response_metadata"]["trajectory"]["id"]: m for m in shown}
+        for t in values["trajectories"]:
+            said = fields[t["id"]]["response_metadata"]["trajectory"]
+            assert (said["parent"], said["branch_step"], said["answer"]) == (
+                t["parent"],
+                t["branch_step"],
+                t["answer"],
+            )
+
+
 @pytest.mark.parametrize("graph_id", sorted(GRAPHS))
 def test_every_graph_chats_through_the_official_client(server: httpx.Client, graph_id: str) -> None:
-    """langgraph_sdk, a thread, a run streamed in messages-tuple mode: what Agent Chat UI does."""
+    """langgraph_sdk, a thread, a run streamed in messages-tuple mode: what Agent Chat UI does.
+
+    One run a graph id covers the chat (input, stream, thread state), the run's own outcome,
+    and the live branches: each run costs engine minutes on the CI machine.
+    """
     from langgraph_sdk import get_sync_client
 
     client = get_sync_client(url=str(server.base_url), timeout=900)
@@ -222,13 +222,19 @@ def test_every_graph_chats_through_the_official_client(server: httpx.Client, gra
     streamed, chat = chat_stream(client, thread["thread_id"], graph_id, question)
     print(f"{graph_id}: {len(streamed)} streamed messages in {time.monotonic() - start:.1f} s")
     print(json.dumps([{k: m.get(k) for k in ("type", "content", "tool_calls")} for m in chat]))
-    assert_chat(chat, question)
+    print(json.dumps([{k: m.get(k) for k in ("node", "type", "content")} for m in streamed]))
+    state = client.threads.get_state(thread["thread_id"])
+    assert state["next"] == []  # nothing left to run
+    values = cast(dict[str, Any], state["values"])
+    assert_run(values, graph_id)
+    assert_chat([m for m in chat if m.get("name") != TRAJECTORY], question)
     # What the stream carried is the chat, never the model's prompt or its tagged text.
     assert streamed
     for message in streamed:
         text = json.dumps(message.get("content"))
         assert not any(tag in text for tag in TAGS) or message["type"] == "tool", message
         assert "Answer each question" not in text, message  # the few-shot prompt's opening
+    assert_live(streamed, values, graph_id)
     if graph_id != "parallel_search":
         return
     # A second user message on the thread asks a new question there; the chat keeps both.
@@ -236,6 +242,6 @@ def test_every_graph_chats_through_the_official_client(server: httpx.Client, gra
     _, chat2 = chat_stream(client, thread["thread_id"], graph_id, again)
     assert [m["id"] for m in chat2[: len(chat)]] == [m["id"] for m in chat]
     assert_chat(chat2[len(chat) :], again, searched=False)
-    state = client.threads.get_state(thread["thread_id"])["values"]
-    assert state["question"] == again and again in state["transcript"][0]["content"]
-    assert question not in state["transcript"][0]["content"]
+    values = cast(dict[str, Any], client.threads.get_state(thread["thread_id"])["values"])
+    assert values["question"] == again and again in values["transcript"][0]["content"]
+    assert question not in values["transcript"][0]["content"]
