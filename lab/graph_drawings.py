@@ -51,9 +51,9 @@ CAPTIONS = {
     "checkpoint before the most uncertain step (LangGraph's time travel), as over any agent.",
     "parallel_search_agent": "ParallelSearch in langchain's `create_agent`: "
     "`create_agent(model, tools=[parallel_search_tool(search)], "
-    "middleware=[ParallelSearchMiddleware()])`; the `search` tool runs a call's sub-queries as one "
-    "batched retrieval, the middleware adds the decomposition instruction, caps sub-queries and "
-    "keeps the graph's counters (`examples/03_create_agent_parallel_search.py`).",
+    "middleware=[ParallelSearchMiddleware()])`; the `search` tool runs a call's sub-queries (up "
+    "to its cap) as one batched retrieval, the middleware adds the decomposition instruction, the "
+    "turn limit and the graph's counters (`examples/03_create_agent_parallel_search.py`).",
     "parallel_muse_agent": "ParallelMuse over any checkpointed agent: "
     "`create_parallel_muse_graph(agent)`, here the `parallel_search_agent` app with an "
     "`InMemorySaver`. "

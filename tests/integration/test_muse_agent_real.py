@@ -43,7 +43,7 @@ def test_forks_start_from_the_parents_prompt_and_read_it_from_the_cache(hotpot_i
     agent = create_agent(
         model,
         tools=[parallel_search_tool(hotpot_index, passage_sentences=model.passage_sentences)],
-        middleware=[ParallelSearchMiddleware(max_searches=2)],
+        middleware=[ParallelSearchMiddleware(max_turns=2)],
         checkpointer=InMemorySaver(),
     )
     # min_branch_step=0: any step may be the fork point, as select_branch_points ranks them.
