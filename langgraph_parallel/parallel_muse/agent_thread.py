@@ -47,8 +47,9 @@ __all__ = [
     "arun_rollout",
     "check_agent",
     "fork_points",
-    "lineage",
     "forkable",
+    "has_checkpointer",
+    "lineage",
     "read_rollout",
     "run_rollout",
     "steps_key",
@@ -59,8 +60,7 @@ __all__ = [
 def check_agent(agent: Any) -> None:
     """Check that ``agent`` can be forked: a compiled graph whose state has ``messages``.
 
-    Its checkpointer is checked when the wrapper runs (:func:`forkable`): LangGraph Server
-    gives one to the graphs it serves only then.
+    Its checkpointer is given when the wrapper is built (:func:`forkable`).
 
     Raises:
         UserError: Its state has no ``messages`` key.
@@ -73,34 +73,32 @@ def check_agent(agent: Any) -> None:
         )
 
 
-# LangGraph's config key for the running graph's checkpointer (langgraph._internal._constants).
-_RUNNING_CHECKPOINTER = "__pregel_checkpointer"
+def has_checkpointer(agent: Any) -> bool:
+    """Whether ``agent`` was compiled with a checkpointer of its own (a saver, not ``True``)."""
+    return isinstance(getattr(agent, "checkpointer", None), BaseCheckpointSaver)
 
 
-def forkable(agent: Any) -> Any:
-    """Return ``agent`` with a checkpointer to fork it through: its own, else the running one's.
+def forkable(agent: Any, checkpointer: Any = None) -> Any:
+    """Return ``agent`` with a checkpointer to fork it through: its own, else ``checkpointer``.
 
-    An agent compiled without one (as LangGraph Server wants the graphs it serves) keeps its
-    threads in the checkpointer the wrapper runs with (the server's, or ``checkpointer=`` of
-    :func:`~langgraph_parallel.parallel_muse.graph.create_parallel_muse_graph`). Call it inside a
-    node of the running wrapper.
+    :func:`~langgraph_parallel.parallel_muse.graph.create_parallel_muse_graph` calls it when it
+    builds the wrapper, with its ``checkpointer=`` or a saver of its own, so an agent compiled
+    without one (as LangGraph Server wants the graphs it serves) is forked all the same. Only
+    LangGraph's public API is used: the running graph's checkpointer, which LangGraph keeps
+    under an internal config key, is not read. An agent that has one comes back as it is.
 
     Raises:
-        UserError: Neither the agent nor the running wrapper has a checkpointer.
+        UserError: Neither the agent nor ``checkpointer`` is a checkpointer.
     """
-    if isinstance(getattr(agent, "checkpointer", None), BaseCheckpointSaver):
+    if has_checkpointer(agent):
         return agent
-    from langgraph.config import get_config
-
-    running = (get_config().get("configurable") or {}).get(_RUNNING_CHECKPOINTER)
-    if isinstance(running, BaseCheckpointSaver):
-        return agent.copy(update={"checkpointer": running})
+    if isinstance(checkpointer, BaseCheckpointSaver):
+        return agent.copy(update={"checkpointer": checkpointer})
     raise UserError(
-        "ParallelMuse forks an agent from its checkpoints, and neither the agent nor this run "
-        "has a checkpointer: compile the agent with checkpointer=InMemorySaver() (from "
-        "langgraph.checkpoint.memory), e.g. create_agent(..., checkpointer=InMemorySaver()), "
-        "or pass checkpointer= to create_parallel_muse_graph (LangGraph Server gives the graphs "
-        "it serves one)."
+        "ParallelMuse forks an agent from its checkpoints, and this agent has no checkpointer: "
+        "compile it with checkpointer=InMemorySaver() (from langgraph.checkpoint.memory), e.g. "
+        "create_agent(..., checkpointer=InMemorySaver()), or pass checkpointer= to "
+        "create_parallel_muse_graph."
     )
 
 

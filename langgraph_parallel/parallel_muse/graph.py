@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any, cast, get_args
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -51,7 +52,7 @@ from langgraph_parallel.parallel_muse.agent_nodes import (
     AgentInput,
     AgentRolloutNode,
 )
-from langgraph_parallel.parallel_muse.agent_thread import check_agent
+from langgraph_parallel.parallel_muse.agent_thread import check_agent, forkable, has_checkpointer
 from langgraph_parallel.parallel_muse.context import MuseContext, resolve_join
 from langgraph_parallel.parallel_muse.report import JUDGE_CANNOT_CONTINUE, ReportNode
 from langgraph_parallel.parallel_muse.router import MuseRoute, RouterNode
@@ -91,8 +92,9 @@ def create_parallel_muse_graph(
 
     Args:
         rollouts: What a rollout runs. The agent loop (:class:`LoopRollouts`), or a compiled
-            graph whose state has ``messages``, with a checkpointer of its own or forked
-            through the one this graph runs with (``checkpointer``, or LangGraph Server's).
+            graph whose state has ``messages``, forked through its own checkpointer, else
+            this graph's ``checkpointer``, else (LangGraph Server's graphs have none when
+            built) one of this graph's own, whose threads are deleted once joined.
             Uncertainty needs token logprobs in ``response_metadata["logprobs"]["content"]``
             (``ChatVLLM``, ``ChatVLLMServer``, or ``ChatOpenAI(logprobs=True,
             top_logprobs=16)``); without them no step is forked and the budget goes to fresh
@@ -113,14 +115,15 @@ def create_parallel_muse_graph(
         agent_config: Config merged into every run of the agent (``recursion_limit``, more
             ``configurable`` entries).
         keep_threads: ``False`` deletes the threads this run made from the agent's
-            checkpointer once joined (for callers that never read them). The agent loop's
-            rollouts keep their threads in a checkpointer of this graph's own when
-            ``checkpointer`` is ``None``, and those are always deleted.
+            checkpointer once joined (for callers that never read them). Rollouts that keep
+            their threads in a checkpointer of this graph's own (the loop's, or an agent's
+            without one, when ``checkpointer`` is not a saver) always have them deleted.
         retry_policy: Retries of transient model and search errors (``None``: none); see
             :mod:`~langgraph_parallel.errors`. A rollout that still fails ends its own
             trajectory (``model_error: ...`` or ``agent_error: ...``) and the others are joined.
         checkpointer: Passed to ``compile``; use one thread per question. It also holds the
-            rollouts' threads when the agent has no checkpointer of its own.
+            rollouts' threads when the agent has no checkpointer of its own (a saver; with
+            ``None`` or ``True`` they live in one of this graph's own).
         store: Passed to ``compile``.
         name: Graph name (default ``parallel_muse``).
 
@@ -134,8 +137,7 @@ def create_parallel_muse_graph(
     Raises:
         UserError: ``rollouts`` is ``None`` or a graph whose state has no ``messages``, the
             loop's model (or ``model``) is not a chat model (``None``, a name), or a judge is
-            asked for ``report_style="continue"``: at once; or,
-            when it runs, neither the agent nor this graph has a checkpointer.
+            asked for ``report_style="continue"``.
         ValueError: ``join="select"`` with no analyst.
     """
     if rollouts is None:
@@ -151,18 +153,24 @@ def create_parallel_muse_graph(
     settings = context or MuseContext()
     loop = isinstance(rollouts, LoopRollouts)
     analyst: BaseChatModel | None
+    # The rollouts are forked through a checkpointer given here, when they are built: their
+    # own, else this graph's, else (LangGraph Server wants the graphs it serves without one)
+    # one of this graph's own, whose threads are deleted once joined. The running graph's
+    # checkpointer is not read: LangGraph keeps it under an internal config key.
+    given = checkpointer if isinstance(checkpointer, BaseCheckpointSaver) else None
     if isinstance(rollouts, LoopRollouts):
         analyst = model or rollouts.model
         # The loop observes as its rollouts were built to (a run's context may still override).
         settings = dataclasses.replace(settings, passage_sentences=rollouts.passage_sentences)
-        # With no checkpointer to fork through, the loop's threads live in one of its own.
-        own = InMemorySaver() if checkpointer is None else None
+        own = InMemorySaver() if given is None else None
         # The loop reads SearchContext settings: each run passes its own (AgentRolloutNode).
-        agent = rollouts.graph(loop_settings(settings), retry_policy, checkpointer=own)
-        keep_threads = keep_threads and own is None
+        saver = given if given is not None else own
+        agent = rollouts.graph(loop_settings(settings), retry_policy, checkpointer=saver)
     else:
         check_agent(rollouts)
-        agent, analyst = rollouts, model
+        own = None if has_checkpointer(rollouts) or given is not None else InMemorySaver()
+        agent, analyst = forkable(rollouts, given if given is not None else own), model
+    keep_threads = keep_threads and own is None
     # A judge is any analyst that is not the loop's own model: the run's prompt_style and the
     # greedy sampling the nodes set are the rollouts', not the judge's.
     judge = analyst is not None and not (loop and analyst is rollouts.model)

@@ -238,13 +238,13 @@ def test_a_failing_branch_ends_alone_and_a_transient_one_resumes_its_thread() ->
     assert out["aggregation"]["excluded"] == ["t2"] and out["answer"] == "yes"
 
 
-def test_an_agent_without_a_checkpointer_forks_through_the_running_wrappers() -> None:
+def test_an_agent_without_a_checkpointer_forks_through_the_wrappers_or_one_of_its_own() -> None:
+    from langgraph_parallel.parallel_muse.agent_thread import forkable
+
     tool = parallel_search_tool(CountingSearcher())
     model = SeededAgentModel(reply=three_steps)
     agent = create_agent(model, tools=[tool], middleware=[ParallelSearchMiddleware()])
-    # Built without one (as LangGraph Server wants), refused only when nothing gives one.
-    with pytest.raises(UserError, match=r"checkpointer=InMemorySaver\(\)"):
-        ask(muse_agent(agent, budget=2, top_k_steps=1))
+    # Built without one (as LangGraph Server wants the graphs it serves): the wrapper's.
     saver = InMemorySaver()
     muse = muse_agent(agent, budget=2, top_k_steps=1, checkpointer=saver)
     out = ask(muse, configurable={"thread_id": "muse"})
@@ -253,6 +253,14 @@ def test_an_agent_without_a_checkpointer_forks_through_the_running_wrappers() ->
     # The agent's threads live in the wrapper's checkpointer, beside the wrapper's own.
     threads = {c.config["configurable"]["thread_id"] for c in saver.list(None)}
     assert {"muse", first["thread_id"], fork["thread_id"]} <= threads
+    assert agent.checkpointer is None  # the caller's agent is not changed
+    # Neither has one: forked through one of the wrapper's own, its threads gone once joined.
+    out = ask(muse_agent(agent, budget=2, top_k_steps=1))
+    first, fork = out["trajectories"]
+    assert fork["parent"] == first["id"] and out["answer"] == "yes"
+    with pytest.raises(UserError, match=r"checkpointer=InMemorySaver\(\)"):
+        forkable(agent)  # the rule the wrapper applies when it is built
+    assert forkable(agent, saver).checkpointer is saver
 
 
 def test_a_state_without_messages_is_refused_with_the_fix() -> None:
