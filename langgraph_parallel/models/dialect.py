@@ -3,31 +3,43 @@
 A raw-prompt policy writes steps of text (the Search-R1 tags); tool-calling code wants
 ``tool_calls``. Turning one into the other is the policy's protocol, not the engine's, so the
 chat models here do not know it: they ask a :class:`ToolDialect` to prepare a call with bound
-tools and to read the reply back. Dialects are found by name through the
-``langgraph_parallel.dialects`` entry points (the package registers ``search-r1``,
-:mod:`langgraph_parallel.dialect`), as vLLM finds its plugins; a policy trained on another step
-format registers its own under its own name and sets the chat model's ``dialect`` to it. An
-entry point keeps the import pointing from the protocol to the models, never back.
+tools and to read the reply back. A chat model's ``dialect`` is a dialect object, or a name:
+the package's own (``search-r1``, :mod:`langgraph_parallel.dialect`) is found by its target
+alone, so a source tree that was never installed has it too; any other is found through the
+``langgraph_parallel.dialects`` entry points, as vLLM finds its plugins: a policy trained on
+another step format registers its own under its own name (or is handed its object). Either way
+the import points from the protocol to the models, never back: ``models/`` names the target as
+text, as an entry point does, and imports nothing of it.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from importlib.metadata import entry_points
-from typing import Any, Literal, Protocol
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 
 from langgraph_parallel.errors import UserError
 
-__all__ = ["DEFAULT_DIALECT", "DIALECT_GROUP", "ToolDialect", "ToolReader", "tool_dialect"]
+__all__ = [
+    "DEFAULT_DIALECT",
+    "DIALECT_GROUP",
+    "OWN_DIALECTS",
+    "ToolDialect",
+    "ToolReader",
+    "tool_dialect",
+]
 
 DIALECT_GROUP = "langgraph_parallel.dialects"
 """The entry-point group dialects are registered in."""
 DEFAULT_DIALECT = "search-r1"
 """The dialect of the policies this package trains (``<search> a ## b </search>``)."""
+OWN_DIALECTS: dict[str, str] = {DEFAULT_DIALECT: "langgraph_parallel.dialect:SEARCH_R1"}
+"""The package's own dialects: name -> the target its entry point names in ``pyproject.toml``
+(a test keeps the two the same), loaded without the installed entry points."""
 
 
 class ToolReader(Protocol):
@@ -38,6 +50,7 @@ class ToolReader(Protocol):
         ...
 
 
+@runtime_checkable
 class ToolDialect(Protocol):
     """How a raw-prompt policy's steps become tool calls, and back."""
 
@@ -63,21 +76,29 @@ class ToolDialect(Protocol):
         ...
 
 
-@functools.cache
-def tool_dialect(name: str = DEFAULT_DIALECT) -> ToolDialect:
-    """Return the dialect registered as ``name`` (read once per process).
+def tool_dialect(dialect: str | ToolDialect = DEFAULT_DIALECT) -> ToolDialect:
+    """Return ``dialect``'s object: itself when it is one, else the dialect of that name.
 
     Raises:
-        UserError: No dialect of that name is installed.
+        UserError: No dialect of that name is the package's own or installed.
     """
+    return dialect if isinstance(dialect, ToolDialect) else _named(dialect)
+
+
+@functools.cache
+def _named(name: str) -> ToolDialect:
+    """Return the dialect called ``name`` (looked up once per process)."""
+    if name in OWN_DIALECTS:
+        own = EntryPoint(name=name, value=OWN_DIALECTS[name], group=DIALECT_GROUP)
+        dialect: ToolDialect = own.load()
+        return dialect
     found = entry_points(group=DIALECT_GROUP, name=name)
     if not found:
-        names = sorted(ep.name for ep in entry_points(group=DIALECT_GROUP))
+        names = sorted({*OWN_DIALECTS, *(ep.name for ep in entry_points(group=DIALECT_GROUP))})
         raise UserError(
-            f"no tool dialect {name!r} is installed (installed: {names or 'none'}). Set the "
-            f"chat model's dialect to one of those, or register yours under the "
-            f"{DIALECT_GROUP!r} entry points; if 'search-r1' is missing, reinstall the package "
-            "(pip install -e . in a checkout)."
+            f"no tool dialect {name!r} is installed (known: {', '.join(names)}). Set the chat "
+            f"model's dialect to one of those or to a dialect object, or register yours under "
+            f"the {DIALECT_GROUP!r} entry points."
         )
-    dialect: ToolDialect = next(iter(found)).load()
+    dialect = next(iter(found)).load()
     return dialect

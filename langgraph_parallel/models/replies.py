@@ -24,7 +24,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from langgraph_parallel.errors import UserError
-from langgraph_parallel.models.dialect import DEFAULT_DIALECT, ToolReader, tool_dialect
+from langgraph_parallel.models.dialect import DEFAULT_DIALECT, ToolDialect, ToolReader, tool_dialect
 from langgraph_parallel.models.embedded import DEFAULT_EMBEDDED
 from langgraph_parallel.models.folders import RawPrompt, model_card, served_prompt
 from langgraph_parallel.models.sampling import ConfigurableSampling
@@ -66,9 +66,10 @@ class VLLMChatSettings(ConfigurableSampling):
     top_logprobs: int = 16
     regex: str | None = None
     """Constrain every generation to this regular expression (vLLM structured outputs)."""
-    dialect: str = DEFAULT_DIALECT
-    """How bound tools become the policy's steps and its steps tool calls: a name registered
-    under the ``langgraph_parallel.dialects`` entry points (:mod:`~.dialect`)."""
+    dialect: str | ToolDialect = DEFAULT_DIALECT
+    """How bound tools become the policy's steps and its steps tool calls: a
+    :class:`~.dialect.ToolDialect` object, or its name (the package's own ``search-r1``, or
+    one registered under the ``langgraph_parallel.dialects`` entry points; :mod:`~.dialect`)."""
     timeout: float | None = 900.0
 
     IN_PROCESS: ClassVar[bool] = False

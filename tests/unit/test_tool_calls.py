@@ -199,6 +199,47 @@ def test_the_dialect_is_found_by_its_entry_point_name_and_a_missing_one_names_th
     assert model.invoke("Question: q\n").content == SEARCH
 
 
+def test_the_packages_own_dialect_needs_no_entry_point_and_one_may_be_passed_as_an_object(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tomllib
+    from pathlib import Path
+
+    from langgraph_parallel.dialect import SEARCH_R1
+    from langgraph_parallel.models import dialect
+
+    # A source tree that was never installed has no entry points: ours is found all the same.
+    monkeypatch.setattr(dialect, "entry_points", lambda **_: [])
+    dialect._named.cache_clear()
+    try:
+        assert dialect.tool_dialect("search-r1") is SEARCH_R1
+        with pytest.raises(UserError, match="no tool dialect 'my-format' .*known: search-r1"):
+            dialect.tool_dialect("my-format")
+    finally:
+        dialect._named.cache_clear()
+    # The target is the one pyproject.toml registers, so the two cannot drift apart.
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert project["project"]["entry-points"][dialect.DIALECT_GROUP] == dialect.OWN_DIALECTS
+
+    # A dialect object is used as it is, no name looked up.
+    class Mine:
+        def __init__(self) -> None:
+            self.prepared = 0
+
+        def prepare(self, messages: Any, stop: Any, kwargs: dict[str, Any], **how: Any) -> Any:
+            self.prepared += 1
+            return SEARCH_R1.prepare(messages, stop, kwargs, **how)
+
+        def warm_up_calls(self, question: str, kind: str) -> list[tuple[str, dict[str, Any]]]:
+            return []
+
+    mine = Mine()
+    model = EngineStub(model="smollm2-parallel", steps=[SEARCH], dialect=mine)
+    reply = model.bind_tools([search_tool()]).invoke([HumanMessage(QUESTION)])
+    assert mine.prepared == 1 and reply.tool_calls[0]["name"] == "search"
+    assert dialect.tool_dialect(mine) is mine
+
+
 class RawScripted(ScriptedChatModel):
     """A scripted model the graph prompts as it prompts the trained policies."""
 
