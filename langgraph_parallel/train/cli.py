@@ -1,4 +1,4 @@
-"""``langgraph-parallel train sft|grpo|curve``: SFT, GRPO, a run's summary.
+"""``langgraph-parallel train sft|grpo|sample|curve``: SFT, GRPO, sampling, a run's summary.
 
 The project's lab adds ``train chains`` (the data recipes of the shipped policies) to the
 sub-parsers :func:`add_train_parser` returns.
@@ -69,12 +69,51 @@ def cmd_sft(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sample(args: argparse.Namespace) -> int:
+    """Sample the policy on the training pool and score the samples (or summarise a folder)."""
+    import json
+    from pathlib import Path
+
+    from langgraph_parallel.train.headroom import markdown, write_summary
+
+    if not args.summary:
+        from langgraph_parallel.train.sample import SampleConfig, sample
+
+        config = SampleConfig(
+            out=args.out,
+            policy=args.policy,
+            model=args.model,
+            pool=tuple(p.strip() for p in args.pool.split(",") if p.strip()),
+            classes=tuple(c.strip() for c in args.classes.split(",") if c.strip()),
+            limit=args.limit,
+            samples=args.samples,
+            temperature=args.temperature,
+            seed=args.seed,
+            max_turns=args.max_turns,
+            top_k=args.top_k,
+            max_tokens=args.max_tokens,
+            gate=not args.no_gate,
+            shard_size=args.shard_size,
+            concurrency=args.concurrency,
+        )
+        sample(config, command=shlex.join(["langgraph-parallel", *sys.argv[1:]]))
+    path = Path(args.out) / "summary.json"
+    if args.summary or not path.is_file():
+        path = write_summary(Path(args.out), args.samples)
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    print(json.dumps({k: v for k, v in summary.items() if k != "by_part"}, indent=2))
+    print(markdown(summary), end="")
+    print(f"wrote {path}")
+    return 0
+
+
 def add_train_parser(sub: Any) -> Any:
-    """Add ``train sft``, ``train grpo`` and ``train curve``; return ``train``'s sub-parsers."""
+    """Add ``train sft|grpo|sample|curve``; return ``train``'s sub-parsers."""
     train = sub.add_parser("train", help="train the embedded model's behaviour (train extra)")
     kinds = train.add_subparsers(dest="train_command", required=True)
     _add_sft_parser(kinds)
     add_grpo_parser(kinds)
+    _add_sample_parser(kinds)
     add_curve_parser(kinds)
     return kinds
 
@@ -148,3 +187,44 @@ def _add_sft_parser(kinds: Any) -> None:
         "continues from its last checkpoint; without --data on OUT/data.jsonl if written",
     )
     p.set_defaults(func=cmd_sft, dataset_default=[default_data], exclude_default=[held_out])
+
+
+def _add_sample_parser(kinds: Any) -> None:
+    pools = "hotpotqa,pairs,2wiki,musique"  # train/sample.py's POOL_FILES, without importing it
+    p = kinds.add_parser(
+        "sample",
+        help="sample the policy K times a training question through the real graph, each "
+        "sample scored by the reward (resumable shards); --summary: pass@1, pass@K, rewards",
+    )
+    p.add_argument("--out", required=True, help="folder: run.json, shard-*.jsonl.gz, summary.json")
+    p.add_argument("--policy", choices=("parallel", "sequential"), default="parallel")
+    p.add_argument("--model", default=None, help="default: the shipped smollm2-<policy>")
+    p.add_argument(
+        "--pool",
+        default=pools,
+        help=f"comma-separated parts of the training pool (default {pools}); every evaluation "
+        "file's questions and the README question's people are left out",
+    )
+    p.add_argument(
+        "--classes",
+        default="comparison,bridge",
+        help="question classes: comparison (parallelizable), bridge (sequential)",
+    )
+    p.add_argument("--limit", type=int, default=None, help="questions of each class (default all)")
+    p.add_argument("--samples", type=int, default=4, help="K, samples a question")
+    p.add_argument("--temperature", type=float, default=0.7)
+    p.add_argument("--seed", type=int, default=0, help="pool shuffle and every sample's seed")
+    p.add_argument("--max-turns", type=int, default=4)
+    p.add_argument("--top-k", type=int, default=3)
+    p.add_argument("--max-tokens", type=int, default=256, help="token limit of one step")
+    p.add_argument(
+        "--no-gate", action="store_true", help="pay decomposition/search terms without an answer"
+    )
+    p.add_argument("--shard-size", type=int, default=25, help="questions a shard")
+    p.add_argument("--concurrency", type=int, default=16, help="samples in flight at once")
+    p.add_argument(
+        "--summary",
+        action="store_true",
+        help="sample nothing: summarise OUT's shards at --samples (summary.json, a table)",
+    )
+    p.set_defaults(func=cmd_sample)
