@@ -177,10 +177,12 @@ def write_summary(folder: Path, samples: int, ids: Iterable[str] | None = None) 
     pieces = record.get("pieces") or []
     seconds = sum(float(p.get("seconds", 0)) for p in pieces)
     written = sum(int(p.get("samples", 0)) for p in pieces)
+    settings = record.get("settings") or {}
     summary = {
         **summary,
-        "settings": record.get("settings"),
-        "commits": sorted({str(p["commit"]) for p in pieces if p.get("commit")}),
+        "model": settings.get("model"),
+        "settings": settings,
+        "commits": record.get("commits") or [],
         "sampling_s": round(seconds, 1),
         "trajectories_per_s": round(written / seconds, 4) if seconds else None,
     }

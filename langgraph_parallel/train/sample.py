@@ -210,12 +210,13 @@ def sample(
         config.pool, classes=config.classes, limit=config.limit, seed=config.seed
     )
     shards = Shards(Path(config.out), config.shard_size)
-    shards.check(config.fixed_settings(), command=command)
+    shards.check(config.fixed_settings(), model=config.model_name)
     plan = [(i, item, k) for i, item in enumerate(items) for k in range(config.samples)]
     close_finished(shards, items, config)
     done = shards.done()
     todo = [(i, item, k) for i, item, k in plan if (item.question.id, k) not in done]
     if todo:
+        shards.start_piece(command)
         if model is None:
             from langgraph_parallel.models.vllm_chat import ChatVLLM
 

@@ -7,8 +7,9 @@ question of a shard has its samples, the shard's rows are written, in question a
 to ``shard-NNNNN.jsonl.gz`` (gzip without a time stamp: the same rows give the same bytes; written
 to a temporary file and renamed) and the plain file goes. A shard closed before a larger
 ``--limit`` or ``--samples`` gave it more work takes the new rows in a plain file again and is
-closed anew. ``run.json`` holds the settings every row was made with, the commits and machines
-that wrote rows, and each piece's samples and seconds.
+closed anew. ``run.json`` holds the settings every row was made with, the adapter the model
+named at each start, the commits whose pieces wrote rows, and each piece's commit, machine,
+command, samples and seconds.
 """
 
 from __future__ import annotations
@@ -55,6 +56,15 @@ def _plain_rows(path: Path) -> list[dict[str, Any]]:
         if isinstance(row, dict) and "id" in row and "sample" in row:
             rows.append(row)
     return rows
+
+
+def _record(
+    settings: dict[str, Any], adapters: dict[str, Any], pieces: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Return ``run.json``: the settings, the commits whose pieces wrote rows, the pieces."""
+    commits = [str(p["commit"]) for p in pieces if p.get("samples") and p.get("commit")]
+    record = {"settings": settings, "commits": list(dict.fromkeys(commits))}
+    return {**record, **({"adapters": adapters} if adapters else {}), "pieces": pieces}
 
 
 def read_samples(folder: Path) -> dict[int, list[dict[str, Any]]]:
@@ -107,14 +117,16 @@ class Shards:
         tmp.write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, path)
 
-    def check(self, settings: dict[str, Any], *, command: str = "") -> None:
-        """Refuse a folder of rows made with other ``settings``; record this piece's start.
+    def check(self, settings: dict[str, Any], *, model: str | None = None) -> None:
+        """Refuse a folder of rows made with other ``settings``; record the model's weights.
+
+        ``run.json`` lists, per model, the adapter hash each start found (``adapters``, as
+        ``bench`` records them: two hashes mean rows from two adapters).
 
         Raises:
             UserError: Naming the settings that differ.
         """
-        from langgraph_parallel.models.cpu import machine
-        from langgraph_parallel.models.engine import engine_defaults
+        from langgraph_parallel.models.identity import adapter_of
 
         run = self._run()
         settings = json.loads(json.dumps(settings))  # tuples as lists, as the file has them
@@ -127,13 +139,24 @@ class Shards:
                     "change them (only --limit and --samples may change on a resume)."
                 )
         self.folder.mkdir(parents=True, exist_ok=True)
-        here = {**machine(), "dtype": str(engine_defaults().get("dtype", "auto"))}
+        adapters = {m: list(h) for m, h in (run.get("adapters") or {}).items()}
+        if model and (digest := adapter_of(model)):
+            adapters[model] = list(dict.fromkeys([*adapters.get(model, []), digest]))
         pieces = list(run.get("pieces") or [])
-        piece = {"commit": source_commit(), "machine": here, "command": command}
-        pieces.append({**piece, "samples": 0, "seconds": 0.0})
-        self._piece = len(pieces) - 1
-        self._write_run({"settings": settings, "pieces": pieces})
+        self._write_run(_record(settings, adapters, pieces))
         self._keys = {s: {_key(r) for r in rows} for s, rows in read_samples(self.folder).items()}
+
+    def start_piece(self, command: str = "") -> None:
+        """Record a piece of sampling: its commit, machine and command (``run.json``)."""
+        from langgraph_parallel.models.cpu import machine
+        from langgraph_parallel.models.engine import engine_defaults
+
+        run = self._run()
+        here = {**machine(), "dtype": str(engine_defaults().get("dtype", "auto"))}
+        piece = {"commit": source_commit(), "machine": here, "command": command}
+        pieces = [*(run.get("pieces") or []), {**piece, "samples": 0, "seconds": 0.0}]
+        self._piece = len(pieces) - 1
+        self._write_run(_record(run["settings"], run.get("adapters") or {}, pieces))
 
     def record_piece(self, samples: int, seconds: float) -> None:
         """Record the samples this piece wrote and its seconds so far (``run.json``)."""
@@ -141,7 +164,7 @@ class Shards:
         if self._piece is None or not run:
             return
         run["pieces"][self._piece].update(samples=samples, seconds=round(seconds, 1))
-        self._write_run(run)
+        self._write_run(_record(run["settings"], run.get("adapters") or {}, run["pieces"]))
 
     def done(self) -> set[Key]:
         """Every sample written, closed or not."""

@@ -14,7 +14,8 @@ from langgraph_parallel.apps.cli import main
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.datasets import Question, load_questions
 from langgraph_parallel.jsonl import read_rows
-from langgraph_parallel.paths import repo_data_dir
+from langgraph_parallel.models.identity import adapter_of
+from langgraph_parallel.paths import repo_data_dir, source_commit
 from langgraph_parallel.rewards import RewardConfig, score_response, score_steps
 from langgraph_parallel.train.headroom import headroom, pass_at
 from langgraph_parallel.train.questions import README_ENTITIES
@@ -131,8 +132,12 @@ def test_more_samples_later_keep_the_rows_written_and_match_a_run_made_at_once(
         for r in rows
     }
     assert all(later[(r["id"], r["sample"])] == r for rows in first.values() for r in rows)
+    _run(tmp_path / "grown", SeededAgentModel(reply=seeded_reply), samples=2)  # nothing to do
     run = json.loads((tmp_path / "grown" / "run.json").read_text())
     assert [p["samples"] for p in run["pieces"]] == [5, 5]
+    assert run["commits"] == [source_commit()]
+    # The weights the model's name stood for: what the results index tells a stale run by.
+    assert run["adapters"] == {"smollm2-parallel": [adapter_of("smollm2-parallel")]}
 
 
 def test_a_folder_of_other_settings_is_refused(tmp_path: Path) -> None:
