@@ -14,9 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langgraph_parallel._version import __version__
-    from langgraph_parallel.agent.context import SearchContext
     from langgraph_parallel.agent.run import run_question
-    from langgraph_parallel.agent.state import FanOutState, ParallelSearchState
     from langgraph_parallel.baselines.direct import create_direct_graph
     from langgraph_parallel.baselines.rollouts import independent_rollouts
     from langgraph_parallel.errors import UserError
@@ -26,6 +24,7 @@ if TYPE_CHECKING:
     from langgraph_parallel.parallel_muse.context import MuseContext
     from langgraph_parallel.parallel_muse.graph import create_parallel_muse_graph
     from langgraph_parallel.parallel_search.agent_tool import parallel_search_tool
+    from langgraph_parallel.parallel_search.context import SearchContext
     from langgraph_parallel.parallel_search.graph import (
         add_parallel_search,
         create_fan_out_search_graph,
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     )
     from langgraph_parallel.parallel_search.loop import parallel_search_rollouts
     from langgraph_parallel.parallel_search.middleware import ParallelSearchMiddleware
+    from langgraph_parallel.parallel_search.state import FanOutState, ParallelSearchState
     from langgraph_parallel.retrieval import CorpusIndex, Passage, Searcher, default_index
 
 # Imported on first use (PEP 562), not here: vLLM imports our plugin
@@ -42,10 +42,7 @@ if TYPE_CHECKING:
 # type checkers.
 _EXPORTS = {
     "__version__": "langgraph_parallel._version",
-    "SearchContext": "langgraph_parallel.agent.context",
     "run_question": "langgraph_parallel.agent.run",
-    "FanOutState": "langgraph_parallel.agent.state",
-    "ParallelSearchState": "langgraph_parallel.agent.state",
     "create_direct_graph": "langgraph_parallel.baselines.direct",
     "independent_rollouts": "langgraph_parallel.baselines.rollouts",
     "UserError": "langgraph_parallel.errors",
@@ -60,6 +57,9 @@ _EXPORTS = {
     "parallel_search_tool": "langgraph_parallel.parallel_search.agent_tool",
     "parallel_search_rollouts": "langgraph_parallel.parallel_search.loop",
     "ParallelSearchMiddleware": "langgraph_parallel.parallel_search.middleware",
+    "SearchContext": "langgraph_parallel.parallel_search.context",
+    "FanOutState": "langgraph_parallel.parallel_search.state",
+    "ParallelSearchState": "langgraph_parallel.parallel_search.state",
     "CorpusIndex": "langgraph_parallel.retrieval",
     "Passage": "langgraph_parallel.retrieval",
     "Searcher": "langgraph_parallel.retrieval",

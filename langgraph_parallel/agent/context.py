@@ -1,8 +1,11 @@
-"""Runtime configuration (``context_schema``) of the graphs.
+"""The loop's settings (``context_schema``), knowing neither paper, and how nodes read them.
 
-Factories take these values as keyword arguments and use them as defaults; a caller can override
-them per run with ``graph.invoke(inputs, context={"max_turns": 6})``; fields left out keep the
-graph's build-time values (see :func:`with_defaults`).
+:class:`LoopContext` holds what the step loop and its search act read; each paper's settings
+build on it (ParallelSearch's ``SearchContext`` adds its fan-out cap, ParallelMuse's
+``MuseContext`` its branching). Factories take these values as keyword arguments and use them
+as defaults; a caller can override them per run with
+``graph.invoke(inputs, context={"max_turns": 6})``; fields left out keep the graph's
+build-time values (see :func:`with_defaults`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any, Literal, TypeVar, get_type_hints
 
 from langgraph_parallel.agent.checks import check_search_timeout
 from langgraph_parallel.prompts import SEARCH_R1_INSTRUCTION
-from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES, THINK_MAX_CHARS
+from langgraph_parallel.protocol import THINK_MAX_CHARS
 
 PromptStyleOption = Literal["auto", "chat", "raw"]
 PassageBudgetOption = int | Literal["auto"] | None
@@ -22,8 +25,16 @@ model's declared budget, see :func:`~langgraph_parallel.agent.step.passage_budge
 
 
 @dataclass(frozen=True, kw_only=True)
-class SearchContext:
-    """Settings of the ParallelSearch loop.
+class LoopContext:
+    """Settings of the step loop: its model steps, and what its search act is asked to do.
+
+    Flat fields, not a nested object: the LangGraph server builds a run's context from the
+    fields a request sends (``context={"max_turns": 6}``), so a paper's settings add fields by
+    subclassing this class. ``decompose`` is the loop's because the loop's prompt, action
+    grammar and reading of a search step take it (:mod:`~langgraph_parallel.prompts`,
+    :mod:`~langgraph_parallel.protocol`); the act-wide settings (``top_k``, ``search_timeout``,
+    ``passage_sentences``, ``skip_repeats``) are any search act's, so a rollout's run can
+    override them whichever act it runs.
 
     Attributes:
         max_turns: Model steps (think steps, each a search or an answer) per question. With
@@ -31,7 +42,6 @@ class SearchContext:
             step, allowed only to answer, reads its results: at most ``max_turns + 1`` model
             calls and ``max_turns`` search turns. Without it that search is not run (no step
             is left to read it): at most ``max_turns`` calls and ``max_turns - 1`` turns.
-        max_parallel_queries: Sub-queries run per turn; the rest are named in the observation.
         top_k: Documents per sub-query.
         decompose: ``True`` for ParallelSearch (sub-queries split on ``##``), ``False`` for the
             sequential Search-R1 baseline: same code, one query per turn.
@@ -67,7 +77,6 @@ class SearchContext:
     """
 
     max_turns: int = 4
-    max_parallel_queries: int = DEFAULT_MAX_PARALLEL_QUERIES
     top_k: int = 3
     decompose: bool = True
     prompt_style: PromptStyleOption = "auto"
@@ -81,7 +90,7 @@ class SearchContext:
     skip_repeats: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("max_turns", "max_parallel_queries", "top_k", "max_tokens", "think_max_chars"):
+        for name in ("max_turns", "top_k", "max_tokens", "think_max_chars"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)}).")
         budget = self.passage_sentences
@@ -110,10 +119,10 @@ def run_context(runtime: Any, defaults: ContextT) -> ContextT:
     return context if isinstance(context, type(defaults)) else defaults
 
 
-def loop_settings(context: SearchContext) -> SearchContext:
-    """Return the :class:`SearchContext` fields of ``context`` (of a subclass: ParallelMuse's)."""
-    names = [f.name for f in dataclasses.fields(SearchContext)]
-    return SearchContext(**{name: getattr(context, name) for name in names})
+def loop_settings(context: LoopContext) -> LoopContext:
+    """Return the :class:`LoopContext` fields of ``context`` (of a subclass: a paper's)."""
+    names = [f.name for f in dataclasses.fields(LoopContext)]
+    return LoopContext(**{name: getattr(context, name) for name in names})
 
 
 def with_defaults(defaults: ContextT, name: str | None = None) -> type[ContextT]:
@@ -146,7 +155,7 @@ __all__ = [
     "SEARCH_R1_INSTRUCTION",
     "PassageBudgetOption",
     "PromptStyleOption",
-    "SearchContext",
+    "LoopContext",
     "loop_settings",
     "run_context",
     "with_defaults",

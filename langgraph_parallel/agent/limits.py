@@ -12,8 +12,9 @@ __all__ = [
     "STEPS_PER_TURN",
     "STEPS_TO_ANSWER",
     "STEPS_TO_SEARCH",
-    "muse_recursion_limit",
+    "max_turns_reason",
     "recursion_limit_for",
+    "recursion_reason",
 ]
 
 STEPS_PER_TURN = 4
@@ -47,10 +48,14 @@ def recursion_limit_for(max_turns: int) -> int:
     return max(MIN_RECURSION_LIMIT, needed)
 
 
-def muse_recursion_limit(rounds: int) -> int:
-    """Return ParallelMuse's default ``recursion_limit``, with room for ``rounds`` rounds.
+def max_turns_reason(max_turns: int) -> str:
+    """Return the ``stop_reason`` of a run that used its ``max_turns`` steps without an answer."""
+    return f"max_turns: {max_turns} model steps used without an answer"
 
-    The router and one ``rollout`` step per round, plus the initial rollouts, ``report`` and
-    ``aggregate``: ``2 * rounds + 5`` super-steps, with slack and the same floor as ParallelSearch.
-    """
-    return max(MIN_RECURSION_LIMIT, 2 * rounds + 5 + 4)
+
+def recursion_reason(steps: int) -> str:
+    """Return the ``stop_reason`` of a run the ``recursion_limit`` ended after ``steps`` steps."""
+    return (
+        f"recursion_limit: too few graph steps left for another turn after {steps} model "
+        "steps; raise config['recursion_limit'] (or lower max_turns)"
+    )

@@ -1,8 +1,9 @@
 """The Search-R1 step loop, written once for every graph that runs it: its parts and its graph.
 
 ``think -> <act> -> think ... -> answer``: ``think`` calls the model once and routes with
-``Command``; what a search step does between two thinks is the *act*, which the caller adds
-(:data:`Act`): ParallelSearch's fan-out (``fan_out --Send per sub-query--> search -> observe``,
+``Command``; what a search step does between two thinks is the *act*, which the caller gives
+(:class:`Act`: its nodes, the entry and exit nodes it declares, its state): ParallelSearch's
+fan-out (``fan_out --Send per sub-query--> search -> observe``,
 :func:`langgraph_parallel.parallel_search.loop.search_act`) for its graph, its sequential
 baseline and every ParallelMuse rollout. The loop knows neither paper: ParallelMuse gets the
 loop as :class:`LoopRollouts` (a model and the act), built by the paper that owns the act, and
@@ -20,27 +21,37 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
-from langgraph_parallel.agent.context import SearchContext, with_defaults
+from langgraph_parallel.agent.context import LoopContext, with_defaults
 from langgraph_parallel.agent.limits import recursion_limit_for
 from langgraph_parallel.agent.nodes import as_node
-from langgraph_parallel.agent.state import (
-    ParallelSearchInput,
-    ParallelSearchOutput,
-    ParallelSearchState,
-)
-from langgraph_parallel.agent.think import THINK_ROUTES, ThinkNode, answer_node
+from langgraph_parallel.agent.state import LoopInput, LoopOutput, LoopState
+from langgraph_parallel.agent.think import ThinkNode, answer_node
 
-__all__ = ["ACT_ENTRY", "ACT_EXIT", "Act", "LoopRollouts", "add_agent_loop", "create_loop_graph"]
+__all__ = ["Act", "LoopRollouts", "add_agent_loop", "create_loop_graph"]
 
-ACT_ENTRY = "fan_out"
-"""The node ``think`` routes a search step to: the act's first node."""
-ACT_EXIT = "observe"
-"""The act's last node; the loop adds its edge back to ``think``."""
 
-Act = Callable[[StateGraph[Any, Any, Any, Any]], None]
-"""Adds the act's nodes to a builder, entered at :data:`ACT_ENTRY`, leaving from
-:data:`ACT_EXIT`, whose update appends the observation to ``transcript`` and shows the step's
-results in the chat (:func:`~.chat.extend_transcript`, :func:`~.chat.branch_result`)."""
+@dataclass(frozen=True)
+class Act:
+    """What a search step runs between two thinks, as its owner declares it.
+
+    Attributes:
+        add: Adds the act's nodes (and the edges between them) to a builder.
+        entry: The node ``think`` routes a search step to (it reads the state's ``queries``).
+        exit: The act's last node, whose update appends the observation to ``transcript`` and
+            shows the step's results in the chat (:func:`~.chat.extend_transcript`,
+            :func:`~.chat.branch_result`); the loop adds its edge back to ``think``.
+        state: The graph's state schema: :class:`~.state.LoopState` with the act's keys.
+        output: The graph's output schema: :class:`~.state.LoopOutput` with the act's keys.
+        fresh: Returns the update that clears the act's keys when a thread's new question
+            starts (``think`` writes it with the loop's own).
+    """
+
+    add: Callable[[StateGraph[Any, Any, Any, Any]], None]
+    entry: str
+    exit: str
+    state: type[Any] = LoopState
+    output: type[Any] = LoopOutput
+    fresh: Callable[[], dict[str, Any]] = dict
 
 
 @dataclass(frozen=True)
@@ -59,18 +70,18 @@ class LoopRollouts:
     """
 
     model: BaseChatModel
-    act: Callable[[SearchContext, RetryPolicy | None], Act]
+    act: Callable[[LoopContext, RetryPolicy | None], Act]
     passage_sentences: int | None = None
 
     def graph(
-        self, context: SearchContext, retry: RetryPolicy | None, *, checkpointer: Any = None
+        self, context: LoopContext, retry: RetryPolicy | None, *, checkpointer: Any = None
     ) -> CompiledStateGraph[Any, Any, Any, Any]:
         """Return the loop's graph for ``context``, each step's token logprobs kept.
 
         Args:
-            context: Build-time settings of the loop and its act; a run's own context must be
-                of the same type to be read (``run_context``), so pass a plain
-                :class:`SearchContext`.
+            context: Build-time settings of the loop (the act adds its own); a run's own
+                context must be of the same type to be read (``run_context``), so pass a
+                plain :class:`~.context.LoopContext`.
             retry: Retry policy of the loop's nodes.
             checkpointer: Passed to ``compile`` (``None``: forked through the running one).
         """
@@ -88,7 +99,7 @@ class LoopRollouts:
 
 def create_loop_graph(
     model: BaseChatModel,
-    context: SearchContext,
+    context: LoopContext,
     act: Act,
     *,
     retry: RetryPolicy | None,
@@ -99,8 +110,8 @@ def create_loop_graph(
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build the loop as a graph: ``START -> think -> <act> -> think ... -> answer -> END``.
 
-    Input ``{"messages": [...]}`` or ``{"question": str}`` (:class:`~.state.ParallelSearchInput`),
-    output :class:`~.state.ParallelSearchOutput`; per-run
+    Input ``{"messages": [...]}`` or ``{"question": str}`` (:class:`~.state.LoopInput`),
+    output the act's (:attr:`Act.output`); per-run
     overrides through ``invoke(..., context=...)`` (unset fields keep ``context``). Its
     ``recursion_limit`` defaults to one that fits ``context.max_turns`` turns.
 
@@ -116,10 +127,10 @@ def create_loop_graph(
         name: Graph name.
     """
     builder = StateGraph(
-        ParallelSearchState,
-        context_schema=with_defaults(context, "ParallelSearchContext"),
-        input_schema=ParallelSearchInput,
-        output_schema=ParallelSearchOutput,
+        act.state,
+        context_schema=with_defaults(context),
+        input_schema=LoopInput,
+        output_schema=act.output,
     )
     add_agent_loop(builder, model, context, act, retry=retry, keep_logprobs=keep_logprobs)
     builder.add_edge(START, "think")
@@ -132,7 +143,7 @@ def create_loop_graph(
 def add_agent_loop(
     builder: StateGraph[Any, Any, Any, Any],
     model: BaseChatModel,
-    context: SearchContext,
+    context: LoopContext,
     act: Act,
     *,
     retry: RetryPolicy | None,
@@ -149,14 +160,16 @@ def add_agent_loop(
             ``transcript``, ``steps``, ``answer``, ``stop_reason``, ``counters``) and the act's.
         model: Any LangChain chat model.
         context: Build-time settings of the loop.
-        act: What a search step runs between two thinks (see :data:`Act`).
+        act: What a search step runs between two thinks (see :class:`Act`).
         retry: Retry policy of ``think`` (and what the act applies to its own nodes).
         keep_logprobs: ``think`` keeps each step's token logprobs in its message.
     """
-    think = ThinkNode(model, context, retry=retry, keep_logprobs=keep_logprobs)
-    builder.add_node(
-        "think", as_node(think, "think"), retry_policy=retry, destinations=THINK_ROUTES
+    think = ThinkNode(
+        model, context, retry=retry, keep_logprobs=keep_logprobs, act=act.entry, fresh=act.fresh
     )
-    act(builder)
+    # Where think may route, so Studio draws the edges.
+    routes = (act.entry, "think", "answer", "__end__")
+    builder.add_node("think", as_node(think, "think"), retry_policy=retry, destinations=routes)
+    act.add(builder)
     builder.add_node("answer", as_node(answer_node, "answer"))
-    builder.add_edge(ACT_EXIT, "think")
+    builder.add_edge(act.exit, "think")

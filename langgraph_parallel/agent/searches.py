@@ -12,9 +12,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-__all__ = ["tool_searches"]
+__all__ = ["searches_since_question", "tool_searches"]
+
+
+def searches_since_question(messages: Sequence[Any], tool_name: str) -> list[int]:
+    """Return how many ``tool_name`` calls each AI message since the last human one made.
+
+    Oldest first; the one backwards scan every rule over a question's searches reads: a turn
+    limit sums the counts, and a search step's number in the question is how many counts up to
+    its own are above zero (the first search step's is 1).
+    """
+    counts: list[int] = []
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            break
+        if isinstance(message, AIMessage):
+            counts.append(sum(call["name"] == tool_name for call in message.tool_calls))
+    return counts[::-1]
 
 
 def tool_searches(messages: Sequence[BaseMessage], first: int = 0) -> list[dict[str, Any]]:

@@ -1,13 +1,14 @@
-"""Graph state schemas and their reducers.
+"""The step loop's state schemas and their reducers, knowing neither paper.
 
 Every key that parallel ``Send`` branches write has a deterministic reducer, so the joined state
-does not depend on which branch finished first.
+does not depend on which branch finished first. An act adds its own keys to :class:`LoopState`
+(ParallelSearch's fan-out state is its own package's).
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
@@ -37,69 +38,7 @@ def add_counters(left: Mapping[str, int] | None, right: Mapping[str, int] | None
     return out
 
 
-def merge_results(
-    left: Sequence[Mapping[str, Any]] | None, right: Sequence[Mapping[str, Any]] | None
-) -> list[dict[str, Any]]:
-    """Join search results from parallel branches, keyed and ordered by ``(turn, index)``.
-
-    A later write for the same key replaces the earlier one, so a retried branch cannot
-    duplicate its result.
-    """
-    merged: dict[tuple[int, int], dict[str, Any]] = {}
-    for item in [*(left or []), *(right or [])]:
-        merged[(int(item["turn"]), int(item["index"]))] = dict(item)
-    return [merged[key] for key in sorted(merged)]
-
-
-class SubQuery(TypedDict):
-    """Payload of one ``Send("search", ...)`` branch.
-
-    ``group`` (unique per fan-out) and ``size`` (its sub-query count) let the search node
-    search the branches of one fan-out in one call; a payload without them searches alone.
-    ``call_id`` (the agent loop's) is the id of the sub-query's call in the chat: the branch
-    answers it there as it finishes.
-    """
-
-    turn: int
-    index: int
-    query: str
-    group: NotRequired[str]
-    size: NotRequired[int]
-    call_id: NotRequired[str]
-
-
-class SearchResult(TypedDict):
-    """What one search branch returns: its documents, formatted, and their titles."""
-
-    turn: int
-    index: int
-    query: str
-    text: str
-    titles: list[str]
-    error: NotRequired[str | None]
-    repeat: NotRequired[bool]
-    """Searched in an earlier turn, so not searched again (ParallelSearch's ``fan_out``)."""
-
-
-class FanOutState(TypedDict):
-    """State of the fan-out search step, usable alone inside a user's graph.
-
-    Attributes:
-        queries: Sub-queries to run this step (already split; capped by the fan-out node).
-        turn: Search round number, used to key results.
-        skipped: Sub-queries over the per-turn limit, reported in the observation.
-        search_results: Joined branch results (deterministic order).
-        observation: The ``<information>...</information>`` text for this round.
-    """
-
-    queries: list[str]
-    turn: NotRequired[int]
-    skipped: NotRequired[list[str]]
-    search_results: NotRequired[Annotated[list[SearchResult], merge_results]]
-    observation: NotRequired[str]
-
-
-class ParallelSearchInput(TypedDict, total=False):
+class LoopInput(TypedDict, total=False):
     """Input of the loop's graphs (ParallelSearch, its sequential baseline, ``direct``).
 
     Either ``messages``, a chat whose last (human) message is the question, as LangGraph
@@ -112,30 +51,29 @@ class ParallelSearchInput(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
 
 
-class ParallelSearchOutput(TypedDict):
+class LoopOutput(TypedDict):
     """Final state a caller reads: the answer (or ``None``) with the reason the run stopped.
 
     ``counters`` holds the :data:`COUNTER_KEYS` and graph-specific ones: ``invalid_steps``,
-    ``truncated_steps``, ``parallel_turns``, ``first_turn_parallel``, ``final_answer_steps``
-    (1 when the final answer-only step ran), ``trimmed_steps`` (1 when a full context made
-    the run answer over a trimmed transcript) and ``context_refusals`` (1 when the model refused
-    a prompt as too long, a model that declares no window); see
-    :class:`~langgraph_parallel.agent.think.ThinkNode`. ``messages`` is the chat (the
-    question, each search step as a ``search`` tool call and its result, the answer) and
-    ``transcript`` what the model read and wrote (:mod:`~langgraph_parallel.agent.chat`).
+    ``truncated_steps``, ``final_answer_steps`` (1 when the final answer-only step ran),
+    ``trimmed_steps`` (1 when a full context made the run answer over a trimmed transcript),
+    ``context_refusals`` (1 when the model refused a prompt as too long, a model that declares
+    no window; see :class:`~langgraph_parallel.agent.think.ThinkNode`) and those its act adds.
+    ``messages`` is the chat (the question, each search step as a ``search`` tool call and its
+    result, the answer) and ``transcript`` what the model read and wrote
+    (:mod:`~langgraph_parallel.agent.chat`). An act's output adds its own keys.
     """
 
     question: str
     answer: str | None
     stop_reason: str
     counters: dict[str, int]
-    search_results: list[SearchResult]
     messages: list[AnyMessage]
     transcript: list[AnyMessage]
 
 
-class ParallelSearchState(FanOutState):
-    """Full state of the ParallelSearch agent loop.
+class LoopState(TypedDict):
+    """State keys of the step loop; an act's state adds its own (the act declares it).
 
     Attributes:
         question: The question being answered (the input's, or the chat's last human message).
@@ -144,6 +82,7 @@ class ParallelSearchState(FanOutState):
             (:mod:`~langgraph_parallel.agent.chat`).
         transcript: The model's transcript of the current question: prompt, model steps,
             observations, byte-stable (the prefix cache and ParallelMuse's forks read it).
+        queries: The queries of the search step ``think`` chose, which the act reads.
         answer: Final answer, ``None`` until the model answers.
         stop_reason: Why the run ended (``answered``, ``max_turns: ...``,
             ``recursion_limit: ...``, ``context_full: ...``, ``model_error: ...``); ``None``
@@ -159,6 +98,7 @@ class ParallelSearchState(FanOutState):
     question: NotRequired[str]
     messages: Annotated[list[AnyMessage], add_messages]
     transcript: NotRequired[Annotated[list[AnyMessage], add_messages]]
+    queries: list[str]
     answer: NotRequired[str | None]
     stop_reason: NotRequired[str | None]
     steps: NotRequired[Annotated[int, operator.add]]

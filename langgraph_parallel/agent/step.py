@@ -18,7 +18,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from langgraph_parallel.agent.context import PassageBudgetOption, SearchContext
+from langgraph_parallel.agent.context import LoopContext, PassageBudgetOption
 from langgraph_parallel.agent.policy import policy_of
 from langgraph_parallel.errors import UserError, clean_text, storable
 from langgraph_parallel.models.usage import usage_counters
@@ -65,7 +65,7 @@ class StepReply:
     logprobs: list[Any] = field(default_factory=list)
 
 
-def prompt_style(model: BaseChatModel, context: SearchContext) -> Literal["chat", "raw"]:
+def prompt_style(model: BaseChatModel, context: LoopContext) -> Literal["chat", "raw"]:
     """Resolve ``context.prompt_style`` for ``model`` (``auto``: the style it declares)."""
     if context.prompt_style != "auto":
         return context.prompt_style
@@ -129,7 +129,7 @@ def passage_budget(model: BaseChatModel, requested: PassageBudgetOption = "auto"
 def first_prompt(
     question: str,
     style: Literal["chat", "raw"],
-    context: SearchContext,
+    context: LoopContext,
     kind: RawPrompt = "few_shot",
 ) -> str:
     """Build the opening prompt of the agent for ``question``.
@@ -143,7 +143,7 @@ def first_prompt(
 
 def step_options(
     model: BaseChatModel,
-    context: SearchContext,
+    context: LoopContext,
     *,
     answer_only: bool = False,
     keep_logprobs: bool = True,

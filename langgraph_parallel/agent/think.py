@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, cast, get_args
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -17,13 +17,18 @@ from langgraph_parallel.agent.chat import (
     question_to_start,
     search_call,
 )
-from langgraph_parallel.agent.context import SearchContext, run_context
+from langgraph_parallel.agent.context import LoopContext, run_context
 from langgraph_parallel.agent.events import emit
-from langgraph_parallel.agent.limits import STEPS_TO_ANSWER, STEPS_TO_SEARCH
+from langgraph_parallel.agent.limits import (
+    STEPS_TO_ANSWER,
+    STEPS_TO_SEARCH,
+    max_turns_reason,
+    recursion_reason,
+)
 from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke
 from langgraph_parallel.agent.overflow import is_context_overflow, trimmed
 from langgraph_parallel.agent.policy import policy_of
-from langgraph_parallel.agent.state import ParallelSearchState
+from langgraph_parallel.agent.state import LoopState
 from langgraph_parallel.agent.step import (
     StepReply,
     first_prompt,
@@ -36,16 +41,16 @@ from langgraph_parallel.errors import reported_error
 from langgraph_parallel.models.sampling import configured_sampling
 from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION, Action
 
-ThinkRoute = Literal["fan_out", "think", "answer", "__end__"]
-THINK_ROUTES: tuple[str, ...] = get_args(ThinkRoute)
-"""Where ``think`` may route: the ``destinations`` it is added with, so Studio draws them."""
+ACT = "act"
+"""The act's entry node when none is given (a ``ThinkNode`` used alone)."""
 
 
 class ThinkNode(DualNode):
     """Call the model once, parse its action, and route.
 
-    Routing (``Command``): an answer goes to ``answer``; a search goes to ``fan_out`` unless no
-    step could read its results; an invalid step gets the Search-R1 invalid-action observation
+    Routing (``Command``): an answer goes to ``answer``; a search goes to the act's entry
+    node (``act``, the one its :class:`~.loop.Act` declares) unless no step could read its
+    results; an invalid step gets the Search-R1 invalid-action observation
     and another ``think`` if steps remain. A failing model call ends the run with the error as
     ``stop_reason`` (one-question failures must not kill a batch), except :class:`UserError`,
     which is a set-up problem the caller has to see; transient errors are first retried under
@@ -98,24 +103,28 @@ class ThinkNode(DualNode):
         defaults: Settings used when the run passes no context.
         retry: The node's retry policy (so the last attempt reports instead of raising).
         keep_logprobs: Keep each step's token logprobs in its message (see above).
+        act: The act's entry node, where a search step goes.
+        fresh: Returns the update clearing the act's keys when a thread's new question starts.
     """
 
     def __init__(
         self,
         model: BaseChatModel,
-        defaults: SearchContext,
+        defaults: LoopContext,
         retry: RetryPolicy | None = None,
         *,
         keep_logprobs: bool = False,
+        act: str = ACT,
+        fresh: Callable[[], dict[str, Any]] = dict,
     ) -> None:
         self.model = model
         self.defaults = defaults
         self.retry = retry
         self.keep_logprobs = keep_logprobs
+        self.act = act
+        self.fresh = fresh
 
-    def body(
-        self, state: ParallelSearchState, runtime: Runtime[SearchContext]
-    ) -> Body[Command[ThinkRoute]]:
+    def body(self, state: LoopState, runtime: Runtime[LoopContext]) -> Body[Command[str]]:
         """Run one step (one model call; see :mod:`~langgraph_parallel.agent.nodes`).
 
         The first step of a question (:func:`~.chat.question_to_start`) opens a fresh
@@ -138,13 +147,13 @@ class ThinkNode(DualNode):
 
     def _step(
         self,
-        state: ParallelSearchState,
-        runtime: Runtime[SearchContext],
-        context: SearchContext,
+        state: LoopState,
+        runtime: Runtime[LoopContext],
+        context: LoopContext,
         history: list[BaseMessage],
         new: list[BaseMessage],
         steps: int,
-    ) -> Body[tuple[Command[ThinkRoute], Action | None]]:
+    ) -> Body[tuple[Command[str], Action | None]]:
         """Call the model once over ``history + new`` and route.
 
         ``transcript`` in the update holds only this step's new messages (see :meth:`_shown`).
@@ -155,7 +164,7 @@ class ThinkNode(DualNode):
         remaining = state.get("remaining_steps")
         if remaining is not None and remaining < STEPS_TO_ANSWER:
             # Not even the answer node fits: end here, before spending a model call.
-            reason = _recursion_reason(steps - 1)
+            reason = recursion_reason(steps - 1)
             ended: dict[str, Any] = {
                 "transcript": new,
                 "answer": None,
@@ -232,16 +241,16 @@ class ThinkNode(DualNode):
             )
             return _last_step_route(action, update, "trimmed_steps", why), action
         if final:
-            why = f"{_max_turns_reason(context)}; the final answer-only step"
+            why = f"{max_turns_reason(context.max_turns)}; the final answer-only step"
             return _last_step_route(action, update, "final_answer_steps", why), action
         return self._route(action, update, steps, context, out_of_steps), action
 
-    @staticmethod
     def _shown(
-        state: ParallelSearchState,
-        routed: tuple[Command[ThinkRoute], Action | None],
+        self,
+        state: LoopState,
+        routed: tuple[Command[str], Action | None],
         question: str | None,
-    ) -> Command[ThinkRoute]:
+    ) -> Command[str]:
         """Write the step's transcript messages and its chat view (:mod:`~.chat`).
 
         A search step shows as a ``search`` tool call with the sub-queries it will run; the
@@ -255,7 +264,7 @@ class ThinkNode(DualNode):
         base: Mapping[str, Any] = {} if question is not None else state
         update["transcript"] = extend_transcript(base, new)
         chat = list(update.pop("messages", []))
-        if action is not None and command.goto == "fan_out":
+        if action is not None and command.goto == self.act:
             chat.append(search_call(action.think, update["queries"]))
         if question is not None:
             update["question"] = question
@@ -265,8 +274,7 @@ class ThinkNode(DualNode):
             if state.get("transcript") or state.get("steps"):  # the thread asked one before
                 update["steps"] = Overwrite(update.get("steps", 0))
                 update["counters"] = Overwrite(dict(update.get("counters") or {}))
-                update["search_results"] = Overwrite([])
-                update.update(turn=0, skipped=[], observation="")
+                update.update(self.fresh())
                 update.setdefault("queries", [])
         if chat:
             update["messages"] = chat
@@ -287,7 +295,7 @@ class ThinkNode(DualNode):
     def _answer_trimmed(
         self,
         prompt: list[BaseMessage],
-        context: SearchContext,
+        context: LoopContext,
         sampling: dict[str, Any],
         window: int | None,
     ) -> Body[BaseMessage | None]:
@@ -317,14 +325,14 @@ class ThinkNode(DualNode):
             return reply
         return None
 
-    @staticmethod
     def _route(
+        self,
         action: Action,
         update: dict[str, Any],
         steps: int,
-        context: SearchContext,
+        context: LoopContext,
         out_of_steps: bool = False,
-    ) -> Command[ThinkRoute]:
+    ) -> Command[str]:
         last_step = steps >= context.max_turns or out_of_steps
         if action.kind == "answer":
             update.update(answer=action.answer, stop_reason="answered")
@@ -337,14 +345,14 @@ class ThinkNode(DualNode):
                 # Search-R1 baseline: whatever the model wrote is one query.
                 queries = [" ## ".join(queries)]
             update["queries"] = queries
-            return Command(update=update, goto="fan_out")
+            return Command(update=update, goto=self.act)
         if last_step:
             if action.kind == "invalid":
                 update["counters"]["invalid_steps"] = 1
-            reason = _max_turns_reason(context)
+            reason = max_turns_reason(context.max_turns)
             if steps < context.max_turns or (action.kind == "search" and may_search):
                 # Only the recursion limit kept this step's search (or the next step) from running.
-                reason = _recursion_reason(steps)
+                reason = recursion_reason(steps)
             update.update(answer=None, stop_reason=reason)
             return Command(update=update, goto="answer")
         update["transcript"].append(HumanMessage(INVALID_ACTION_OBSERVATION))
@@ -354,7 +362,7 @@ class ThinkNode(DualNode):
 
 def _last_step_route(
     action: Action, update: dict[str, Any], counter: str, why: str
-) -> Command[ThinkRoute]:
+) -> Command[str]:
     """End the run after an answer-only step (see :class:`ThinkNode`).
 
     Args:
@@ -382,18 +390,7 @@ _NO_ROOM = (
 )
 
 
-def _max_turns_reason(context: SearchContext) -> str:
-    return f"max_turns: {context.max_turns} model steps used without an answer"
-
-
-def _recursion_reason(steps: int) -> str:
-    return (
-        f"recursion_limit: too few graph steps left for another turn after {steps} model "
-        "steps; raise config['recursion_limit'] (or lower max_turns)"
-    )
-
-
-def answer_node(state: ParallelSearchState) -> dict[str, Any]:
+def answer_node(state: LoopState) -> dict[str, Any]:
     """Finish the run, its answer shown in the chat; a run without an answer has a reason."""
     answer = state.get("answer")
     reason = state.get("stop_reason") or "no_answer"

@@ -29,14 +29,14 @@ from langgraph_parallel.agent.chat import (
 from langgraph_parallel.agent.checks import check_model
 from langgraph_parallel.agent.context import PromptStyleOption, run_context
 from langgraph_parallel.agent.nodes import Blocking, Body, DualNode, Invoke, as_node
-from langgraph_parallel.agent.state import (
-    COUNTER_KEYS,
+from langgraph_parallel.agent.state import COUNTER_KEYS
+from langgraph_parallel.agent.step import constrained_regex, prompt_style, read_step
+from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, reported_error
+from langgraph_parallel.parallel_search.state import (
     ParallelSearchInput,
     ParallelSearchOutput,
     ParallelSearchState,
 )
-from langgraph_parallel.agent.step import constrained_regex, prompt_style, read_step
-from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, reported_error
 from langgraph_parallel.prompts import DIRECT_FEW_SHOT, DIRECT_INSTRUCTION
 
 __all__ = ["DIRECT_OPTIONS", "DirectContext", "DirectNode", "create_direct_graph", "direct_prompt"]

@@ -26,12 +26,12 @@ off its ``search`` tool's results.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langgraph_parallel.agent.searches import tool_searches
-from langgraph_parallel.agent.state import SearchResult, add_counters
+from langgraph_parallel.agent.state import add_counters
 from langgraph_parallel.dialect.transcript import message_action, observation_text, step_text
 from langgraph_parallel.errors import clean_text, storable
 from langgraph_parallel.models.usage import usage_counters
@@ -155,6 +155,6 @@ def agent_trajectory(
         answer=answer,
         stop_reason=reason,
         counters=_counters(own, start.get("counters"), end.get("counters")),
-        search_results=cast(list[SearchResult], searches),
+        search_results=searches,
         thread_id=task["thread_id"],
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from langgraph_parallel.agent.context import SearchContext, run_context
+from langgraph_parallel.agent.context import LoopContext, run_context
+from langgraph_parallel.agent.limits import MIN_RECURSION_LIMIT
 from langgraph_parallel.agent.policy import policy_of
 from langgraph_parallel.parallel_muse.uncertainty import MODES, REGIONS, Mode, Region
 from langgraph_parallel.prompts import ANALYST_PROMPT, REPORT_FOLLOWUP_PROMPT, REPORT_PROMPT
@@ -19,6 +20,7 @@ __all__ = [
     "ReportMode",
     "ReportStyle",
     "muse_context",
+    "muse_recursion_limit",
     "resolve_join",
 ]
 
@@ -31,8 +33,14 @@ REPORT_STYLES: tuple[str, ...] = ("auto", "model", "continue", "extract")
 
 
 @dataclass(frozen=True, kw_only=True)
-class MuseContext(SearchContext):
-    """Settings of ParallelMuse (``context_schema``), on top of :class:`SearchContext`.
+class MuseContext(LoopContext):
+    """Settings of ParallelMuse (``context_schema``), on top of the loop's (:class:`LoopContext`).
+
+    The loop's fields are the rollouts' (each run passes them to its rollouts); ParallelMuse
+    knows no act's own settings: those are given where the act is built (for ParallelSearch's,
+    ``parallel_search_rollouts(..., max_parallel_queries=...)``). Built on the loop's class,
+    not holding it as a field, so a run's context stays flat (``context={"max_turns": 3,
+    "budget": 4}``, as the LangGraph server builds it).
 
     Attributes:
         budget: Most trajectories per question, initial, branched and fresh together.
@@ -167,3 +175,13 @@ def muse_context(runtime: Any, defaults: MuseContext) -> MuseContext:
     """
     ctx = run_context(runtime, defaults)
     return replace(ctx, join=defaults.join) if ctx.join == "auto" else ctx
+
+
+def muse_recursion_limit(rounds: int) -> int:
+    """Return ParallelMuse's default ``recursion_limit``, with room for ``rounds`` rounds.
+
+    The router and one ``rollout`` step per round, plus the initial rollouts, ``report`` and
+    ``aggregate``: ``2 * rounds + 5`` super-steps, with slack and the loop's floor
+    (:data:`~langgraph_parallel.agent.limits.MIN_RECURSION_LIMIT`).
+    """
+    return max(MIN_RECURSION_LIMIT, 2 * rounds + 5 + 4)

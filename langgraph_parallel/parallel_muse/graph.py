@@ -43,7 +43,6 @@ from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.checks import check_model
 from langgraph_parallel.agent.context import loop_settings, with_defaults
-from langgraph_parallel.agent.limits import muse_recursion_limit
 from langgraph_parallel.agent.loop import LoopRollouts
 from langgraph_parallel.agent.nodes import as_node
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY, UserError
@@ -53,7 +52,11 @@ from langgraph_parallel.parallel_muse.agent_nodes import (
     AgentRolloutNode,
 )
 from langgraph_parallel.parallel_muse.agent_thread import check_agent, forkable, has_checkpointer
-from langgraph_parallel.parallel_muse.context import MuseContext, resolve_join
+from langgraph_parallel.parallel_muse.context import (
+    MuseContext,
+    muse_recursion_limit,
+    resolve_join,
+)
 from langgraph_parallel.parallel_muse.report import JUDGE_CANNOT_CONTINUE, ReportNode
 from langgraph_parallel.parallel_muse.router import MuseRoute, RouterNode
 from langgraph_parallel.parallel_muse.state import (

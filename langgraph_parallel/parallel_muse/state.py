@@ -15,7 +15,7 @@ from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict
 
-from langgraph_parallel.agent.state import SearchResult, add_counters
+from langgraph_parallel.agent.state import add_counters
 from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, Step
 
 __all__ = [
@@ -82,7 +82,7 @@ class Trajectory(Branch):
     answer: str | None
     stop_reason: str
     counters: dict[str, int]
-    search_results: NotRequired[list[SearchResult]]
+    search_results: NotRequired[list[dict[str, Any]]]
     thread_id: str
 
 

@@ -31,10 +31,11 @@ import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableBinding
 from langgraph.types import Command
 
+from langgraph_parallel.agent.searches import searches_since_question
 from langgraph_parallel.agent.state import add_counters
 from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.models.usage import usage_counters
@@ -99,21 +100,6 @@ class ParallelSearchAgentState(AgentState[Any]):
     """The agent's state with the graph's ``counters`` (summed over the thread's runs)."""
 
     counters: NotRequired[Annotated[dict[str, int], add_counters]]
-
-
-def searches_since_question(messages: Sequence[Any], tool_name: str) -> list[int]:
-    """Return how many ``tool_name`` calls each AI message since the last human one made.
-
-    Oldest first; the one backwards scan both rules read: the turn limit sums the counts, and a
-    search is of the question's first search step when one count at most is above zero.
-    """
-    counts: list[int] = []
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            break
-        if isinstance(message, AIMessage):
-            counts.append(sum(call["name"] == tool_name for call in message.tool_calls))
-    return counts[::-1]
 
 
 def answer_only_choice(model: Any, tools: Sequence[Any]) -> str | dict[str, str]:
@@ -270,8 +256,10 @@ class SearchCountersMiddleware(AgentMiddleware[ParallelSearchAgentState, Any, An
     """Keep the graph's ``counters`` in the agent's state (:class:`ParallelSearchAgentState`).
 
     Every model call adds ``llm_calls`` 1 and its token counts; every ``tool_name`` call adds
-    the counters of the tool's artifact (a :class:`~.agent_tool.ParallelSearchTool`'s), with
-    ``first_turn_parallel`` 1 when the question's first search step searched in parallel.
+    the counters of the tool's artifact (a :class:`~.agent_tool.ParallelSearchTool`'s: the
+    turn's, ``first_turn_parallel`` included); a search tool of your own whose artifact has no
+    ``first_turn_parallel`` gets it here (1 when the question's first search step searched in
+    parallel).
 
     Args:
         tool_name: The search tool's name.
@@ -321,12 +309,15 @@ class SearchCountersMiddleware(AgentMiddleware[ParallelSearchAgentState, Any, An
         counters = artifact.get("counters")
         if not isinstance(counters, dict) or not counters:
             return result
-        state = request.state
-        messages: list[AnyMessage] = state.get("messages", []) if isinstance(state, dict) else []
-        # The state holds this call's own AI message: the first search step is the first one.
-        first = sum(n > 0 for n in searches_since_question(messages, self.tool_name)) <= 1
-        parallel = first and counters.get("parallel_turns", 0) > 0
-        update = {**counters, "first_turn_parallel": int(parallel)}
+        update = dict(counters)
+        if "first_turn_parallel" not in update:  # the turn computes it; another tool may not
+            state = request.state
+            messages: list[AnyMessage] = (
+                state.get("messages", []) if isinstance(state, dict) else []
+            )
+            # The state holds this call's own AI message: the first search step is the first one.
+            first = sum(n > 0 for n in searches_since_question(messages, self.tool_name)) <= 1
+            update["first_turn_parallel"] = int(first and counters.get("parallel_turns", 0) > 0)
         return Command(update={"messages": [result], "counters": update})
 
 

@@ -3,7 +3,8 @@
 The graph's fan-out in one tool call: ``search`` takes ``query_list``, one or more independent
 sub-queries, searches them together in one batched retrieval (one ``batch_search``, through the
 graph's :class:`~langgraph_parallel.retrieval.batching.SearchBatcher`) and answers with one
-observation. The turn is the graph's (:mod:`.turn`: the cap, the errors, the observation, the
+observation. The turn is the graph's, driven by the same object
+(:class:`~.turn.SearchTurn`: the cap, the repeats, the errors, the dedupe, the observation, the
 counters), so a trained policy reads byte for byte what the graph shows it.
 
 Why a ``BaseTool`` with a JSON-schema ``args_schema``: the model is shown a list of strings, but
@@ -35,29 +36,21 @@ from langchain_core.tools.base import ArgsSchema
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, model_validator
 
 from langgraph_parallel.agent.checks import check_search_timeout
-from langgraph_parallel.agent.searches import tool_searches
+from langgraph_parallel.agent.searches import searches_since_question, tool_searches
 from langgraph_parallel.errors import reported_error
+from langgraph_parallel.parallel_search.context import SearchContext
 from langgraph_parallel.parallel_search.renamed import RENAMED, renamed_keywords
 from langgraph_parallel.parallel_search.turn import (
     REPEATED,
     SEARCH_POOL,
     Outcome,
-    SubQueryText,
+    SearchTurn,
+    TurnStart,
     failed,
-    listed,
-    log_search_error,
-    repeated,
-    sub_query_text,
     timed_out,
-    turn_counters,
 )
 from langgraph_parallel.prompts import SEARCH_CALL_ERROR, SEARCH_TOOL_DESCRIPTION
-from langgraph_parallel.protocol import (
-    DEFAULT_MAX_PARALLEL_QUERIES,
-    cap_queries,
-    format_observation,
-    search_queries,
-)
+from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES, search_queries
 from langgraph_parallel.retrieval.batching import SearchBatcher
 from langgraph_parallel.retrieval.documents import Passage
 from langgraph_parallel.retrieval.search import SearchSource, as_searcher
@@ -91,13 +84,14 @@ class _Injected(BaseModel):
 
 @dataclass(frozen=True)
 class _Call:
-    """A call's sub-queries under way: those run, those over the cap, their searches.
+    """A call's turn under way: its start and its searches.
 
-    ``futures`` has one entry per sub-query of ``run``: ``None`` for a repeat, not searched.
+    ``futures`` has one entry per sub-query of ``start.queries``: ``None`` for a repeat, not
+    searched.
     """
 
-    run: list[str]
-    skipped: list[str]
+    turn: SearchTurn
+    start: TurnStart
     futures: list[concurrent.futures.Future[list[Passage]] | None]
 
 
@@ -105,9 +99,11 @@ class ParallelSearchTool(BaseTool):
     """The ``search`` tool: sub-queries in, one ``<information>`` observation out.
 
     The content is the observation; the ``artifact`` (``response_format="content_and_artifact"``)
-    holds ``counters`` under the graph's names (``turns`` and ``searches``: 1, ``sub_queries``,
-    ``parallel_turns``, ``search_errors`` when a search failed or timed out (each also logged
-    as a warning); a malformed call counts ``invalid_steps`` 1 and nothing else), the
+    holds ``counters``, the graph's turn counters (:meth:`~.turn.SearchTurn.finish`: ``turns``
+    and ``searches`` 1, ``sub_queries``, ``parallel_turns``, ``first_turn_parallel`` (inside
+    an agent: 1 when the question's first search step searched in parallel),
+    ``search_errors`` when a search failed or timed out (each also logged as a warning), ...;
+    a malformed call counts ``invalid_steps`` 1 and nothing else), the
     ``queries`` searched, the ``skipped`` ones over the cap, each sub-query's result ``titles``,
     its ``errors`` (``None`` when it worked) and ``duplicate_passages``. Build it with
     :func:`parallel_search_tool`.
@@ -147,6 +143,18 @@ class ParallelSearchTool(BaseTool):
         kept = {key: value for key, value in data.items() if key not in old}
         return {**kept, **renamed_keywords("ParallelSearchTool", old, _TOOL_RENAMED)}
 
+    @property
+    def settings(self) -> SearchContext:
+        """The tool's settings as the turn reads them (the graph's settings type)."""
+        return SearchContext(
+            top_k=self.top_k,
+            max_parallel_queries=self.max_parallel_queries,
+            passage_sentences=self.passage_sentences,
+            search_timeout=self.search_timeout,
+            dedupe_passages=self.dedupe_passages,
+            skip_repeats=self.skip_repeats,
+        )
+
     def model_post_init(self, context: Any, /) -> None:
         """Adapt the searcher (a retriever is wrapped) and set up the batched search."""
         self._batcher = SearchBatcher(as_searcher(self.searcher), SEARCH_POOL)
@@ -183,22 +191,26 @@ class ParallelSearchTool(BaseTool):
         if error is not None:
             text = SEARCH_CALL_ERROR.format(error=error, tool=self.name)
             return text, {"counters": {"invalid_steps": 1}, "error": error, "queries": []}
-        run, skipped = cap_queries(queries, self.max_parallel_queries)
-        again = repeated(run, self._earlier(runtime) if self.skip_repeats else [])
-        todo = sum(not a for a in again)
+        turn = SearchTurn(self.settings)
+        messages = self._messages(runtime)
+        earlier = [s["query"] for s in tool_searches(messages)]
+        # The state holds this call's own AI message: the question's first step is number 1.
+        number = max(1, sum(n > 0 for n in searches_since_question(messages, self.name)))
+        start = turn.start(queries, earlier, number=number)
+        todo = len(start.todo)
         group = uuid.uuid4().hex  # they all arrive at once: one batch_search for the group
         futures = [
-            None if a else self._batcher.submit(q, self.top_k, group=group, size=todo)
-            for q, a in zip(run, again, strict=True)
+            None if again else self._batcher.submit(q, self.top_k, group=group, size=todo)
+            for q, again in zip(start.queries, start.repeats, strict=True)
         ]
-        return _Call(run, skipped, futures)
+        return _Call(turn, start, futures)
 
     @staticmethod
-    def _earlier(runtime: Any) -> list[str]:
-        # An agent's earlier search results; a direct ``invoke`` has no conversation.
+    def _messages(runtime: Any) -> list[Any]:
+        # An agent's conversation; a direct ``invoke`` has none.
         state = getattr(runtime, "state", None)
         messages = state.get("messages") if isinstance(state, dict) else None
-        return [s["query"] for s in tool_searches(messages or [])]
+        return list(messages or [])
 
     def _outcome(self, future: concurrent.futures.Future[list[Passage]] | None) -> Outcome:
         if future is None:
@@ -215,34 +227,8 @@ class ParallelSearchTool(BaseTool):
         return failed(reported_error(exc))
 
     def _observe(self, call: _Call) -> tuple[str, dict[str, Any]]:
-        outcomes = [self._outcome(future) for future in call.futures]
-        kept = listed(outcomes, self.dedupe_passages)
-        shown = [
-            SubQueryText(REPEATED)
-            if f is None
-            else sub_query_text(k, passage_sentences=self.passage_sentences, found=len(o))
-            for k, o, f in zip(kept, outcomes, call.futures, strict=True)
-        ]
-        duplicates = sum(
-            len(o) - len(k)
-            for k, o, s in zip(kept, outcomes, shown, strict=True)
-            if not isinstance(o, str) and s.error is None
-        )
-        repeats = sum(f is None for f in call.futures)
-        for query, sub in zip(call.run, shown, strict=True):
-            if sub.error is not None:
-                log_search_error(query, sub.error)
-        errors = sum(sub.error is not None for sub in shown)
-        artifact = {
-            "counters": {**turn_counters(len(call.run), repeats, errors), "searches": 1},
-            "queries": call.run,
-            "skipped": call.skipped,
-            "titles": [s.titles for s in shown],
-            "errors": [s.error for s in shown],
-            "duplicate_passages": duplicates,
-        }
-        results = [(q, s.text) for q, s in zip(call.run, shown, strict=True)]
-        return format_observation(results, call.skipped, limit=self.max_parallel_queries), artifact
+        end = call.turn.finish(call.start, [self._outcome(future) for future in call.futures])
+        return end.observation, end.artifact(call.start)
 
 
 def parallel_search_tool(

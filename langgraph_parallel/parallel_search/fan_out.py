@@ -22,17 +22,25 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from langgraph_parallel.agent.chat import branch_result, extend_transcript, search_call_ids
-from langgraph_parallel.agent.context import SearchContext, run_context
-from langgraph_parallel.agent.state import FanOutState, SearchResult, SubQuery
-from langgraph_parallel.parallel_search.turn import REPEATED, repeated, turn_counters
-from langgraph_parallel.protocol import cap_queries, format_observation
+from langgraph_parallel.parallel_search.context import SearchContext, search_settings
+from langgraph_parallel.parallel_search.state import FanOutState, SearchResult, SubQuery
+from langgraph_parallel.parallel_search.turn import (
+    REPEATED,
+    Outcome,
+    SearchTurn,
+    SubQueryText,
+    TurnStart,
+)
+from langgraph_parallel.retrieval.documents import Passage
 
 
 class FanOutNode:
-    """Cap the sub-queries of this turn, open a new turn number, and answer repeats.
+    """Start the turn: cap its sub-queries, open a new turn number, and answer repeats.
+
+    The turn is :class:`~.turn.SearchTurn`'s (:meth:`~.turn.SearchTurn.start`).
 
     Args:
-        max_parallel_queries: Sub-queries run per turn; the rest are reported as skipped.
+        settings: The turn's build-time settings (a run's context overrides them).
         repeats: Answer a sub-query an earlier turn searched with :data:`~.turn.REPEATED`
             instead of searching it (the agent loop, where the earlier documents are in the
             transcript; the run's ``skip_repeats`` can turn it off).
@@ -40,36 +48,37 @@ class FanOutNode:
     """
 
     def __init__(
-        self, max_parallel_queries: int, *, repeats: bool = False, chat: bool = False
+        self, settings: SearchContext, *, repeats: bool = False, chat: bool = False
     ) -> None:
-        self.max_parallel_queries = max_parallel_queries
-        self.defaults = SearchContext(max_parallel_queries=max_parallel_queries)
+        self.settings = settings
         self.repeats = repeats
         self.chat = chat
 
     def __call__(self, state: FanOutState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Return the capped queries, the skipped ones, the new turn number and any repeats."""
-        context = run_context(runtime, self.defaults)
-        limit = context.max_parallel_queries
-        run, skipped = cap_queries(list(state.get("queries") or []), limit)
-        turn = int(state.get("turn") or 0) + 1
-        update: dict[str, Any] = {"queries": run, "skipped": skipped, "turn": turn}
-        answered: list[SearchResult] = []
-        if self.repeats and context.skip_repeats:
-            earlier = [r["query"] for r in state.get("search_results") or [] if r["turn"] < turn]
-            answered = [
-                SearchResult(turn=turn, index=i, query=q, text=REPEATED, titles=[], repeat=True)
-                for i, (q, again) in enumerate(zip(run, repeated(run, earlier), strict=True))
-                if again
-            ]
+        settings = search_settings(runtime, self.settings)
+        number = int(state.get("turn") or 0) + 1
+        earlier = [r["query"] for r in state.get("search_results") or [] if r["turn"] < number]
+        start = SearchTurn(settings).start(
+            list(state.get("queries") or []), earlier if self.repeats else [], number=number
+        )
+        run, skipped = start.queries, start.skipped
+        update: dict[str, Any] = {"queries": run, "skipped": skipped, "turn": number}
+        answered = [
+            SearchResult(turn=number, index=i, query=q, text=REPEATED, titles=[], repeat=True)
+            for i, (q, again) in enumerate(zip(run, start.repeats, strict=True))
+            if again
+        ]
+        if answered:
             update["search_results"] = answered
         if self.chat:
             ids = search_call_ids(state)
             shown = [(r["index"], r["query"], REPEATED) for r in answered]
+            limit = settings.max_parallel_queries
             over = f"Not searched: over the limit of {limit} sub-queries a turn."
             shown += [(len(run) + j, q, over) for j, q in enumerate(skipped)]
             update["messages"] = [
-                branch_result(ids[i], q, text, [], turn=turn, index=i)
+                branch_result(ids[i], q, text, [], turn=number, index=i)
                 for i, q, text in shown
                 if i < len(ids)
             ]
@@ -106,43 +115,54 @@ def turn_results(state: FanOutState) -> list[SearchResult]:
     return [r for r in state.get("search_results") or [] if r["turn"] == turn]
 
 
+def branch_outcome(result: SearchResult) -> Outcome | SubQueryText:
+    """Return what a branch's result gives the turn's :meth:`~.turn.SearchTurn.finish`.
+
+    Its passages when the branch kept them (``dedupe_passages``: listed once across the turn),
+    else the text the branch read (:meth:`~.turn.SearchTurn.read`).
+    """
+    if "passages" in result and not result.get("error"):
+        return [
+            Passage(p["id"], p["title"], p["text"], sentence_ends=tuple(p["sentence_ends"]))
+            for p in result["passages"]
+        ]
+    return SubQueryText(result["text"], list(result["titles"]), result.get("error"))
+
+
 class ObserveNode:
-    """Join this turn's results into one ``<information>`` observation.
+    """Finish the turn: its results joined into one ``<information>`` observation.
+
+    The turn is :class:`~.turn.SearchTurn`'s (:meth:`~.turn.SearchTurn.finish`), from the
+    state ``fan_out`` and the branches wrote.
 
     Args:
-        max_parallel_queries: Quoted in the note naming skipped sub-queries.
-        as_message: Append the observation to ``transcript`` and update counters (agent loop;
-            ``search_errors`` counts the turn's failed and timed-out searches); ``False`` only
-            writes ``observation`` (a fan-out step inside a user's graph, whose
-            ``search_results`` keep each failure's ``error``).
+        settings: The turn's build-time settings (a run's context overrides them).
+        as_message: Append the observation to ``transcript`` and add the turn's counters
+            (agent loop); ``False`` only writes ``observation`` (a fan-out step inside a
+            user's graph, whose ``search_results`` keep each failure's ``error``).
     """
 
-    def __init__(self, max_parallel_queries: int, *, as_message: bool = True) -> None:
-        self.max_parallel_queries = max_parallel_queries
-        self.defaults = SearchContext(max_parallel_queries=max_parallel_queries)
+    def __init__(self, settings: SearchContext, *, as_message: bool = True) -> None:
+        self.settings = settings
         self.as_message = as_message
 
     def __call__(self, state: FanOutState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Return the observation update."""
         results = turn_results(state)
-        text = format_observation(
-            [(r["query"], r["text"]) for r in results],
-            state.get("skipped") or [],
-            limit=run_context(runtime, self.defaults).max_parallel_queries,
+        start = TurnStart(
+            number=int(state.get("turn") or 0),
+            queries=[r["query"] for r in results],
+            skipped=list(state.get("skipped") or []),
+            repeats=[bool(r.get("repeat")) for r in results],
         )
+        turn = SearchTurn(search_settings(runtime, self.settings))
+        end = turn.finish(start, [branch_outcome(r) for r in results])
         if not self.as_message:
-            return {"observation": text}
-        repeats = sum(bool(r.get("repeat")) for r in results)
-        errors = sum(bool(r.get("error")) for r in results)
+            return {"observation": end.observation}
         return {
-            "observation": text,
+            "observation": end.observation,
             # The model reads the observation next; the chat has each result already (its
             # branch's tool message).
-            "transcript": extend_transcript(state, [HumanMessage(text)]),
-            # first_turn_parallel: whether the first search fanned out (the paper's
-            # decomposition rate of the first search)
-            "counters": {
-                **turn_counters(len(results), repeats, errors),
-                "first_turn_parallel": int(len(results) > 1 and state.get("turn") == 1),
-            },
+            "transcript": extend_transcript(state, [HumanMessage(end.observation)]),
+            "counters": end.counters,
         }

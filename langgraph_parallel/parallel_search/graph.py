@@ -10,12 +10,14 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.checks import check_model
-from langgraph_parallel.agent.context import PassageBudgetOption, PromptStyleOption, SearchContext
+from langgraph_parallel.agent.context import PassageBudgetOption, PromptStyleOption
 from langgraph_parallel.agent.loop import create_loop_graph
-from langgraph_parallel.agent.state import FanOutState, require_state_keys
+from langgraph_parallel.agent.state import require_state_keys
 from langgraph_parallel.agent.step import passage_budget
 from langgraph_parallel.errors import DEFAULT_RETRY_POLICY
+from langgraph_parallel.parallel_search.context import SearchContext
 from langgraph_parallel.parallel_search.loop import add_fan_out, search_act
+from langgraph_parallel.parallel_search.state import FanOutState
 from langgraph_parallel.protocol import DEFAULT_MAX_PARALLEL_QUERIES, THINK_MAX_CHARS
 from langgraph_parallel.retrieval.search import SearchSource
 
@@ -35,6 +37,7 @@ def create_parallel_search_graph(
     search_timeout: float = 60.0,
     passage_sentences: PassageBudgetOption = "auto",
     final_answer_step: bool = True,
+    dedupe_passages: bool = False,
     retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
     checkpointer: Any = None,
     store: Any = None,
@@ -69,6 +72,9 @@ def create_parallel_search_graph(
             more step that may only answer (``counters["final_answer_steps"]`` says it ran);
             ``False``: that search is not run and the run ends ``max_turns: ...``. See
             :class:`~langgraph_parallel.agent.think.ThinkNode`.
+        dedupe_passages: List a passage that several sub-queries of a turn found once, under
+            the one ranking it highest (``counters["duplicate_passages"]``); off by default,
+            as in the tool (``parallel_search_tool``), the policies being trained without it.
         retry_policy: LangGraph retry policy of the ``think`` and ``search`` nodes; transient
             errors only (see :mod:`~langgraph_parallel.errors`). ``None``: no retries.
         checkpointer: Passed to ``compile``.
@@ -109,6 +115,7 @@ def create_parallel_search_graph(
         search_timeout=search_timeout,
         passage_sentences=passage_budget(model, passage_sentences),
         final_answer_step=final_answer_step,
+        dedupe_passages=dedupe_passages,
     )
     act = search_act(search, defaults, retry=retry_policy)
     return create_loop_graph(

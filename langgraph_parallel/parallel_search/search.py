@@ -8,18 +8,12 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from langgraph_parallel.agent.chat import branch_result
-from langgraph_parallel.agent.context import SearchContext, run_context
 from langgraph_parallel.agent.events import emit
 from langgraph_parallel.agent.nodes import Body, DualNode, Wait
-from langgraph_parallel.agent.state import SearchResult, SubQuery
 from langgraph_parallel.errors import reported_error
-from langgraph_parallel.parallel_search.turn import (
-    SEARCH_POOL,
-    failed,
-    log_search_error,
-    sub_query_text,
-    timed_out,
-)
+from langgraph_parallel.parallel_search.context import SearchContext, search_settings
+from langgraph_parallel.parallel_search.state import SearchResult, SubQuery
+from langgraph_parallel.parallel_search.turn import SEARCH_POOL, SearchTurn, failed
 from langgraph_parallel.retrieval.batching import SearchBatcher
 from langgraph_parallel.retrieval.search import Searcher
 
@@ -32,37 +26,25 @@ class SearchNode(DualNode):
 
     A transient error (connection, HTTP 429/5xx) is re-raised while ``retry`` has attempts left,
     so LangGraph re-runs this branch alone; the last attempt reports it. A timeout is reported at
-    once: ``timeout`` is the caller's bound on the wait, and retrying would multiply it. A
-    reported failure is logged as a warning (:func:`~.turn.log_search_error`) and counted by
-    ``observe`` (``counters["search_errors"]``). A searcher returning anything but passages
-    raises :class:`~langgraph_parallel.errors.UserError` at the first search: a broken
-    searcher, not a failing query.
+    once: ``search_timeout`` is the caller's bound on the wait, and retrying would multiply it.
+    The outcome is read by the turn (:meth:`~.turn.SearchTurn.read`: a failure is logged as a
+    warning) and counted by ``observe`` (``counters["search_errors"]``). A searcher returning
+    anything but passages raises :class:`~langgraph_parallel.errors.UserError` at the first
+    search: a broken searcher, not a failing query.
 
     Args:
         searcher: Any :class:`~langgraph_parallel.retrieval.search.Searcher`.
-        top_k: Documents per sub-query.
-        timeout: Seconds before the search is reported as timed out.
+        settings: The turn's build-time settings (``top_k``, ``search_timeout``,
+            ``passage_sentences``, ``dedupe_passages``); a run's context overrides them.
         retry: The retry policy the node is added with (``None``: report every error at once).
-        passage_sentences: Show each passage's title and first N sentences (``None``: whole);
-            a run's context overrides it.
     """
 
     def __init__(
-        self,
-        searcher: Searcher,
-        *,
-        top_k: int = 3,
-        timeout: float = 60.0,
-        retry: RetryPolicy | None = None,
-        passage_sentences: int | None = None,
+        self, searcher: Searcher, settings: SearchContext, *, retry: RetryPolicy | None = None
     ) -> None:
         self.searcher = searcher
         self.batcher = SearchBatcher(searcher, SEARCH_POOL)
-        self.top_k = top_k
-        self.timeout = timeout
-        self.defaults = SearchContext(
-            top_k=top_k, search_timeout=timeout, passage_sentences=passage_sentences
-        )
+        self.settings = settings
         self.retry = retry
 
     def body(self, payload: SubQuery, runtime: Runtime[Any]) -> Body[dict[str, Any]]:
@@ -72,8 +54,9 @@ class SearchNode(DualNode):
         CPU-bound numpy, and a LangChain retriever is called through ``batch``); an
         ``ainvoke`` run awaits it without holding a thread.
         """
-        context = run_context(runtime, self.defaults)
-        top_k, timeout = context.top_k, context.search_timeout
+        settings = search_settings(runtime, self.settings)
+        turn = SearchTurn(settings)
+        top_k, timeout = settings.top_k, settings.search_timeout
         result = SearchResult(
             turn=payload["turn"], index=payload["index"], query=payload["query"], text="", titles=[]
         )
@@ -85,14 +68,24 @@ class SearchNode(DualNode):
         try:
             outcome = yield Wait(future, timeout)
         except TimeoutError:
-            outcome = timed_out(timeout)
+            outcome = turn.timed_out()
         except Exception as exc:  # a failing tool is reported to the model, and the run goes on
             outcome = failed(reported_error(exc, runtime, self.retry))
-        shown = sub_query_text(outcome, passage_sentences=context.passage_sentences)
+        shown = turn.read(payload["query"], outcome)
         result["text"], result["titles"] = shown.text, shown.titles
         if shown.error:
             result["error"] = shown.error
-            log_search_error(payload["query"], shown.error)
+        elif settings.dedupe_passages and not isinstance(outcome, str):
+            # observe lists each passage once across the turn: it needs them all.
+            result["passages"] = [
+                {
+                    "id": p.id,
+                    "title": p.title,
+                    "text": p.text,
+                    "sentence_ends": list(p.sentence_ends),
+                }
+                for p in outcome
+            ]
         emit(
             runtime,
             "search_end",

@@ -211,8 +211,8 @@ def test_the_final_answer_only_step_makes_the_engine_answer_after_a_search(chat_
     # grammar would let the model search again; the final step's options leave an answer only.
     from langchain_core.messages import AIMessage
 
-    from langgraph_parallel.agent.context import SearchContext
     from langgraph_parallel.agent.step import first_prompt, read_step, step_options
+    from langgraph_parallel.parallel_search.context import SearchContext
     from langgraph_parallel.protocol import answer_regex, format_observation
 
     question = "Were Scott Derrickson and Ed Wood of the same nationality?"

@@ -73,6 +73,7 @@ def test_a_list_is_searched_as_one_batched_retrieval() -> None:
         "searches": 1,
         "sub_queries": 2,
         "parallel_turns": 1,
+        "first_turn_parallel": 1,  # the question's first search step, in parallel
     }
     assert observation.artifact["queries"] == MAGAZINES
     # The graph's observation: one [query] heading per sub-query, in the order written.
@@ -270,6 +271,70 @@ def test_a_sub_query_searched_before_is_not_searched_again_the_same_in_graph_and
 
 
 ANY_DOC = "Doc 1(Title: Title Founded) Text about Founded."
+
+
+TURN_COUNTERS = (
+    "turns",
+    "searches",
+    "sub_queries",
+    "parallel_turns",
+    "first_turn_parallel",
+    "repeat_skips",
+    "search_errors",
+    "duplicate_passages",
+)
+"""The counters one turn adds (``SearchTurn.finish``), on either path."""
+
+
+@pytest.mark.parametrize("dedupe", [False, True])
+def test_the_graph_and_the_tool_run_one_turn_byte_equal_observations_equal_counters(
+    dedupe: bool,
+) -> None:
+    """The same scripted run through the graph and through create_agent with the tool: each
+    turn's observation is byte-equal and every turn counter is equal (one driver, SearchTurn),
+    with the dedupe off (the default) and on, a failing search, a repeat and the cap."""
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from langgraph_parallel import create_parallel_search_graph
+    from langgraph_parallel.parallel_search.middleware import ParallelSearchMiddleware
+
+    turns = [["a", "b", "bad", "c", "a second", "over"], ["A", "a second", "c"]]
+    options = {"top_k": 2, "max_parallel_queries": 5, "passage_sentences": 1}
+
+    def searcher() -> MixedSearcher:
+        found = MixedSearcher()
+        found.batch_search = _with_extra(found.batch_search)  # type: ignore[method-assign]
+        return found
+
+    model = GenericFakeChatModel(
+        messages=iter(
+            [AIMessage(f"<search> {' ## '.join(t)} </search>") for t in turns]
+            + [AIMessage("<answer> a </answer>")]
+        )
+    )
+    graph = create_parallel_search_graph(
+        model, searcher(), prompt_style="raw", dedupe_passages=dedupe, **options
+    )
+    state = graph.invoke({"question": "Q?"})
+    observations = [m.content for m in state["transcript"][2::2]]
+    agent_state, _, _ = run_agent(
+        [search_call({"query_list": t}, f"call_{i}") for i, t in enumerate(turns)]
+        + [AIMessage("a")],
+        searcher=searcher(),
+        middleware=[ParallelSearchMiddleware()],
+        dedupe_passages=dedupe,
+        **options,
+    )
+    assert [m.content for m in tool_messages(agent_state)] == observations
+    graph_counts = {k: state["counters"].get(k, 0) for k in TURN_COUNTERS}
+    tool_counts = {k: agent_state["counters"].get(k, 0) for k in TURN_COUNTERS}
+    assert graph_counts == tool_counts
+    assert graph_counts["search_errors"] == 1 and graph_counts["repeat_skips"] == 3
+    assert graph_counts["first_turn_parallel"] == 1 and graph_counts["searches"] == 2
+    # "Shared" is found by a, b and c: listed once with the dedupe, three times without.
+    assert observations[0].count("Shared") == (1 if dedupe else 3)
+    assert graph_counts["duplicate_passages"] == (2 if dedupe else 0)
 
 
 def _with_extra(search: Any) -> Any:

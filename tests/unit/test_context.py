@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from langgraph_parallel.agent.context import SearchContext, run_context
+from langgraph_parallel.agent.context import LoopContext, run_context
 from langgraph_parallel.agent.think import ThinkNode
 from langgraph_parallel.parallel_muse.context import MuseContext
+from langgraph_parallel.parallel_search.context import SearchContext, search_settings
 from tests.fakes import ScriptedChatModel
 
 
@@ -23,9 +24,23 @@ def test_run_context_takes_the_runs_settings_only_when_they_are_the_nodes_type()
     assert run_context(None, defaults) is defaults
     assert run_context(SimpleNamespace(context=None), defaults) is defaults
     assert run_context(SimpleNamespace(context=UserContext()), defaults) is defaults
-    muse = MuseContext(max_turns=5)  # a subclass carries every SearchContext field
-    assert run_context(SimpleNamespace(context=muse), defaults) is muse
+    loop = LoopContext(max_turns=2)
+    muse = MuseContext(max_turns=5)  # ParallelMuse's settings build on the loop's
+    assert run_context(SimpleNamespace(context=muse), loop) is muse
+    assert run_context(SimpleNamespace(context=defaults), loop) is defaults
     assert run_context(SimpleNamespace(context=defaults), MuseContext()) is not defaults
+    # ParallelMuse's settings are not ParallelSearch's: its runs give an act the loop's fields.
+    assert run_context(SimpleNamespace(context=muse), defaults) is defaults
+
+
+def test_a_turn_reads_the_loop_fields_of_a_loop_context_and_keeps_its_own() -> None:
+    defaults = SearchContext(max_parallel_queries=2, top_k=5)
+    muse = MuseContext(top_k=1, search_timeout=3.0)
+    settings = search_settings(SimpleNamespace(context=muse), defaults)
+    assert (settings.top_k, settings.search_timeout, settings.max_parallel_queries) == (1, 3.0, 2)
+    assert search_settings(SimpleNamespace(context=UserContext()), defaults) is defaults
+    run = SearchContext(max_parallel_queries=3)
+    assert search_settings(SimpleNamespace(context=run), defaults) is run
 
 
 def test_think_inside_a_user_graph_uses_its_build_time_settings() -> None:

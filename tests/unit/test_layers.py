@@ -170,3 +170,51 @@ def test_no_module_imports_itself_through_others():
         if module not in state:
             visit(module, [module])
     assert circles == []
+
+
+PAPER_TERMS = ("parallelsearch", "parallelmuse", "muse", "fanout", "subquery")
+"""Words of the two papers' own names, compared without case and underscores."""
+
+
+def _defined_names(tree: ast.Module) -> list[str]:
+    """Classes, functions and methods (at any depth) and module-level assigned names."""
+    names = [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return names
+
+
+def test_the_agent_loop_defines_no_name_of_either_paper() -> None:
+    """``agent/`` is the Search-R1 step loop both papers run, knowing neither (ARCHITECTURE.md
+    section 1). Checked rule: no class, function, method or module-level name defined under
+    ``agent/`` contains a paper's word (:data:`PAPER_TERMS`: ParallelSearch, ParallelMuse,
+    Muse, FanOut, SubQuery, compared without case and underscores); no class name there
+    contains ``Search`` (the papers' types: ``SearchContext``, ``SearchResult``, ...; a
+    function or constant may name the loop's own ``search`` action); and no module there
+    imports ``parallel_search`` or ``parallel_muse``, lazily or not."""
+    found = []
+    for path in sorted((PACKAGE / "agent").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        where = path.relative_to(PACKAGE)
+        for name in _defined_names(tree):
+            flat = name.replace("_", "").casefold()
+            if any(term in flat for term in PAPER_TERMS):
+                found.append(f"{where}: {name}")
+        found += [
+            f"{where}: class {node.name}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef) and "Search" in node.name
+        ]
+    found += sorted(
+        f"{path} imports {target}"
+        for path, group, target in _edges()
+        if group == "agent" and target in {"parallel_search", "parallel_muse"}
+    )
+    assert found == []

@@ -11,9 +11,10 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableLambda
 
 from langgraph_parallel import create_parallel_search_graph
-from langgraph_parallel.agent.limits import muse_recursion_limit, recursion_limit_for
+from langgraph_parallel.agent.limits import recursion_limit_for
 from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.baselines.direct import create_direct_graph
+from langgraph_parallel.parallel_muse.context import muse_recursion_limit
 from tests.fakes import CountingSearcher, FuzzChatModel, ScriptedChatModel, muse_graph
 
 # New sub-queries every turn: a repeat is not searched again (a shorter turn), and these tests

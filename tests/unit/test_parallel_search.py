@@ -228,8 +228,10 @@ def test_extra_counters_record_invalid_steps_and_parallel_turns():
     )
     graph = create_parallel_search_graph(model, CountingSearcher(), max_turns=5)
     run = run_question(graph, "Q?")
+    # The turn's counters, the tool's too (test_agent_tool): searches, one a turn.
     assert run.extra_counters == {
         "invalid_steps": 1,
+        "searches": 2,
         "parallel_turns": 1,
         "first_turn_parallel": 1,
     }
@@ -238,7 +240,7 @@ def test_extra_counters_record_invalid_steps_and_parallel_turns():
         script=["<search> c </search>", "<search> a ## b </search>", "<answer> d </answer>"]
     )
     run = run_question(create_parallel_search_graph(later, CountingSearcher()), "Q?")
-    assert run.extra_counters == {"parallel_turns": 1, "first_turn_parallel": 0}
+    assert run.extra_counters == {"searches": 2, "parallel_turns": 1, "first_turn_parallel": 0}
     assert set(run.summary()) == {*run.counters, "wall_s", "answer"}
 
 

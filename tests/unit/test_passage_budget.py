@@ -15,10 +15,10 @@ from lab.experiments.first_contact.passage_budget import (
     gold_sentences,
     splitter_agreement,
 )
-from langgraph_parallel.agent.context import SearchContext
 from langgraph_parallel.agent.step import passage_budget
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.adapters import MODEL_CARD
+from langgraph_parallel.parallel_search.context import SearchContext
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.retrieval.corpus import load_corpus
 from langgraph_parallel.retrieval.documents import Passage, format_passages, shown_text
