@@ -11,7 +11,8 @@ from lab.experiments import grpo, hotpotqa, models
 from lab.experiments.engine import engine, engine_async
 from lab.experiments.first_contact import first_contact
 from lab.experiments.latency import latency, latency_served
-from lab.experiments.muse import muse, muse_agent
+from lab.experiments.muse import later, muse, muse_agent, repeats
+from lab.experiments.muse.defaults import defaults
 from lab.experiments.reliability import reliability
 from lab.experiments.retrieval import large_corpus, retrieval
 from lab.experiments.serving import serving
@@ -30,6 +31,9 @@ EXPERIMENTS: dict[str, Experiment] = {
         muse.EXPERIMENT,
         muse.SWEEP_EXPERIMENT,
         muse_agent.EXPERIMENT,
+        defaults.EXPERIMENT,
+        repeats.EXPERIMENT,
+        later.EXPERIMENT,
         engine.EXPERIMENT,
         engine_async.EXPERIMENT,
         latency.EXPERIMENT,

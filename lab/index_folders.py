@@ -55,8 +55,9 @@ FOLDERS: dict[str, tuple[str, ...]] = {
         "benchmarks/parallel_muse/chain",
         "benchmarks/parallel_muse/mix",
         "benchmarks/parallel_muse/gpu-policy",  # the policy shipped on 2026-11-26 (issue 41)
-        "benchmarks/parallel_muse/gpu-policy-later",  # its partial rollouts, min_branch_step=1
     ),
+    # Every run of the defaults, each in its own folder (`--out`); the first is its `out`.
+    "parallel-muse-defaults": ("benchmarks/parallel_muse/defaults",),
     # Its tables sit in parallel-muse's folder, its runs below it.
     "parallel-muse-sweep": ("benchmarks/parallel_muse/sweep",),
     "serving": (

@@ -16,7 +16,6 @@ from typing import Any
 from lab.catalog import EXPERIMENTS
 from lab.code_age import code_change
 from lab.experiments.muse.muse_defaults import (
-    DEFAULTS_MEASURES,
     DEFAULTS_RUN,
     default_join_vs_first,
     default_join_vs_independent,
@@ -164,7 +163,8 @@ def _muse_row(root: Path, shipped: dict[str, Shipped]) -> str:
     machines = run.get("machines") or []
     where = "; ".join(_machine(m, m.get("dtype") or "dtype not recorded") for m in machines)
     commits = list(run.get("commits") or [])
-    stale = _stale(root, folder, commits, DEFAULTS_MEASURES, shipped)
+    measures = EXPERIMENTS["parallel-muse-defaults"].measures
+    stale = _stale(root, folder, commits, measures, shipped)
     return (
         "| ParallelMuse under its shipped defaults vs 8 independent rollouts (majority vote), the "
         "cache warm: a user's cost (agent + reduction tokens); its default join "

@@ -1,9 +1,10 @@
 """The docs block of ParallelMuse under its shipped defaults (issue 55), from ``joins.json``.
 
-``benchmarks/parallel_muse/defaults/`` runs the ``parallel-muse`` and ``rollouts-majority``
-graphs with every ParallelMuse default, the prefix cache warm as a user's is; its
-``analyse.py`` writes ``joins.json`` beside the rows. This block and README's summary row
-render that file, so the figures quoted for the defaults are the defaults' own.
+``bench run parallel-muse-defaults`` (:mod:`.defaults`) runs the ``parallel-muse`` and
+``rollouts-majority`` graphs with every ParallelMuse default, the prefix cache warm as a user's
+is, and writes ``joins.json`` beside the rows (``benchmarks/parallel_muse/defaults/``). This
+block and README's summary row render that file, so the figures quoted for the defaults are the
+defaults' own.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lab.code_age import ENGINE, GRAPHS, HARNESS, MUSE, MUSE_HARNESS
+from lab.experiments.muse.defaults.defaults import command_for
+from lab.experiments.muse.defaults.joins import JOINS
 from lab.paired import PairedDifference
 from lab.paths import checkout_dir
 from lab.provenance import commits_of
+from langgraph_parallel.apps.registry import INDEPENDENT, PARTIAL
 from langgraph_parallel.models.adapters import adapter_hash
 from langgraph_parallel.models.embedded import ADAPTERS_DIR
 
 __all__ = [
-    "DEFAULTS_MEASURES",
     "DEFAULTS_RUN",
     "FRESH_RUN",
     "default_join_vs_first",
@@ -37,20 +39,6 @@ FRESH_RUN = "parallel_muse/defaults/fresh-cache-pairs"
 """The same defaults, the prefix cache emptied before each question (the paper's way); a folder
 beside ``DEFAULTS_RUN``, rendered when it holds a ``joins.json``."""
 
-DEFAULTS_MEASURES = (
-    *GRAPHS,
-    *MUSE,
-    *ENGINE,
-    *HARNESS,
-    *MUSE_HARNESS,
-    "benchmarks/parallel_muse/defaults/run.sh",
-)
-"""The code the defaults run's figures depend on (:mod:`lab.code_age`): the graphs, the engine,
-the harness and the script that ran them (not ``analyse.py``, which reads the rows again)."""
-
-_MUSE, _ROLL = "parallel-muse", "rollouts-majority"
-_JOINS = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_join_evidence")
-
 
 def load_joins(folder: Path | None = None) -> tuple[Path, dict[str, Any]]:
     """Return the defaults run's folder (``DEFAULTS_RUN`` unless given) and its ``joins.json``."""
@@ -65,8 +53,9 @@ def _interval(d: dict[str, Any]) -> str:
 def default_join_vs_first(result: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Return the default join's name and its paired EM difference to the first rollout.
 
-    ``result`` is a ``joins.json``; ``analyse.py`` names the join from the rows (``majority``
-    under ``join="auto"`` for the raw-prompt policy, ``select`` where the analyst was called).
+    ``result`` is a ``joins.json``; :mod:`.defaults.joins` names the join from the rows
+    (``majority`` under ``join="auto"`` for the raw-prompt policy, ``select`` where the analyst
+    was called).
     """
     name = result["graph_join"]
     return name, result["vs"][f"the graph's join ({name}) - first rollout"]
@@ -75,7 +64,7 @@ def default_join_vs_first(result: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 def default_join_vs_independent(result: dict[str, Any]) -> dict[str, Any]:
     """Return the default join's paired EM difference to the independent rollouts' best join.
 
-    ``analyse.py`` keys it by the best of the rollouts' joins on the same questions
+    :mod:`.defaults.joins` keys it by the best of the rollouts' joins on the same questions
     (``... - independent em_join_majority``).
     """
     head = f"the graph's join ({result['graph_join']}) - independent "
@@ -118,7 +107,7 @@ def render_muse_defaults(folder: Path | None = None) -> str:
     name, cost = result["graph_join"], result["cost"]
     n = result["n"]
     lines = [
-        f"Made by `LIMIT={n} ROWS={folder.name} bash benchmarks/parallel_muse/defaults/run.sh` "
+        f"Made by `{command_for(result, folder)}` "
         f"({commits_of(run_json)}; {_machines(run_json)}): {n} held-out HotpotQA bridge "
         "questions, every ParallelMuse default (budget 8: 1 rollout, then 2 most uncertain "
         "exploration steps x 4 samples, shared among the steps found, no fork before step 1 nor "
@@ -130,9 +119,9 @@ def render_muse_defaults(folder: Path | None = None) -> str:
         "| any right |",
         "|---|---|---|---|---|---|---|",
     ]
-    for g in (_MUSE, _ROLL):
+    for g in (PARTIAL, INDEPENDENT):
         e = result["em"][g]
-        cells = " | ".join(f"{e[k]:.0f}" for k in (*_JOINS, "em_single", "em_any"))
+        cells = " | ".join(f"{e[k]:.0f}" for k in (*JOINS, "em_single", "em_any"))
         lines.append(f"| {g} | {cells} |")
     lines += [
         "",
@@ -147,14 +136,14 @@ def render_muse_defaults(folder: Path | None = None) -> str:
         "steps | refused prompts | repeat skips |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for g in (_MUSE, _ROLL):
+    for g in (PARTIAL, INDEPENDENT):
         c = cost[g]
         lines.append(
             f"| {g} | {c['agent_cost']:.0f} | {c['reduction_cost']:.0f} | "
             f"{c['user_cost']:.0f} | {c['model_errors']} | {c['trimmed_steps']} | "
             f"{c['context_refusals']} | {c['repeat_skips']} |"
         )
-    learned = result["learned"][_MUSE]["score-weighted vote"]
+    learned = result["learned"][PARTIAL]["score-weighted vote"]
     ratio, user = cost.get("agent_ratio_interval"), cost.get("user_ratio_interval")
     spread = f" [{ratio[1]:.2f}, {ratio[2]:.2f}]" if ratio else ""
     user_spread = f" [{user[1]:.2f}, {user[2]:.2f}]" if user else ""
@@ -164,7 +153,8 @@ def render_muse_defaults(folder: Path | None = None) -> str:
         f"**{cost['user_ratio']:.2f}x**{user_spread} the tokens of the independent rollouts "
         f"(agent alone {cost['agent_ratio']:.2f}x{spread}, 95% bootstrap over the questions). "
         "A join learned "
-        "from the trajectories (`scorer.py`, cross-validated by question) against the first "
+        "from the trajectories (`lab/experiments/muse/defaults/scorer.py`, cross-validated by "
+        "question) against the first "
         f"rollout: {_interval(learned)}.",
     ]
     if before := result.get("before"):

@@ -34,7 +34,8 @@ MAIN_RUN = "parallel_muse/gpu-policy"
 before it, labelled stale by the index."""
 LATER_RUN = "parallel_muse/gpu-policy-later"
 """Its partial rollouts again with ``min_branch_step=1`` (the graph's default since), paired with
-``MAIN_RUN``'s independent rollouts by that folder's ``analyse.py`` into ``later.json``."""
+``MAIN_RUN``'s independent rollouts into ``later.json`` (``bench run parallel-muse-later``,
+:mod:`.later`)."""
 
 _TOP1 = {"top_k_steps": 1, "samples_per_step": 7}
 SWEEP: dict[str, dict[str, Any]] = {

@@ -1,38 +1,46 @@
 """ParallelMuse and 8 independent rollouts with and without the repeat rule, paired.
 
-Reads ``parallel-muse/`` and ``rollouts-majority/`` (``run.sh``: with the rule) and
-``../defaults/hotpotqa/`` (before it) and writes ``compare.md``/``compare.json``: per graph,
-how often the rule fired (``repeat_skips``), full contexts (``model_error`` ends, trimmed answer
-steps, refused prompts), every join's EM with its paired 95% bootstrap interval and the cost a
-user pays (agent + reduction, warm cache); then ParallelMuse against the rollouts with the rule,
-paired. Run from the repository root:
-``.venv/bin/python benchmarks/parallel_muse/repeats/compare.py``.
+``langgraph-parallel bench run parallel-muse-repeats`` runs ``parallel-muse`` and
+``rollouts-majority`` (a folder a graph: rows of one model setting) with the repeat rule (a
+sub-query already searched in the trajectory is not searched again) on the questions and
+settings of ``bench run parallel-muse-defaults``'s first run: the first 25 HotpotQA bridge
+questions of the held-out sample (seed 0), BM25, ``max_turns`` 6, concurrency 4, KV cache
+8 GiB. It resumes the folders' rows, then pairs them with the rows of setting ``before`` (a
+folder beside ``--out``: ``defaults/hotpotqa``, the same seeds, before the rule) and writes
+``compare.md``/``compare.json``: per graph, how often the rule fired (``repeat_skips``), full
+contexts (``model_error`` ends, trimmed answer steps, refused prompts), every join's EM with
+its paired 95% bootstrap interval and the cost a user pays (agent + reduction, warm cache);
+then ParallelMuse against the rollouts with the rule, paired.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lab.base import Experiment, Run
+from lab.code_age import ENGINE, GRAPHS, HARNESS, MUSE, MUSE_HARNESS
+from lab.experiments.muse.defaults.defaults import bridge_spec
+from lab.experiments.muse.muse import KV_CACHE
 from lab.paired import paired_by_id
+from langgraph_parallel.apps.registry import INDEPENDENT, PARTIAL
 from langgraph_parallel.eval.results import results_in
 from langgraph_parallel.eval.summary import mean_of
 
-HERE = Path(__file__).resolve().parent
-GRAPHS = ("parallel-muse", "rollouts-majority")
+__all__ = ["EXPERIMENT", "compare", "markdown", "summary"]
+
+GRAPHS_RUN = (PARTIAL, INDEPENDENT)
 EMS = ("em", "em_single", "em_join_majority", "em_join_evidence", "em_any")
 COUNTS = ("repeat_skips", "trimmed_steps", "context_refusals", "turns", "sub_queries")
-COSTS = ("agent_cost", "reduction_cost", "agent_uncached_prefill", "agent_generated")
-COSTS += ("llm_calls",)
-
-
-def _rows(folder: Path, graph: str) -> Rows:
-    return [r for r in results_in(folder) if r["graph"] == graph]
-
-
+COSTS = ("agent_cost", "reduction_cost", "agent_uncached_prefill", "agent_generated", "llm_calls")
 Rows = Sequence[Mapping[str, Any]]
+
+
+def _rows(folder: Path, graph: str) -> list[dict[str, Any]]:
+    return [r for r in results_in(folder) if r["graph"] == graph]
 
 
 def summary(after: Rows, before: Rows) -> dict[str, Any]:
@@ -90,29 +98,50 @@ def markdown(s: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    """Write ``compare.json`` and ``compare.md`` beside this file."""
-    old = HERE.parent / "defaults" / "hotpotqa"
-    out: dict[str, Any] = {}
+def compare(out: Path, old: Path) -> tuple[dict[str, Any], str]:
+    """Return ``compare.json`` and ``compare.md`` of ``out``'s rows against ``old``'s."""
+    result: dict[str, Any] = {}
     text = []
-    for graph in GRAPHS:
-        s = summary(_rows(HERE / graph, graph), _rows(old, graph))
+    for graph in GRAPHS_RUN:
+        s = summary(_rows(out / graph, graph), _rows(old, graph))
         s.update(after_label="with the rule", before_label="before it")
-        out[graph] = s
+        result[graph] = s
         text += [f"## {graph}: with the repeat rule against before it", "", markdown(s)]
-    s = summary(_rows(HERE / GRAPHS[0], GRAPHS[0]), _rows(HERE / GRAPHS[1], GRAPHS[1]))
-    s.update(after_label=GRAPHS[0], before_label=GRAPHS[1])
-    out["muse_vs_rollouts"] = s
+    muse, rollouts = GRAPHS_RUN
+    s = summary(_rows(out / muse, muse), _rows(out / rollouts, rollouts))
+    s.update(after_label=muse, before_label=rollouts)
+    result["muse_vs_rollouts"] = s
     ratio = s["cost"]["after"]["user_cost"] / s["cost"]["before"]["user_cost"]
     agent = s["cost"]["after"]["agent_cost"] / s["cost"]["before"]["agent_cost"]
-    out["muse_vs_rollouts"]["user_cost_ratio"] = round(ratio, 3)
-    out["muse_vs_rollouts"]["agent_cost_ratio"] = round(agent, 3)
-    text += [f"## {GRAPHS[0]} against {GRAPHS[1]}, both with the rule", "", markdown(s)]
+    result["muse_vs_rollouts"]["user_cost_ratio"] = round(ratio, 3)
+    result["muse_vs_rollouts"]["agent_cost_ratio"] = round(agent, 3)
+    text += [f"## {muse} against {rollouts}, both with the rule", "", markdown(s)]
     text += [f"User cost (agent + reduction) ratio: {ratio:.2f}x; agent alone: {agent:.2f}x.", ""]
-    (HERE / "compare.json").write_text(json.dumps(out, indent=1) + "\n")
-    (HERE / "compare.md").write_text("\n".join(text))
-    print("\n".join(text))
+    return result, "\n".join(text)
 
 
-if __name__ == "__main__":
-    main()
+def _run(run: Run) -> None:
+    """Run (or resume) both graphs with the rule, a folder each; then pair them with ``before``."""
+    os.environ["LANGGRAPH_PARALLEL_ENGINE"] = json.dumps(KV_CACHE)  # the bench children read it
+    for graph in GRAPHS_RUN:
+        spec = bridge_spec(
+            limit=run.limit,
+            graphs=(graph,),
+            concurrency=run.settings["concurrency"],
+            out=str(run.out / graph),
+        )
+        run.bench(spec, child=True)
+    result, page = compare(run.out, run.out.parent / run.settings["before"])
+    Experiment.write_tables(run.out, "compare", result, page, indent=1)
+
+
+EXPERIMENT = Experiment(
+    name="parallel-muse-repeats",
+    about="ParallelMuse and independent rollouts with the repeat rule vs before it, HotpotQA",
+    out="benchmarks/parallel_muse/repeats",
+    run=_run,
+    limit=25,
+    limit_means="held-out HotpotQA bridge questions",
+    settings={"before": "defaults/hotpotqa", "concurrency": 4},
+    measures=(*GRAPHS, *MUSE, *ENGINE, *HARNESS, *MUSE_HARNESS),
+)

@@ -1,38 +1,41 @@
-"""Compare a CPU-recipe candidate with other runs on the same questions.
+"""Compare an SFT candidate's ``bench`` rows with other runs on the same questions, as JSON.
 
-Run: ``.venv/bin/python benchmarks/sft/cpu/analyse.py > benchmarks/sft/cpu/candidate.json`` (the
-first candidate against the shipped rows), or with ``NAME=BENCH_FOLDER`` arguments: the first is
-the candidate, paired with each of the others (EM per class, 95% paired bootstrap).
+``python -m lab.experiments.sft.candidates NAME=FOLDER ...`` prints each run's per-class means
+(EM, F1, calls, turns, prompt tokens, the first search's decomposition rate, the share
+answered) and the first run paired with each of the others (EM per class, 95% paired
+bootstrap); without arguments, the first CPU-recipe candidate (``benchmarks/sft/cpu/``)
+against the rows the shipped policies had then. The SFT levers' folders keep what it printed
+(``candidate.json`` and the like).
 """
+
+from __future__ import annotations
 
 import json
 import statistics
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-REPO = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(REPO))
+from lab.paired import paired_by_class
+from lab.paths import checkout_dir
+from langgraph_parallel.eval.results import results_in
 
-from lab.paired import paired_by_class  # noqa: E402
-from langgraph_parallel.eval.results import results_in  # noqa: E402
+__all__ = ["RUNS", "main", "table"]
 
-SFT = REPO / "benchmarks" / "sft"
+SFT = Path("benchmarks") / "sft"
 RUNS = {
     "candidate parallel-search (runs/cpu/sft/parallel)": SFT / "cpu/hotpotqa/parallel-search",
     "shipped parallel-search (smollm2-parallel)": SFT / "cpu-adapters/hotpotqa/parallel-search",
     "shipped sequential (smollm2-sequential)": SFT / "cpu-adapters/hotpotqa/sequential",
     "direct (smollm2, closed-book)": SFT / "cpu-adapters/hotpotqa/direct",
 }
+"""The runs compared without arguments, relative to the checkout."""
 
 
-def rows(folder: Path) -> list[dict]:
-    """Return a bench run's result rows (``results.jsonl`` or ``.jsonl.gz``)."""
-    return results_in(folder)
-
-
-def table(run: list[dict]) -> dict:
+def table(run: list[dict[str, Any]]) -> dict[str, Any]:
     """Return per-class means and the first search's decomposition rate."""
-    out = {}
+    out: dict[str, Any] = {}
     for cls in ("parallelizable", "sequential", "all"):
         part = [r for r in run if cls in ("all", r["class"])]
         searched = [r for r in part if r.get("turns")]
@@ -52,15 +55,16 @@ def table(run: list[dict]) -> dict:
     return out
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> int:
     """Print the tables and the paired EM differences as JSON."""
-    if sys.argv[1:]:
-        named = dict(arg.split("=", 1) for arg in sys.argv[1:])
-        loaded = {name: rows(Path(folder)) for name, folder in named.items()}
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args:
+        named = dict(arg.split("=", 1) for arg in args)
+        loaded = {name: results_in(Path(folder)) for name, folder in named.items()}
         first, *others = loaded
         pairs = {f"{first} - {name}": (loaded[first], loaded[name]) for name in others}
     else:
-        loaded = {name: rows(folder) for name, folder in RUNS.items()}
+        loaded = {name: results_in(checkout_dir() / folder) for name, folder in RUNS.items()}
         candidate, shipped, sequential, direct = loaded.values()
         pairs = {
             "candidate - shipped parallel-search": (candidate, shipped),
@@ -76,7 +80,8 @@ def main() -> None:
         },
     }
     print(json.dumps(result, indent=1))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

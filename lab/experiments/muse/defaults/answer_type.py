@@ -1,6 +1,6 @@
 """What an answer is, for two vote joins: answers only, and the kind the question asks for.
 
-Issue 55's evidence candidates; ``analyse.py`` votes with these weights offline on a row's
+Issue 55's evidence candidates; :mod:`.joins` votes with these weights offline on a row's
 ``join_inputs`` and question:
 
 - **answers only**: a vote that leaves out what is not an answer: the repeat rule's own

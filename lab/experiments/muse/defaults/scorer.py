@@ -45,7 +45,7 @@ def examples(
 
     Args:
         row: A result row with ``join_inputs`` and ``question``.
-        trees: The row's trajectories as :func:`analyse.trajectories` reads them (``steps``
+        trees: The row's trajectories as :func:`.forks.trajectories` reads them (``steps``
             with each step's reasoning perplexity, ``parent``).
     """
     inputs = [t for t in row["join_inputs"] if t["answer"]]

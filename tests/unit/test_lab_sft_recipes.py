@@ -1,0 +1,97 @@
+"""The SFT levers' lab entry points: the pairs recipes, the no-reading run, the candidate table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lab.experiments.sft import candidates, lever_noread, lever_pairs
+
+
+def test_both_pairs_levers_are_one_recipe_with_their_own_counts() -> None:
+    first, second = lever_pairs.RECIPES["pairs"], lever_pairs.RECIPES["both"]
+    assert [s.makes for s in first.steps] == [
+        "runs/pairs-sft/p200/data.jsonl",
+        "runs/pairs-sft/h80/data.jsonl",
+        "runs/pairs-sft/mix/data.jsonl",
+        "",
+    ]
+    assert "--per-class" in first.steps[0].args
+    assert first.steps[0].args[first.steps[0].args.index("--per-class") + 1] == "200"
+    assert second.steps[1].args[second.steps[1].args.index("--per-class") + 1] == "60"
+    train = first.steps[-1].args
+    assert train[:4] == ("train", "sft", "--init", "smollm2-parallel")
+    assert lever_pairs.RECIPES["pairs-sequential"].steps[0].args[3] == "smollm2-sequential"
+    assert first.log == "runs/pairs-sft/wall.log"
+
+
+def test_a_recipe_skips_the_data_it_has_stops_at_a_failure_and_logs_its_time(
+    tmp_path: Path,
+) -> None:
+    ran: list[list[str]] = []
+
+    def call(args: Sequence[str], root: Path) -> int:
+        assert root == tmp_path
+        ran.append(list(args))
+        return 0 if len(ran) == 1 else 3
+
+    recipe = lever_pairs.pairs_recipe("runs/x", 2, 1)
+    (tmp_path / "runs/x/p2").mkdir(parents=True)
+    (tmp_path / "runs/x/p2/data.jsonl").write_text("{}\n")
+    assert lever_pairs.run_recipe(recipe, tmp_path, call=call) == 3
+    assert [c[:2] for c in ran] == [["train", "sft"], ["train", "chains"]]  # p2 was there
+    start, end = (tmp_path / "runs/x/wall.log").read_text().splitlines()
+    assert start.startswith("start ") and " commit " in start
+    assert end.startswith("rc 3 total ")
+
+
+def test_an_unknown_recipe_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert lever_pairs.main(["nope"]) == 2
+    assert "pairs,pairs-sequential,both,both-eval" in capsys.readouterr().out
+
+
+def test_the_no_reading_lever_trains_with_the_grounded_sentences_as_the_last_think(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import langgraph_parallel.train.synth as synth
+
+    seen: dict[str, Any] = {}
+
+    def fake_cli(argv: list[str]) -> int:
+        seen["argv"] = argv
+        seen["think"] = synth.reading("Q?", ["A"], {}, "x", 40, lambda budget: f"read {budget}")
+        return 0
+
+    monkeypatch.setattr(lever_noread, "cli", fake_cli)
+    original = synth.reading
+    assert lever_noread.main(["--dry"]) == 0
+    assert seen["think"] == "read 40"
+    assert seen["argv"][:4] == ["train", "sft", "--out", "runs/lever-noread"]
+    assert seen["argv"][-1] == "--dry"
+    assert synth.reading is original  # put back once the run ends
+
+
+def _row(qid: str, cls: str, em: float, turns: int = 1) -> dict[str, Any]:
+    return {
+        "id": qid,
+        "class": cls,
+        "em": em,
+        "f1": em,
+        "llm_calls": 2,
+        "turns": turns,
+        "prompt_tokens": 10,
+        "first_turn_parallel": 1,
+        "answer": "a" if em else None,
+    }
+
+
+def test_the_candidate_table_averages_each_class() -> None:
+    rows = [_row("1", "parallelizable", 1.0), _row("2", "sequential", 0.0, turns=0)]
+    table = candidates.table(rows)
+    assert table["all"]["n"] == 2 and table["all"]["em"] == 0.5
+    assert table["parallelizable"]["first_search_decomposed"] == 1.0
+    assert table["sequential"]["first_search_decomposed"] is None  # it never searched
+    assert table["sequential"]["answered"] == 0.0
