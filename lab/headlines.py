@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lab.experiments.muse.muse_defaults import DEFAULTS_RUN
 from lab.provenance import pct
 
 __all__ = ["HEADLINES", "headline"]
@@ -76,6 +77,37 @@ def _muse(root: Path) -> str | None:
         return None
     cost = data["all"]["partial_over_independent"]["agent_cost"]
     return f"agent cost of partial rollout vs independent rollouts: {cost:.2f}x"
+
+
+def _muse_defaults(root: Path) -> str | None:
+    data = _load(root, f"{DEFAULTS_RUN}/joins.json")
+    if data is None:
+        return None
+    ratio, low, high = data["cost"]["user_ratio_interval"]
+    return (
+        f"a user's cost vs independent rollouts, the cache warm: {ratio:.2f}x [{low:.2f}, "
+        f"{high:.2f}] ({data['n']} questions)"
+    )
+
+
+def _muse_repeats(root: Path) -> str | None:
+    data = _load(root, "parallel_muse/repeats/compare.json")
+    if data is None:
+        return None
+    skips = data["parallel-muse"]["counts"]["after"]["repeat_skips"]
+    ratio = data["muse_vs_rollouts"]["user_cost_ratio"]
+    return f"{skips} searches not repeated; a user's cost vs independent rollouts {ratio:.2f}x"
+
+
+def _muse_later(root: Path) -> str | None:
+    data = _load(root, "parallel_muse/gpu-policy-later/later.json")
+    if data is None:
+        return None
+    part = data["samples"]["all"]
+    return (
+        f"agent cost vs independent rollouts {part['partial_over_independent']['agent_cost']:.2f}x"
+        f", vs forking at step 0 too {part['later_over_step0_agent_cost']:.2f}x"
+    )
 
 
 def _sweep(root: Path) -> str | None:
@@ -182,6 +214,9 @@ HEADLINES: dict[str, Callable[[Path], str | None]] = {
     "grpo": _grpo,
     "parallel-muse": _muse,
     "parallel-muse-sweep": _sweep,
+    "parallel-muse-defaults": _muse_defaults,
+    "parallel-muse-repeats": _muse_repeats,
+    "parallel-muse-later": _muse_later,
     "engine": _engine,
     "engine-async": _engine_async,
     "latency": _latency,
