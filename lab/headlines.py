@@ -15,6 +15,7 @@ from typing import Any
 
 from lab.experiments.muse.muse_defaults import DEFAULTS_RUN
 from lab.provenance import pct
+from langgraph_parallel.apps.registry import PARTIAL
 
 __all__ = ["HEADLINES", "headline"]
 
@@ -94,7 +95,7 @@ def _muse_repeats(root: Path) -> str | None:
     data = _load(root, "parallel_muse/repeats/compare.json")
     if data is None:
         return None
-    skips = data["parallel-muse"]["counts"]["after"]["repeat_skips"]
+    skips = data[PARTIAL]["counts"]["after"]["repeat_skips"]
     ratio = data["muse_vs_rollouts"]["user_cost_ratio"]
     return f"{skips} searches not repeated; a user's cost vs independent rollouts {ratio:.2f}x"
 

@@ -25,12 +25,14 @@ from lab.base import Experiment, Run
 from lab.experiments.muse.muse import COMMON, bench_chains, datasets
 from lab.experiments.muse.muse_tables import flags
 from lab.paired import paired_by_id
+from langgraph_parallel.apps.registry import MUSE_AGENT, PARTIAL
 from langgraph_parallel.eval.results import results_in
 from langgraph_parallel.eval.summary import mean_of
 
 __all__ = ["EXPERIMENT", "compare", "markdown"]
 
-WRAPPER, GRAPH = "parallel-muse-agent", "parallel-muse"
+WRAPPER, GRAPH = MUSE_AGENT, PARTIAL
+"""The two graphs compared: ParallelMuse over a ``create_agent`` app, and over our own loop."""
 JOINS = ("em_join_graph", "em_join_majority", "em_join_weighted", "em_single", "em_any")
 COSTS = (
     "agent_cost",

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from lab.paired import paired_by_id
+from langgraph_parallel.apps.registry import INDEPENDENT, PARTIAL
 from langgraph_parallel.eval.summary import mean_present
 
 __all__ = [
@@ -20,7 +21,6 @@ __all__ = [
     "paired",
 ]
 
-PARTIAL, INDEPENDENT = "parallel-muse", "rollouts-majority"
 AGENT = (
     "agent_uncached_prefill",
     "agent_generated",
