@@ -63,7 +63,11 @@ class SearchNode(DualNode):
         ident = f"{payload['turn']}.{payload['index']}"
         emit(runtime, "search_start", id=ident, query=payload["query"])
         future = self.batcher.submit(
-            payload["query"], top_k, group=payload.get("group"), size=payload.get("size", 1)
+            payload["query"],
+            top_k,
+            group=payload.get("group"),
+            size=payload.get("size", 1),
+            order=payload["index"],
         )
         try:
             outcome = yield Wait(future, timeout)

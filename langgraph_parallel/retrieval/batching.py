@@ -33,7 +33,7 @@ _REMEMBERED = 4096  # closed groups kept, so a retried branch of one runs alone 
 @dataclass
 class _Group:
     size: int
-    items: list[tuple[str, Future[list[Passage]]]] = field(default_factory=list)
+    items: list[tuple[int, str, Future[list[Passage]]]] = field(default_factory=list)
     full: threading.Event = field(default_factory=threading.Event)
 
 
@@ -67,7 +67,7 @@ class SearchBatcher:
         self._kept = False  # the searcher has returned passages the right way once
 
     def submit(
-        self, query: str, k: int, *, group: str | None = None, size: int = 1
+        self, query: str, k: int, *, group: str | None = None, size: int = 1, order: int = 0
     ) -> Future[list[Passage]]:
         """Return a future of the passages for ``query``.
 
@@ -76,6 +76,9 @@ class SearchBatcher:
             k: Passages wanted.
             group: Key shared by the sub-queries of one fan-out (``None``: search alone).
             size: How many sub-queries the group has.
+            order: Its place in the group: the joined call lists the group's queries in this
+                order, not in the order their branches happened to arrive, so a run's calls
+                do not depend on thread timing.
         """
         key = (group or "", k)
         with self._lock:
@@ -84,7 +87,7 @@ class SearchBatcher:
                 leader = key not in self._open
                 batch = self._open.setdefault(key, _Group(size))
                 future: Future[list[Passage]] = Future()
-                batch.items.append((query, future))
+                batch.items.append((order, query, future))
                 if len(batch.items) >= batch.size:
                     self._close(key)
                     batch.full.set()
@@ -115,7 +118,8 @@ class SearchBatcher:
             if self._open.get(key) is batch:
                 self._close(key)  # timed out short of its size: search those that came
             # A member whose caller gave up (timeout -> cancel) is dropped here.
-            items = [(q, f) for q, f in batch.items if f.set_running_or_notify_cancel()]
+            ordered = sorted(batch.items, key=lambda item: item[0])
+            items = [(q, f) for _, q, f in ordered if f.set_running_or_notify_cancel()]
         if not items:
             return
         try:

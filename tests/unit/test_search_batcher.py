@@ -125,3 +125,17 @@ def test_a_searcher_returning_the_wrong_number_of_lists_is_named(pool) -> None:
     for future in [*submit_together(batcher, ["a", "b"], "g", 2), batcher.submit("c", 3)]:
         with pytest.raises(UserError, match="returned 0 result lists for [12] quer.*Passage"):
             future.result(timeout=5)
+
+
+def test_the_joined_call_lists_the_group_in_its_order_whatever_arrives_first(pool) -> None:
+    searcher = Recording()
+    batcher = SearchBatcher(searcher, pool, wait=10.0)
+    futures = {}
+    for order, query in reversed(list(enumerate(["a", "b", "c"]))):  # the last branch first
+        futures[query] = batcher.submit(query, 3, group="g", size=3, order=order)
+    assert [futures[q].result(timeout=5)[0].title for q in "abc"] == [
+        "Title a",
+        "Title b",
+        "Title c",
+    ]
+    assert searcher.calls == [["a", "b", "c"]]
