@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
@@ -58,7 +58,6 @@ __all__ = [
     "reduction_style",
     "report_messages",
     "report_steps",
-    "to_messages",
 ]
 
 
@@ -68,14 +67,6 @@ JUDGE_CANNOT_CONTINUE = (
     "report_style='model' (or 'auto') with model=..., or leave model=None."
 )
 """The error of a judge run with ``report_style="continue"``."""
-
-
-def to_messages(messages: list[dict[str, str]]) -> list[BaseMessage]:
-    """Turn stored ``{"role", "content"}`` dicts into LangChain messages (no ids)."""
-    return [
-        AIMessage(content=m["content"]) if m["role"] == "assistant" else HumanMessage(m["content"])
-        for m in messages
-    ]
 
 
 def reduction_style(model: BaseChatModel, ctx: MuseContext, judge: bool) -> str:
@@ -135,7 +126,8 @@ def report_messages(
         # Raw models read the concatenated texts: the instruction must start on a line of its
         # own after the answer; a chat turn needs no separator.
         followup = ("\n\n" + ctx.report_followup.strip() + primer) if raw else ctx.report_followup
-        return [*to_messages(list(trajectory["messages"])), HumanMessage(followup)]
+        stored = convert_to_messages(list(trajectory["messages"]))  # {"role", "content"} dicts
+        return [*stored, HumanMessage(followup)]
     prompt = ctx.report_prompt.format(question=question, trajectory=report_steps(trajectory))
     return [HumanMessage(prompt + primer)]
 

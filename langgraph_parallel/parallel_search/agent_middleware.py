@@ -133,7 +133,31 @@ def _binding_keeps(model: Any, tools: Sequence[Any], choice: str | dict[str, str
     return isinstance(bound, RunnableBinding) and bound.kwargs.get("tool_choice") == choice
 
 
-class SearchInstructionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+class _RequestMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """A middleware that only rewrites the model request (:meth:`model_request`), sync or async."""
+
+    def model_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """Return the request the model is called with."""
+        raise NotImplementedError
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        """Call the model with :meth:`model_request`'s request."""
+        return handler(self.model_request(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        """Async :meth:`wrap_model_call`."""
+        return await handler(self.model_request(request))
+
+
+class SearchInstructionMiddleware(_RequestMiddleware):
     """Add the decomposition instruction to every model call's system prompt (module docstring).
 
     The instruction states the cap of the search tool the request declares (a
@@ -189,24 +213,8 @@ class SearchInstructionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         text_block = {"type": "text", "text": addition}
         return request.override(system_message=SystemMessage([*content, text_block]))
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
-        """Call the model with the instruction."""
-        return handler(self.model_request(request))
 
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
-        """Async :meth:`wrap_model_call`."""
-        return await handler(self.model_request(request))
-
-
-class SearchTurnLimitMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+class SearchTurnLimitMiddleware(_RequestMiddleware):
     """After ``max_turns`` searches since the last user message, the model may only answer.
 
     As the graph's ``max_turns`` with its final answer-only step: the model call after the
@@ -234,22 +242,6 @@ class SearchTurnLimitMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if sum(searches_since_question(request.messages, self.tool_name)) < self.max_turns:
             return request
         return request.override(tool_choice=answer_only_choice(request.model, request.tools))
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
-        """Call the model, answer-only past the limit."""
-        return handler(self.model_request(request))
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
-        """Async :meth:`wrap_model_call`."""
-        return await handler(self.model_request(request))
 
 
 class SearchCountersMiddleware(AgentMiddleware[ParallelSearchAgentState, Any, Any]):

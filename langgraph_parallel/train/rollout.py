@@ -16,19 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, convert_to_messages
 
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.train.gold_mix import Encoded, mix_gold
 from langgraph_parallel.train.policy import Decoding, PolicyChatModel
-
-
-def to_messages(transcript: Sequence[Mapping[str, str]]) -> list[BaseMessage]:
-    """Turn a recorded ``[{"role", "content"}]`` transcript into LangChain messages."""
-    return [
-        AIMessage(m["content"]) if m["role"] == "assistant" else HumanMessage(m["content"])
-        for m in transcript
-    ]
 
 
 def completion_tokens(
@@ -142,7 +134,9 @@ class GraphRollout:
             prompt_ids = tokenizer.encode(str(messages[0].content), add_special_tokens=False)
             out["prompt_ids"].append(prompt_ids)
         gold = {
-            prompt: completion_tokens(to_messages(self.gold[prompt]), tokenizer)
+            prompt: completion_tokens(
+                convert_to_messages([dict(m) for m in self.gold[prompt]]), tokenizer
+            )
             for prompt in map(str, prompts)
             if prompt in self.gold
         }

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from langgraph_parallel.errors import UserError
@@ -19,7 +19,7 @@ from langgraph_parallel.protocol import parse_action
 from langgraph_parallel.rewards import RewardConfig, first_search_decomposed
 from langgraph_parallel.train.gold_mix import gold_transcripts, mix_gold
 from langgraph_parallel.train.grpo_rewards import reward_functions
-from langgraph_parallel.train.rollout import GraphRollout, completion_tokens, to_messages
+from langgraph_parallel.train.rollout import GraphRollout, completion_tokens
 from tests.unit.test_sft import COMPARISON, TitleSearcher
 from tests.unit.test_train import CharTokenizer
 
@@ -70,7 +70,7 @@ def test_graph_rollout_hands_trl_the_gold_tokens_and_flags_them() -> None:
     rollout.policy_model = lambda trainer: SingleQueryModel()  # type: ignore[method-assign]
     out = rollout([prompt] * 3, SimpleNamespace(processing_class=CharTokenizer()))
     assert out["gold"] == [False, False, True]
-    ids, mask, steps = completion_tokens(to_messages(transcript), CharTokenizer())
+    ids, mask, steps = completion_tokens(convert_to_messages(transcript), CharTokenizer())
     assert out["completion_ids"][2] == ids and out["env_mask"][2] == mask
     assert out["steps"][2] == steps and out["steps"][0][0] == SINGLE  # the policy's own
 

@@ -234,10 +234,10 @@ def test_extracted_report_of_a_trajectory_that_never_searched_nor_answered():
 
 def test_a_continued_report_extends_the_agents_last_prompt():
     """report_style="continue": the trajectory's messages, then the instruction as a new turn."""
-    from langchain_core.messages import HumanMessage
+    from langchain_core.messages import HumanMessage, convert_to_messages
 
     from langgraph_parallel.models.replies import chat_turns, raw_text
-    from langgraph_parallel.parallel_muse.report import report_messages, to_messages
+    from langgraph_parallel.parallel_muse.report import report_messages
     from langgraph_parallel.prompts import REPORT_FOLLOWUP_PROMPT, REPORT_RAW_PRIMER
 
     stored = [
@@ -250,7 +250,7 @@ def test_a_continued_report_extends_the_agents_last_prompt():
     ctx = MuseContext(report_style="continue")
     raw = raw_text(report_messages("Q?", trajectory, ctx, raw=True))  # type: ignore[arg-type]
     # The agent's last prompt and its own output, byte for byte: the engine has them cached.
-    last_prompt = raw_text(to_messages(stored[:-1]))
+    last_prompt = raw_text(convert_to_messages(stored[:-1]))
     assert raw.startswith(last_prompt + stored[-1]["content"] + "\n\n")
     assert raw.endswith(REPORT_FOLLOWUP_PROMPT.strip() + REPORT_RAW_PRIMER)
     chat = report_messages("Q?", trajectory, ctx, raw=False)  # type: ignore[arg-type]
