@@ -290,7 +290,8 @@ def run_samples(
                 written += 1
                 if shards.complete(shard, members[shard], config.samples):
                     shards.close(shard, members[shard])
-                    shards.record_piece(written, time.monotonic() - began)
+                # After every row: a killed piece's record counts what it wrote until then.
+                shards.record_piece(written, time.monotonic() - began)
                 bar.update(1)
         except BaseException:
             for future in futures:  # the samples in flight finish; the rest never start

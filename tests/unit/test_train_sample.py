@@ -93,6 +93,8 @@ def test_a_killed_run_resumes_where_it_stopped_and_writes_the_rows_of_an_unbroke
         _run(tmp_path / "cut", SeededAgentModel(reply=dies), samples=3)
     assert (tmp_path / "cut" / "shard-00000.jsonl.gz").is_file()
     assert (tmp_path / "cut" / "shard-00001.jsonl").is_file()  # open: rows of question 2 only
+    (piece,) = json.loads((tmp_path / "cut" / "run.json").read_text())["pieces"]
+    assert piece["samples"] == 7  # the killed piece's record counts every row it wrote
     again = SeededAgentModel(reply=seeded_reply)
     _run(tmp_path / "cut", again, samples=3)
     assert len(again.calls) == 30 - 14  # the seven samples written are not run again
