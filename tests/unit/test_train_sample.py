@@ -270,6 +270,14 @@ def test_headroom_counts_pass_at_1_pass_at_k_and_the_usable_questions_by_class()
     assert sum(comparison["reward"]["histogram"]["counts"]) == 4
 
 
+def test_the_histogram_puts_a_total_on_an_edge_in_the_bin_it_opens() -> None:
+    rows = [_row("b", k, False, "sequential", None) for k in range(3)]
+    for row, total in zip(rows, (0.1 + 0.05 + 0.35 + 0.1, 1.6, 0.0), strict=True):
+        row["reward"]["total"] = total  # 0.6 / 0.2 is 2.9999999999999996 in floats
+    counts = headroom(rows, 3)["by_class"]["sequential"]["reward"]["histogram"]["counts"]
+    assert counts == [1, 0, 0, 1, 0, 0, 0, 1]
+
+
 def test_summary_prints_the_table_of_a_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
