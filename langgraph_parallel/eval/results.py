@@ -105,7 +105,8 @@ def compress_results(folder: str | Path) -> Path | None:
         return None
     body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
     tmp = path.with_name(f".{path.name}.gz.tmp{os.getpid()}")
-    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
+    # filename="": gzip would otherwise name the temporary file (with this pid) in the header.
+    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh:
         fh.write(body)
     os.replace(tmp, _gz(path))
     path.unlink(missing_ok=True)

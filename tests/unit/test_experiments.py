@@ -342,3 +342,27 @@ def test_parallel_muse_takes_a_samples_own_limit_where_it_is_smaller(
     assert all(c.muse["budget"] == 8 and c.fresh_cache and c.index == "bm25" for c in calls)
     with pytest.raises(UserError, match="SAMPLE:N"):
         muse.sample_limits("musique=40")
+
+
+def test_the_same_rows_compress_to_the_same_bytes_in_any_process(tmp_path) -> None:
+    """The gzip header names no file (the temporary one carries a pid) and no time."""
+    import subprocess
+    import sys
+
+    from langgraph_parallel.eval.results import compress_results
+
+    made = []
+    for name in ("a", "b"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "results.jsonl").write_text(
+            json.dumps({"graph": "g", "id": "q1", "em": 1}) + "\n"
+        )
+        code = "import sys; from langgraph_parallel.eval.results import compress_results as c;"
+        subprocess.run([sys.executable, "-c", code + f" c({str(folder)!r})"], check=True)
+        made.append((folder / "results.jsonl.gz").read_bytes())
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "results.jsonl").write_text(json.dumps({"graph": "g", "id": "q1", "em": 1}) + "\n")
+    here = compress_results(folder)
+    assert here is not None and made[0] == made[1] == here.read_bytes()
