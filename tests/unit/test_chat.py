@@ -311,3 +311,35 @@ def test_every_studio_graph_takes_messages() -> None:
         assert any(m.tool_calls for m in chat if isinstance(m, AIMessage)), graph_id
         assert isinstance(chat[-1], AIMessage) and not chat[-1].tool_calls, graph_id
         assert not any(tag in str(chat[-1].content) for tag in TAGS), graph_id
+
+
+def test_calls_with_no_branch_are_answered_by_fan_out_repeats_and_over_the_cap() -> None:
+    """Every call of a step gets its result: a repeat and a sub-query over the cap too."""
+    script = [
+        "<think> both </think>\n<search> Ed Wood ## Scott Derrickson </search>",
+        "<think> again </think>\n<search> Ed Wood </search>",
+        "<think> so </think>\n<answer> yes </answer>",
+    ]
+    graph, _, searcher = search_graph(script, max_parallel_queries=1)
+    parts = list(graph.stream({"question": QUESTION}, stream_mode=["messages", "values"]))
+    streamed = [data for mode, data in parts if mode == "messages"]
+    chat = [data for mode, data in parts if mode == "values"][-1]["messages"]
+    assert searcher.batches == [["Ed Wood"]]  # the repeat and the one over the cap: no search
+    assert shapes(chat) == [
+        "human",
+        "search(Ed Wood, Scott Derrickson)",
+        "tool",
+        "tool",
+        "search(Ed Wood)",
+        "tool",
+        "ai:yes",
+    ]
+    assert_chat_view(chat)
+    # In the order they came: fan_out's answer to the call over the cap, then the branch's.
+    over, first, repeat = chat[2], chat[3], chat[5]
+    assert first.artifact["branch"] == "1.0" and "Title: Title Ed Wood" in first.content
+    assert over.artifact["branch"] == "1.1" and over.content.startswith("Not searched: over")
+    assert repeat.artifact["branch"] == "2.0" and "already" in repeat.content.lower()
+    # Who wrote them, live: the branch its own result, fan_out the two it answered itself.
+    nodes = [meta["langgraph_node"] for m, meta in streamed if m.type == "tool"]
+    assert nodes == ["fan_out", "search", "fan_out"]
