@@ -36,19 +36,22 @@ def searches_since_question(messages: Sequence[Any], tool_name: str) -> list[int
 def tool_searches(messages: Sequence[BaseMessage], first: int = 0) -> list[dict[str, Any]]:
     """Each sub-query the ``search`` tool ran in a conversation, with the titles it found.
 
-    Read from the tool results' artifacts; ``turn`` counts the conversation's searches (the
-    results of one search step of our graphs' chats, one per sub-query, share the artifact's
-    ``turn``, and count once), and only results at index ``first`` or later are listed (a
-    forked conversation's own, numbered after the ones it inherited).
+    Read from the tool results' artifacts; ``turn`` counts the conversation's search steps
+    (the results of one AI message's calls count once: our graphs' chats answer each
+    sub-query's call apart), and only results at index ``first`` or later are listed (a forked
+    conversation's own, numbered after the ones it inherited).
     """
     found: list[dict[str, Any]] = []
     turn = 0
     step: object = None
+    asked: dict[str, int] = {}  # call id -> the index of the AI message that made the call
     for index, message in enumerate(messages):
+        for call in getattr(message, "tool_calls", None) or []:
+            asked[str(call.get("id"))] = index
         artifact = message.artifact if isinstance(message, ToolMessage) else None
         if not isinstance(artifact, dict) or "queries" not in artifact:
             continue
-        key = ("turn", artifact["turn"]) if "turn" in artifact else ("message", index)
+        key = asked.get(str(message.tool_call_id), index)
         if key != step:
             turn, step = turn + 1, key
         titles = artifact.get("titles") or []

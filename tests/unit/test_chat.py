@@ -343,3 +343,21 @@ def test_calls_with_no_branch_are_answered_by_fan_out_repeats_and_over_the_cap()
     # Who wrote them, live: the branch its own result, fan_out the two it answered itself.
     nodes = [meta["langgraph_node"] for m, meta in streamed if m.type == "tool"]
     assert nodes == ["fan_out", "search", "fan_out"]
+
+
+def test_tool_searches_counts_a_step_once_across_questions_on_a_thread() -> None:
+    """Each step's per-sub-query results are one turn; the next question's step is the next."""
+    from langgraph_parallel.agent.searches import tool_searches
+
+    script = [*SEARCH_THEN_ANSWER, *SEARCH_THEN_ANSWER]
+    graph, _, _ = search_graph(script, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "two"}}
+    graph.invoke({"messages": [HumanMessage(QUESTION)]}, config)
+    out = graph.invoke({"messages": [HumanMessage("Again?")]}, config)
+    found = tool_searches(out["messages"])
+    assert [(s["turn"], s["query"]) for s in found] == [
+        (1, "Scott Derrickson"),
+        (1, "Ed Wood"),
+        (2, "Scott Derrickson"),
+        (2, "Ed Wood"),
+    ]
