@@ -48,7 +48,9 @@ def tool_searches(messages: Sequence[BaseMessage], first: int = 0) -> list[dict[
     for index, message in enumerate(messages):
         for call in getattr(message, "tool_calls", None) or []:
             asked[str(call.get("id"))] = index
-        artifact = message.artifact if isinstance(message, ToolMessage) else None
+        if not isinstance(message, ToolMessage):
+            continue
+        artifact = message.artifact
         if not isinstance(artifact, dict) or "queries" not in artifact:
             continue
         key = asked.get(str(message.tool_call_id), index)
