@@ -14,11 +14,12 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.outputs import ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from langgraph_parallel.dialect.tool_calls import prepare_tool_step
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.models.sampling import ConfigurableSampling
 from langgraph_parallel.parallel_muse.regions import region_spans
 from langgraph_parallel.retrieval.documents import Passage
@@ -45,20 +46,14 @@ class TinySearcher:
         ]
 
 
-class DemoChatModel(BaseChatModel):
+class DemoChatModel(OneReplyChatModel):
     """Searches every page title of :data:`PASSAGES` named in the question, then answers.
 
     The reply depends only on the conversation, so ``batch`` and concurrent branches give the
     same answers as ``invoke``.
     """
 
-    @property
-    def _llm_type(self) -> str:
-        return "demo"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
-    ) -> ChatResult:
+    def respond(self, messages: list[BaseMessage], stop: list[str] | None, **kw: Any) -> AIMessage:
         prompt = "".join(str(m.content) for m in messages)
         question = prompt.split("Question:")[-1]
         if "<information>[" not in prompt:  # no search results yet (observations start so)
@@ -71,8 +66,7 @@ class DemoChatModel(BaseChatModel):
             answer = "yes" if len(found) == 1 and len(best) > 1 else "no"
             text = f"<think>I read the best page of each.</think>\n<answer> {answer} </answer>"
         usage = {"input_tokens": len(prompt.split()), "output_tokens": len(text.split())}
-        message = AIMessage(text, usage_metadata={**usage, "total_tokens": sum(usage.values())})
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return AIMessage(text, usage_metadata={**usage, "total_tokens": sum(usage.values())})
 
 
 class DemoToolModel(DemoChatModel):
@@ -96,7 +90,7 @@ class DemoToolModel(DemoChatModel):
         prompt, stop, step = prepare_tool_step(
             messages, stop, kw, style="raw", kind="rules", regex=None
         )
-        result = super()._generate(prompt, stop)
+        result = super()._generate(prompt, stop, **kw)
         return result if step is None else step.reply(result)
 
 
@@ -110,21 +104,11 @@ class DemoMuseModel(ConfigurableSampling, DemoToolModel):
     the rest over one.
     """
 
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
-    ) -> ChatResult:
-        seed = kw.pop("seed", None)
-        for option in ("temperature", "top_p"):  # the script is the sample
-            kw.pop(option, None)
-        prompt, stop, step = prepare_tool_step(
-            messages, stop, kw, style="raw", kind="rules", regex=None
-        )
-        reply = DemoChatModel._generate(self, prompt, stop).generations[0].message
-        text = reply.text.replace("Scott Derrickson ## ", "") if seed == 2 else reply.text
+    def respond(self, messages: list[BaseMessage], stop: list[str] | None, **kw: Any) -> AIMessage:
+        reply = super().respond(messages, stop)  # the script is the sample: only the seed counts
+        text = reply.text.replace("Scott Derrickson ## ", "") if kw.get("seed") == 2 else reply.text
         metadata = {"logprobs": {"content": demo_logprobs(text)}}
-        message = AIMessage(text, response_metadata=metadata, usage_metadata=reply.usage_metadata)
-        result = ChatResult(generations=[ChatGeneration(message=message)])
-        return result if step is None else step.reply(result)
+        return AIMessage(text, response_metadata=metadata, usage_metadata=reply.usage_metadata)
 
 
 def demo_logprobs(text: str) -> list[dict[str, Any]]:

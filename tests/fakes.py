@@ -14,7 +14,6 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import PrivateAttr
 
@@ -27,11 +26,12 @@ from lab.experiments.reliability.faults import (  # noqa: F401  (re-exported for
     fake_logprobs,
     fuzz_step,
 )
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.models.sampling import ConfigurableSampling
 from langgraph_parallel.retrieval.documents import Passage
 
 
-class ScriptedChatModel(BaseChatModel):
+class ScriptedChatModel(OneReplyChatModel):
     """Replays ``script`` one output per call (str or AIMessage), recording every prompt."""
 
     script: list[Any]
@@ -41,10 +41,6 @@ class ScriptedChatModel(BaseChatModel):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    @property
     def calls(self) -> list[list[BaseMessage]]:
         return self._calls
 
@@ -52,9 +48,7 @@ class ScriptedChatModel(BaseChatModel):
     def call_kwargs(self) -> list[dict[str, Any]]:
         return self._kwargs
 
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
+    def respond(self, messages: list[BaseMessage], stop: Any, **kwargs: Any) -> AIMessage:
         with self._lock:
             index = len(self._calls)
             self._calls.append(list(messages))
@@ -63,7 +57,7 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(item, Exception):
             raise item
         message = item if isinstance(item, AIMessage) else AIMessage(content=str(item))
-        message = message.model_copy(
+        return message.model_copy(
             update={
                 "usage_metadata": {
                     "input_tokens": self.usage["input_tokens"],
@@ -73,7 +67,6 @@ class ScriptedChatModel(BaseChatModel):
                 }
             }
         )
-        return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 class ToolCallingChatModel(ScriptedChatModel):
@@ -172,7 +165,7 @@ def agent_reply(
     )
 
 
-class SeededAgentModel(ConfigurableSampling):
+class SeededAgentModel(ConfigurableSampling, OneReplyChatModel):
     """A tool-calling model replying ``reply(seed, step)``, ``step`` the AI messages so far.
 
     The seed is the run's (``sampling_seed`` in its config, as ``ChatVLLM`` reads it), so
@@ -187,10 +180,6 @@ class SeededAgentModel(ConfigurableSampling):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
-    def _llm_type(self) -> str:
-        return "seeded-agent"
-
-    @property
     def calls(self) -> list[dict[str, Any]]:
         return self._calls
 
@@ -200,9 +189,7 @@ class SeededAgentModel(ConfigurableSampling):
         names = [getattr(tool, "name", None) for tool in tools]
         return self.bind(tools=names, tool_choice=tool_choice, **kwargs)
 
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
+    def respond(self, messages: list[BaseMessage], stop: Any, **kwargs: Any) -> AIMessage:
         step = sum(isinstance(m, AIMessage) for m in messages)
         with self._lock:
             self._calls.append(
@@ -221,8 +208,7 @@ class SeededAgentModel(ConfigurableSampling):
             "total_tokens": self.usage["input_tokens"] + self.usage["output_tokens"],
             "input_token_details": {"cache_read": self.usage["cache_read"]},
         }
-        message = item.model_copy(update={"usage_metadata": usage})
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return item.model_copy(update={"usage_metadata": usage})
 
 
 _DOOR_OPTIONS = (

@@ -15,14 +15,12 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
-from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from langgraph_parallel.models.adapters import MODEL_CARD
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.models.replies import message_text
 from langgraph_parallel.prompts import RawPrompt
 from langgraph_parallel.protocol import STOP_SEQUENCES
@@ -94,7 +92,7 @@ def generation_mode(
             model.train()
 
 
-class PolicyChatModel(BaseChatModel):
+class PolicyChatModel(OneReplyChatModel):
     """A ``transformers`` causal LM as a raw-completion chat model (``style == "raw"``).
 
     Message contents are concatenated into one document the model continues, exactly like
@@ -146,10 +144,6 @@ class PolicyChatModel(BaseChatModel):
         """Seconds in ``generate``, decoding batches and their decode steps, so far."""
         return dict(self._timings)
 
-    @property
-    def _llm_type(self) -> str:
-        return "transformers-policy"
-
     def expect(self, n: int, *, exact: bool = False) -> None:
         """Tell the batcher how many concurrent calls to wait for (the rollouts in flight).
 
@@ -162,13 +156,10 @@ class PolicyChatModel(BaseChatModel):
         """Note that a rollout ended: exact batching stops waiting for it."""
         self._batcher.finished()
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def respond(
+        self, messages: list[BaseMessage], stop: list[str] | None, **kwargs: Any
+    ) -> AIMessage:
+        """Decode the raw-style prompt in the next batch; the reply carries its token counts."""
         prompt = "".join(message_text(m) for m in messages)  # the raw-style rule of ChatVLLM
         options = {
             "stop": (*(stop or STOP_SEQUENCES), *self.extra_stop),
@@ -180,8 +171,7 @@ class PolicyChatModel(BaseChatModel):
             output_tokens=new_tokens,
             total_tokens=prompt_tokens + new_tokens,
         )
-        message = AIMessage(content=text, usage_metadata=usage)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return AIMessage(content=text, usage_metadata=usage)
 
     def _generate_batch(
         self, prompts: list[str], options: dict[str, Any]

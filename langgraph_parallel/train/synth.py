@@ -27,11 +27,9 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.models.replies import message_text
 from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
 from langgraph_parallel.protocol import action_regex
@@ -43,7 +41,7 @@ THINK_BUDGET = 280
 """Characters of a ``<think>`` body (the action grammar allows 300)."""
 
 
-class ScriptedTeacher(BaseChatModel):
+class ScriptedTeacher(OneReplyChatModel):
     """Replays fixed steps: the n-th call (n = assistant messages so far) returns ``steps[n]``.
 
     It reports ``style == "raw"`` and ``raw_prompt == "rules"``, so the graph builds the short
@@ -56,20 +54,10 @@ class ScriptedTeacher(BaseChatModel):
     raw_prompt: str = "rules"
     passage_sentences: int | None = None
 
-    @property
-    def _llm_type(self) -> str:
-        return "scripted-teacher"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def respond(self, messages: list[BaseMessage], stop: list[str] | None, **kwargs: Any) -> str:
+        """Return the next scripted step (an unknown answer once the script is used up)."""
         n = sum(isinstance(m, AIMessage) for m in messages)
-        text = self.steps[n] if n < len(self.steps) else "<answer> unknown </answer>"
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+        return self.steps[n] if n < len(self.steps) else "<answer> unknown </answer>"
 
 
 class MemoSearcher:

@@ -12,9 +12,7 @@ import threading
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import PrivateAttr
 
@@ -23,6 +21,7 @@ from langgraph_parallel.agent.context import loop_settings
 from langgraph_parallel.agent.events import render_event
 from langgraph_parallel.agent.limits import recursion_limit_for
 from langgraph_parallel.agent.run import run_question
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.parallel_muse.accounting import muse_costs
 from langgraph_parallel.parallel_muse.agent_thread import read_rollout, run_rollout, thread_config
 from langgraph_parallel.parallel_muse.context import MuseContext
@@ -36,7 +35,7 @@ SEARCH = "<think> look it up </think>\n<search> q{n} </search>"
 ANSWER = "<think> found </think>\n<answer> Paris </answer>"
 
 
-class StepChat(BaseChatModel):
+class StepChat(OneReplyChatModel):
     """Replies by step: the n-th model step of a transcript (n = its AI messages) gets ``steps[n]``.
 
     So concurrent rollouts each follow the script. ``regex`` marks it as a model with structured
@@ -50,23 +49,16 @@ class StepChat(BaseChatModel):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
-    def _llm_type(self) -> str:
-        return "step-scripted"
-
-    @property
     def call_kwargs(self) -> list[dict[str, Any]]:
         return self._kwargs
 
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
+    def respond(self, messages: list[BaseMessage], stop: Any, **kwargs: Any) -> AIMessage:
         n = sum(isinstance(m, AIMessage) for m in messages)
         with self._lock:
             self._kwargs.append({"step": n, **kwargs})
         text = self.steps[min(n, len(self.steps) - 1)].format(n=n)
         usage = {"input_tokens": 100 + n, "output_tokens": 10, "total_tokens": 110 + n}
-        message = AIMessage(content=text, usage_metadata=usage)  # type: ignore[arg-type]
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return AIMessage(content=text, usage_metadata=usage)  # type: ignore[arg-type]
 
 
 class GrammarChat(StepChat):

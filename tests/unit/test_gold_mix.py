@@ -9,11 +9,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
-from langchain_core.outputs import ChatGeneration, ChatResult
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.prompts import raw_prompt
 from langgraph_parallel.protocol import parse_action
 from langgraph_parallel.rewards import RewardConfig, first_search_decomposed
@@ -43,17 +42,12 @@ def test_only_groups_without_a_decomposition_get_their_gold_trajectory() -> None
     assert first_search_decomposed([parse_action("<answer> y </answer>")]) is None
 
 
-class SingleQueryModel(BaseChatModel):
+class SingleQueryModel(OneReplyChatModel):
     """Searches one query, then answers: never decomposes."""
 
-    @property
-    def _llm_type(self) -> str:
-        return "single-query"
-
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, **_: Any) -> ChatResult:
+    def respond(self, messages: list[BaseMessage], stop: Any, **_: Any) -> str:
         done = any(isinstance(m, AIMessage) for m in messages)
-        text = "<think>t</think>\n<answer> x </answer>" if done else SINGLE
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+        return "<think>t</think>\n<answer> x </answer>" if done else SINGLE
 
 
 def test_graph_rollout_hands_trl_the_gold_tokens_and_flags_them() -> None:

@@ -15,12 +15,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from langgraph_parallel.baselines.rollouts import independent_rollouts
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.plan import plan_branches, shares
 from langgraph_parallel.parallel_muse.regions import region_spans
@@ -45,7 +44,7 @@ def logprobs_for(text: str, spread: dict[str, int]) -> list[dict[str, Any]]:
     return out
 
 
-class FakeChat(BaseChatModel):
+class FakeChat(OneReplyChatModel):
     """``agent(seed, step_index) -> (text, spread)``; report/analyst replies by prompt marker."""
 
     agent: Any
@@ -54,16 +53,10 @@ class FakeChat(BaseChatModel):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
-    def _llm_type(self) -> str:
-        return "fake-logprobs"
-
-    @property
     def calls(self) -> list[tuple[list[BaseMessage], dict[str, Any]]]:
         return self._calls
 
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
+    def respond(self, messages: list[BaseMessage], stop: Any, **kwargs: Any) -> AIMessage:
         with self._lock:
             self._calls.append((list(messages), kwargs))
         first = str(messages[0].content)
@@ -74,7 +67,7 @@ class FakeChat(BaseChatModel):
         else:
             step = sum(isinstance(m, AIMessage) for m in messages)
             text, spread = self.agent(kwargs["seed"], step)
-        message = AIMessage(
+        return AIMessage(
             content=text,
             response_metadata={"logprobs": {"content": logprobs_for(text, spread)}},
             usage_metadata={
@@ -84,7 +77,6 @@ class FakeChat(BaseChatModel):
                 "input_token_details": {"cache_read": 64},
             },
         )
-        return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 SEARCH = "<think> look it up </think>\n<search> q{step} </search>"

@@ -16,13 +16,12 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from langgraph_parallel import MuseContext, create_parallel_muse_graph, parallel_search_rollouts
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.parallel_muse.accounting import muse_costs
 from langgraph_parallel.prompts import ANALYST_RAW_PRIMER, REPORT_RAW_PRIMER
 from tests.fakes import CountingSearcher
@@ -33,7 +32,7 @@ ANSWERS = {0: "Paris", 1: "London", 2: "London"}  # the vote says London
 JUDGE_USAGE = {"prompt": 1000, "completion": 40}
 
 
-class Policy(BaseChatModel):
+class Policy(OneReplyChatModel):
     """The rollouts' model: step 0 searches ``q<seed>``, step 1 answers ``ANSWERS[seed]``."""
 
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
@@ -41,16 +40,10 @@ class Policy(BaseChatModel):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
-    def _llm_type(self) -> str:
-        return "scripted-policy"
-
-    @property
     def calls(self) -> list[list[BaseMessage]]:
         return self._calls
 
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
+    def respond(self, messages: list[BaseMessage], stop: Any, **kwargs: Any) -> AIMessage:
         with self._lock:
             self._calls.append(list(messages))
             self._kwargs.append(kwargs)
@@ -63,8 +56,7 @@ class Policy(BaseChatModel):
         else:
             text = f"<think> look it up </think>\n<search> q{kwargs['seed']} </search>"
         usage = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}
-        message = AIMessage(content=text, usage_metadata=usage)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return AIMessage(content=text, usage_metadata=usage)
 
 
 class Judge:

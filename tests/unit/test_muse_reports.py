@@ -11,11 +11,10 @@ import threading
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.parallel_muse.agent_nodes import AgentInput
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.plan import plan_reports
@@ -27,7 +26,7 @@ FOLLOWUP_MARK = "Compress your work"  # report_style="continue": the last turn a
 ANALYST_MARK = "numbered reports"
 
 
-class SeededChat(BaseChatModel):
+class SeededChat(OneReplyChatModel):
     """Agent step ``k`` of the rollout sampled with seed ``s`` answers ``answers[s]``.
 
     ``None`` searches instead (the trajectory runs out of turns unanswered). With
@@ -43,16 +42,10 @@ class SeededChat(BaseChatModel):
     _prompts: list[str] = PrivateAttr(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
-    @property
-    def _llm_type(self) -> str:
-        return "seeded"
-
     def count(self, mark: str) -> int:
         return sum(mark in prompt for prompt in self._prompts)
 
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
+    def respond(self, messages: list[BaseMessage], stop: Any, **kwargs: Any) -> AIMessage:
         first, last = str(messages[0].content), str(messages[-1].content)
         with self._lock:
             self._prompts.append(first if len(messages) == 1 else first + last)
@@ -72,8 +65,7 @@ class SeededChat(BaseChatModel):
             else:
                 text = f"<answer> {answer} </answer>"
         usage = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}
-        message = AIMessage(content=text, usage_metadata=usage)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return AIMessage(content=text, usage_metadata=usage)
 
 
 def run(answers: dict[int, str | None], **options: Any) -> tuple[dict[str, Any], SeededChat]:

@@ -9,13 +9,13 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.outputs import ChatResult
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.adapters import MODEL_CARD
 from langgraph_parallel.models.folders import folder_prompt_style
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.prompts import few_shot_prompt
 from langgraph_parallel.protocol import INVALID_ACTION_OBSERVATION
 from langgraph_parallel.train.batcher import Batcher
@@ -35,23 +35,16 @@ class CharTokenizer:
         return [ord(c) for c in text]
 
 
-class TwoStepModel(BaseChatModel):
+class TwoStepModel(OneReplyChatModel):
     """Searches two sub-queries on its first step, answers on the second."""
 
-    @property
-    def _llm_type(self) -> str:
-        return "two-step"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **_: Any
-    ) -> ChatResult:
+    def respond(self, messages: list[BaseMessage], stop: Any, **_: Any) -> str:
         done = any(isinstance(m, AIMessage) for m in messages)
-        text = (
+        return (
             "<think>found it</think>\n<answer> Paris </answer>"
             if done
             else "<think>two</think>\n<search> capital of France ## capital of Spain </search>"
         )
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
 
 def test_environment_tokens_have_zero_loss_weight() -> None:

@@ -15,11 +15,10 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.retrieval.documents import Passage
 
 __all__ = [
@@ -33,7 +32,7 @@ __all__ = [
 ]
 
 
-class FuzzChatModel(BaseChatModel):
+class FuzzChatModel(OneReplyChatModel):
     """Replays ``outputs`` in a cycle; a ``fail_rate`` share of calls raise ``error()`` instead.
 
     Items are a str, an AIMessage (e.g. with tool calls) or an Exception to raise. Failures are
@@ -57,10 +56,6 @@ class FuzzChatModel(BaseChatModel):
         self._rng.seed(self.seed)
 
     @property
-    def _llm_type(self) -> str:
-        return "fuzz"
-
-    @property
     def failures(self) -> int:
         """Faults raised so far: injected at ``fail_rate`` or scripted as exceptions."""
         return self._failures
@@ -73,9 +68,10 @@ class FuzzChatModel(BaseChatModel):
             if fail_rate is not None:
                 self.fail_rate = fail_rate
 
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
+    def respond(
+        self, messages: list[BaseMessage], stop: list[str] | None, **kwargs: Any
+    ) -> AIMessage:
+        """Return the script's next output, or raise (a drawn fault or a scripted exception)."""
         with self._lock:
             fail = self._rng.random() < self.fail_rate
             self._failures += fail
@@ -93,7 +89,7 @@ class FuzzChatModel(BaseChatModel):
             content = fake_logprobs(str(message.content))
             metadata = {**message.response_metadata, "logprobs": {"content": content}}
             message = message.model_copy(update={"response_metadata": metadata})
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return message
 
 
 def fake_logprobs(text: str, width: int = 4) -> list[dict[str, Any]]:
