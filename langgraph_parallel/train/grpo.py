@@ -28,12 +28,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.errors import UserError, install_hint
 from langgraph_parallel.eval.datasets import load_questions
 from langgraph_parallel.models.folders import folder_raw_prompt, model_folder
 from langgraph_parallel.paths import portable_path
 from langgraph_parallel.prompts import raw_prompt
-from langgraph_parallel.train import log, reward_curve
+from langgraph_parallel.train import log, reward_curve, train_extra
 from langgraph_parallel.train.grpo_config import TrainConfig, held_out_ids, training_questions
 from langgraph_parallel.train.grpo_rewards import reward_functions
 from langgraph_parallel.train.policy import save_model
@@ -48,15 +47,12 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
     Raises:
         UserError: The ``train`` extra is missing, or the settings cannot work.
     """
-    try:
-        import torch
+    with train_extra():
         from datasets import Dataset
         from transformers import AutoTokenizer
         from trl import GRPOConfig, GRPOTrainer
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise UserError(f"training needs the train extra: {install_hint('train')} ({exc})") from exc
-    from langgraph_parallel.models.cpu import machine
     from langgraph_parallel.retrieval.indexes import corpus_index
+    from langgraph_parallel.train.device import TrainingDevice
     from langgraph_parallel.train.gold_mix import gold_transcripts
     from langgraph_parallel.train.grpo_chain import (
         ChainCheckpoints,
@@ -65,7 +61,7 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         run_settings,
     )
     from langgraph_parallel.train.grpo_dev import DevEval
-    from langgraph_parallel.train.resume import SAVE_TOTAL_LIMIT, RunRecord
+    from langgraph_parallel.train.resume import RunRecord
     from langgraph_parallel.train.rollout import GraphRollout
 
     out = Path(config.out)
@@ -98,11 +94,8 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         ]
     )
     tokenizer = AutoTokenizer.from_pretrained(path)
-    gpu = torch.cuda.is_available()
-    bf16 = gpu and torch.cuda.is_bf16_supported()
-    model, peft_config = load_policy(
-        config.model, lora=config.lora, dtype=torch.bfloat16 if bf16 else torch.float32
-    )
+    device = TrainingDevice.here()
+    model, peft_config = load_policy(config.model, lora=config.lora, dtype=device.dtype)
     rollouts = config.questions_per_step * config.group_size
     args = GRPOConfig(
         output_dir=str(out / "trainer"),
@@ -117,16 +110,8 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
         warmup_steps=config.warmup_steps,
         beta=config.beta,
         temperature=config.temperature,
-        logging_steps=1,
         save_strategy="no",  # ChainCheckpoints asks for each checkpoint
-        save_total_limit=SAVE_TOTAL_LIMIT,
-        report_to=[],
-        seed=config.seed,
-        use_cpu=not gpu,
-        bf16=bf16,
-        # Saves memory for a large model on a GPU; on a CPU the recompute only costs time.
-        # Rollouts switch it off while they generate either way (policy.generation_mode).
-        gradient_checkpointing=gpu,
+        **device.trainer_settings(config.seed),
     )
     run = {"command": command, "config": asdict(config), "questions": len(questions)}
     (out / "run.json").write_text(json.dumps(run, indent=2, default=str) + "\n")
@@ -155,7 +140,7 @@ def train(config: TrainConfig, *, command: str = "") -> Path:
                 "ids": sorted(held_out_ids(config)),
             },
         )
-        train: dict[str, Any] = {"device": "cuda" if gpu else "cpu", "machine": machine()}
+        train: dict[str, Any] = device.card()
         train.update(step=step, commit=record.commit, train_s=round(record.elapsed(), 1))
         return {**made, "train": {**train, "resumed": start.resumed}}
 

