@@ -1,12 +1,12 @@
 """What a model declares to the agent: :class:`PolicySpec`, read once, without starting an engine.
 
-The graphs ask a model six things: the prompt style it reads (``chat`` messages or one ``raw``
-document), which raw prompt (the few-shot demos or the ``rules`` a trained policy learned), the
-passage budget its observations were cut to in training, whether it decodes under a regular
-expression (vLLM structured outputs), and whether its replies carry token logprobs
-(ParallelMuse ranks steps by them), and whether it runs on an engine in this process (to start
-it before a question, or empty its prefix cache). :func:`policy_of` is the one place that reads
-the answers.
+The graphs ask a model what it declares here: the prompt style it reads (``chat`` messages or
+one ``raw`` document), which raw prompt (the few-shot demos or the ``rules`` a trained policy
+learned), the passage budget its observations were cut to in training, whether it decodes under
+a regular expression (vLLM structured outputs), whether its replies carry token logprobs
+(ParallelMuse ranks steps by them), whether one call returns several samples (``n``), whether it
+runs on an engine in this process (to start it before a question, or empty its prefix cache),
+and its context window. :func:`policy_of` is the one place that reads the answers.
 
 Why by declaration rather than by trying: a wrong guess fails late (a step decoded without its
 grammar, a ParallelMuse run with nothing to rank), and asking the in-process model by touching
@@ -40,6 +40,9 @@ class PolicySpec:
             whole passages).
         constrained_decoding: It accepts a ``regex`` call option (the action grammar).
         logprobs: Its replies carry token logprobs.
+        multi_sample: One call with the ``n`` option returns ``n`` samples of the prompt, which
+            the engine prefills once (vLLM's ``SamplingParams.n``; ``ChatVLLM``,
+            ``ChatVLLMServer``). Without it, several samples are several calls.
         in_process_engine: It runs on an engine in this process, which a caller may start
             ahead of the first question (``model.worker``) or empty of its prefix cache
             (``model.reset_prefix_cache()``).
@@ -54,6 +57,7 @@ class PolicySpec:
     passage_sentences: int | None = None
     constrained_decoding: bool = False
     logprobs: bool = False
+    multi_sample: bool = False
     in_process_engine: bool = False
     context_tokens: int | None = None
 

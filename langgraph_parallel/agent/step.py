@@ -7,17 +7,21 @@ part, when the engine can constrain to it), and what comes back (:func:`read_ste
 cleaned text with its stop sequence, the parsed action, counters, storable tool calls and token
 logprobs). Both papers' loops (and the direct baseline) use these, so a step is prompted,
 bounded and read the same way wherever it runs; the call itself is the node's (see
-:mod:`~langgraph_parallel.agent.nodes`).
+:mod:`~langgraph_parallel.agent.nodes`). :func:`step_prompt` says what the loop's next step is
+sent on a state, so a caller that samples that step itself (ParallelMuse's distinct branches)
+sends the same prompt.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 
+from langgraph_parallel.agent.chat import question_to_start
 from langgraph_parallel.agent.context import LoopContext, PassageBudgetOption
 from langgraph_parallel.agent.policy import policy_of
 from langgraph_parallel.errors import UserError, clean_text, storable
@@ -33,6 +37,7 @@ from langgraph_parallel.protocol import (
 )
 
 __all__ = [
+    "StepPrompt",
     "StepReply",
     "constrained_regex",
     "first_prompt",
@@ -41,6 +46,7 @@ __all__ = [
     "raw_prompt_kind",
     "read_step",
     "step_options",
+    "step_prompt",
 ]
 
 
@@ -139,6 +145,55 @@ def first_prompt(
     tool-calling policy in ``create_agent`` uses too, so both transcripts open alike.
     """
     return opening_prompt(question, style, context.decompose, kind, context.instruction)
+
+
+@dataclass(frozen=True)
+class StepPrompt:
+    """What the loop's next step is sent: the transcript so far and the messages it adds.
+
+    Attributes:
+        question: The question this step starts (its first step), else ``None``.
+        history: The transcript the step goes on from (empty when a question starts).
+        new: The messages the step adds before its call (the opening prompt of a question).
+        steps: This step's number, 1 for a question's first.
+    """
+
+    question: str | None
+    history: list[BaseMessage]
+    new: list[BaseMessage]
+    steps: int
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        """The prompt: ``history + new``."""
+        return [*self.history, *self.new]
+
+    def answer_only(self, context: LoopContext) -> bool:
+        """Whether this is the final answer-only step (a search at step ``max_turns`` ran)."""
+        return context.final_answer_step and self.steps > context.max_turns
+
+
+def step_prompt(
+    model: BaseChatModel,
+    state: Mapping[str, Any],
+    context: LoopContext,
+    style: Literal["chat", "raw"],
+) -> StepPrompt:
+    """Return what the loop's next step on ``state`` is sent (see :class:`StepPrompt`).
+
+    A question starts (:func:`~.chat.question_to_start`) with its opening prompt
+    (:func:`first_prompt`) on an empty transcript; otherwise the step goes on from the state's
+    ``transcript``.
+
+    Raises:
+        UserError: A question starts and the state asks none.
+    """
+    question = question_to_start(state)
+    if question is None:
+        history = list(state.get("transcript") or [])
+        return StepPrompt(None, history, [], int(state.get("steps") or 0) + 1)
+    prompt = first_prompt(question, style, context, raw_prompt_kind(model))
+    return StepPrompt(question, [], [HumanMessage(prompt)], 1)
 
 
 def step_options(

@@ -19,6 +19,7 @@ from langgraph_parallel.agent.chat import (
 )
 from langgraph_parallel.agent.context import LoopContext, run_context
 from langgraph_parallel.agent.events import emit
+from langgraph_parallel.agent.given import given_step
 from langgraph_parallel.agent.limits import (
     STEPS_TO_ANSWER,
     STEPS_TO_SEARCH,
@@ -31,11 +32,10 @@ from langgraph_parallel.agent.policy import policy_of
 from langgraph_parallel.agent.state import LoopState
 from langgraph_parallel.agent.step import (
     StepReply,
-    first_prompt,
     prompt_style,
-    raw_prompt_kind,
     read_step,
     step_options,
+    step_prompt,
 )
 from langgraph_parallel.errors import reported_error
 from langgraph_parallel.models.sampling import configured_sampling
@@ -91,7 +91,8 @@ class ThinkNode(DualNode):
 
     Every call passes the sampling options the run's config sets
     (:func:`~langgraph_parallel.models.sampling.sampling_config`; none by default) to the model,
-    so a caller that samples (a ParallelMuse branch and its seed) runs this same step.
+    so a caller that samples (a ParallelMuse branch and its seed) runs this same step; a reply
+    the run's config gives for the step's exact prompt (:mod:`~.given`) is taken without a call.
 
     Each step's reply goes into ``transcript`` as an ``AIMessage`` of the step text with the
     call's ``usage_metadata``; with ``keep_logprobs`` its ``response_metadata`` also keeps the
@@ -132,18 +133,14 @@ class ThinkNode(DualNode):
         The step's transcript messages and its chat view are written by :meth:`_shown`.
         """
         context = run_context(runtime, self.defaults)
-        question = question_to_start(state)  # a missing question fails before any model use
+        question_to_start(state)  # a missing question fails before any model use
         # What the model declares is read from its card on first use: off the event loop.
         style = yield Blocking(prompt_style, (self.model, context))
-        fresh = question is not None
-        history: list[BaseMessage] = [] if fresh else list(state.get("transcript") or [])
-        new: list[BaseMessage] = []
-        if question is not None:
-            prompt = first_prompt(question, style, context, raw_prompt_kind(self.model))
-            new.append(HumanMessage(prompt))
-        steps = (0 if fresh else int(state.get("steps") or 0)) + 1
-        routed = yield from self._step(state, runtime, context, history, new, steps)
-        return self._shown(state, routed, question)
+        prompt = step_prompt(self.model, state, context, style)
+        routed = yield from self._step(
+            state, runtime, context, prompt.history, prompt.new, prompt.steps
+        )
+        return self._shown(state, routed, prompt.question)
 
     def _step(
         self,
@@ -195,7 +192,10 @@ class ThinkNode(DualNode):
                     return Command(update=ended, goto="answer"), None
                 reply, trimmed_step = fitted, True
             else:
-                reply = yield Invoke(self.model, sent, options)
+                # A reply sampled for this very prompt before the run (agent.given) is the
+                # step's; any other prompt calls the model.
+                given = given_step(sent)
+                reply = given if given is not None else (yield Invoke(self.model, sent, options))
         except Exception as exc:  # reported per question; see class docstring
             fitted = None
             if is_context_overflow(exc) and not too_long:

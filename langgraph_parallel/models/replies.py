@@ -109,8 +109,9 @@ class VLLMChatSettings(ConfigurableSampling):
 
         The fields of :class:`~langgraph_parallel.agent.policy.PolicySpec`: the prompt style and
         raw prompt, the passage budget, constrained decoding (both chat models pass a
-        ``regex`` to vLLM's structured outputs), whether replies carry logprobs, and whether
-        the engine is in this process. Read once (the card is a file; steps ask every time).
+        ``regex`` to vLLM's structured outputs), whether replies carry logprobs, several
+        samples per call (``n``, one vLLM request), and whether the engine is in this process.
+        Read once (the card is a file; steps ask every time).
         """
         if self._declared is None:
             self._declared = self._declare()
@@ -123,6 +124,7 @@ class VLLMChatSettings(ConfigurableSampling):
             "passage_sentences": self.passage_sentences,
             "constrained_decoding": True,
             "logprobs": self.logprobs,
+            "multi_sample": True,
             "in_process_engine": self.IN_PROCESS,
         }
 

@@ -35,6 +35,7 @@ def test_the_in_process_policy_declares_its_card_without_starting_an_engine() ->
     spec = policy_of(model)
     assert spec.style == "raw" and spec.raw_prompt == "rules"
     assert spec.constrained_decoding and spec.logprobs and spec.in_process_engine
+    assert spec.multi_sample  # n samples in one request (distinct branches draw so)
     # Its window is the engine's max_model_len, from the settings it will start with.
     assert spec.context_tokens == engine_defaults().get("max_model_len")
     assert (
