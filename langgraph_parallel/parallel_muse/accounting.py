@@ -18,7 +18,9 @@ counters), never from an estimate of what was shared:
 - **shape**: trajectories, forks, model steps per trajectory (inherited ones included: the
   length a single rollout would have had), and the first fork's step (``first_branch_step``:
   a fork at step 0 shares only the question's prompt, which independent rollouts share too),
-  which the saving depends on.
+  which the saving depends on; ``forks_repeating_parent``: the forks whose first own step is
+  the action their parent took there (:func:`~.distinct.repeats_parent`: same search, its
+  sub-queries normalised, or the same answer), which explore nothing new at the fork.
 - **agent cost per step**: ``agent_cost`` over the steps of all trajectories (inherited ones
   included). A fork's continuation can run longer or shorter than a fresh rollout would have;
   this ratio separates what the shared prefixes save from what the trajectories' lengths add.
@@ -29,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from langgraph_parallel.parallel_muse.distinct import repeats_parent
 from langgraph_parallel.parallel_muse.regions import REGION_NAMES
 from langgraph_parallel.parallel_muse.uncertainty import token_regions
 
@@ -50,6 +53,7 @@ COST_KEYS: tuple[str, ...] = (
     "reduction_cost",
     "trajectories",
     "forks",
+    "forks_repeating_parent",
     "first_branch_step",
     "steps_per_trajectory",
     "agent_cost_per_step",
@@ -81,6 +85,7 @@ def muse_costs(output: Mapping[str, Any]) -> dict[str, float | None]:
     )
     calls = counters.get("report_calls", 0) + counters.get("aggregate_calls", 0)
     lengths = [len(t["steps"]) for t in trajectories]
+    by_id = {t["id"]: t for t in trajectories}
     return {
         **{f"agent_{key}": value for key, value in agent.items()},
         **{f"{region}_tokens": value for region, value in regions.items()},
@@ -88,6 +93,9 @@ def muse_costs(output: Mapping[str, Any]) -> dict[str, float | None]:
         **{f"reduction_{key}": value for key, value in reduction.items()},
         "trajectories": float(len(trajectories)),
         "forks": float(sum(t["parent"] is not None for t in trajectories)),
+        "forks_repeating_parent": float(
+            sum(repeats_parent(t, by_id[t["parent"]]) for t in trajectories if t["parent"] in by_id)
+        ),
         "first_branch_step": min(
             (float(t["branch_step"]) for t in trajectories if t["parent"] is not None),
             default=None,

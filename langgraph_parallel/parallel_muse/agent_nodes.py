@@ -24,6 +24,7 @@ from langgraph.types import RetryPolicy
 from langgraph_parallel.agent.chat import answer_message, asked_question, question_message
 from langgraph_parallel.agent.context import loop_settings, run_context
 from langgraph_parallel.agent.events import emit
+from langgraph_parallel.agent.given import given_steps_config
 from langgraph_parallel.agent.limits import recursion_limit_for
 from langgraph_parallel.agent.nodes import Body, DualNode, Either
 from langgraph_parallel.errors import UserError, clean_text, reported_error
@@ -39,7 +40,7 @@ from langgraph_parallel.parallel_muse.agent_thread import (
 )
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.reduce import AggregateNode
-from langgraph_parallel.parallel_muse.state import RolloutInput, rollout_start_event
+from langgraph_parallel.parallel_muse.state import GivenStep, RolloutInput, rollout_start_event
 
 __all__ = [
     "TRAJECTORY_MESSAGE",
@@ -148,9 +149,10 @@ class AgentRolloutNode(DualNode):
     The run's progress events (its custom stream) go on to this run's, each with the branch's
     ``rollout`` id. Every run samples: its config carries ``temperature`` (a fork's
     ``branch_temperature`` when one is set), ``top_p`` and the branch's ``seed``
-    (:mod:`~langgraph_parallel.models.sampling`). A run that fails ends its own trajectory
-    (``stop_reason`` ``agent_error: ...``, after the attempts ``retry`` gives transient errors,
-    each going on from the thread's last checkpoint); the other branches go on.
+    (:mod:`~langgraph_parallel.models.sampling`), and, for a branch whose first step was drawn
+    already (distinct branches, :mod:`.candidates`), that step. A run that fails ends its own
+    trajectory (``stop_reason`` ``agent_error: ...``, after the attempts ``retry`` gives
+    transient errors, each going on from the thread's last checkpoint); the other branches go on.
 
     Args:
         agent: The wrapped agent.
@@ -183,16 +185,26 @@ class AgentRolloutNode(DualNode):
         self.loop = loop
 
     def run_config(
-        self, thread_id: str, seed: int, ctx: MuseContext, *, fork: bool = False
+        self,
+        thread_id: str,
+        seed: int,
+        ctx: MuseContext,
+        *,
+        fork: bool = False,
+        given: GivenStep | None = None,
     ) -> RunnableConfig:
         """Return the config of one run: its thread and its sampling, over ``agent_config``.
 
-        A fork (``fork``) samples at ``ctx.branch_temperature`` when one is set.
+        A fork (``fork``) samples at ``ctx.branch_temperature`` when one is set. A ``given``
+        first step (distinct branches) goes to the loop in the config
+        (:func:`~langgraph_parallel.agent.given.given_steps_config`).
         """
         temperature = ctx.temperature
         if fork and ctx.branch_temperature is not None:
             temperature = ctx.branch_temperature
         sampling = sampling_config(temperature=temperature, top_p=ctx.top_p, seed=seed)
+        if given is not None:
+            sampling.update(given_steps_config({given["prompt"]: given["reply"]}))
         configurable = {**(self.agent_config.get("configurable") or {}), **sampling}
         config = {**self.agent_config, "configurable": {**configurable, "thread_id": thread_id}}
         if self.loop and "recursion_limit" not in config:
@@ -207,7 +219,9 @@ class AgentRolloutNode(DualNode):
         error = None
         agent = forkable(self.agent)
         if "fork" in task or "input" in task:
-            config = self.run_config(task["thread_id"], branch["seed"], ctx, fork="fork" in task)
+            config = self.run_config(
+                task["thread_id"], branch["seed"], ctx, fork="fork" in task, given=task.get("given")
+            )
             context = loop_settings(ctx) if self.loop else None
             forward = partial(_forward, runtime, branch["id"])
             try:

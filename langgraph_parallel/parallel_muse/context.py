@@ -95,6 +95,22 @@ class MuseContext(LoopContext):
             the shipped 135M policy's forks repeated their parent less (262 of 952) but got 16
             of the 150 right, not 20 (-0.027 [-0.060, +0.000]), at 1.25x the agent tokens
             (``benchmarks/parallel_muse/defaults/hotpotqa150-branch-t1/``).
+        branch_candidates: Candidate steps drawn in one call where rollouts start: at each
+            branch point, the forks take candidates whose actions differ from the parent's
+            step there and from each other's (same search after normalising the sub-queries,
+            or the same answer, is the same action; :mod:`..distinct`), at most the forks the
+            point was given; a point with fewer distinct candidates gives its forks to the
+            round's other points, then to fresh rollouts (:mod:`..plan`'s rule for unspent
+            budget). Fresh rollouts take distinct first steps the same way (apart from the
+            first steps so far), and sample their own where none is left. ``0`` (default):
+            every rollout samples its own steps, the behaviour this is measured against (the
+            default changes once it is). On ``ChatVLLM``/``ChatVLLMServer`` the candidates
+            are one request with ``n`` (the prefix prefilled once, from the cache); any other
+            chat model gets that many separate calls (:mod:`..candidates`). Over an agent that
+            is not the loop the prompts cannot be rebuilt, so it must stay ``0``. The drawn
+            candidates no rollout took are counted in the agent's tokens (``counters``
+            ``branch_candidate*``), and the forks that repeat their parent's step in
+            :func:`~..accounting.muse_costs`.
         top_p: Nucleus sampling of every agent step.
         seed: Trajectory ``i`` samples with seed ``seed + i``, so branches differ. On a CPU a
             seed pins a sample only when its prompt is prefilled in the same chunks (our vLLM
@@ -120,6 +136,7 @@ class MuseContext(LoopContext):
     report_style: ReportStyle = "auto"
     temperature: float = 0.6
     branch_temperature: float | None = None
+    branch_candidates: int = 0
     top_p: float = 0.95
     seed: int = 0
     report_max_tokens: int = 256
@@ -132,7 +149,13 @@ class MuseContext(LoopContext):
         for name in ("budget", "initial_rollouts"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)}).")
-        for name in ("top_k_steps", "samples_per_step", "rounds", "min_branch_step"):
+        for name in (
+            "top_k_steps",
+            "samples_per_step",
+            "rounds",
+            "min_branch_step",
+            "branch_candidates",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be 0 or more (got {getattr(self, name)}).")
         for name in ("temperature", "branch_temperature"):

@@ -52,6 +52,7 @@ from langgraph_parallel.parallel_muse.agent_nodes import (
     AgentRolloutNode,
 )
 from langgraph_parallel.parallel_muse.agent_thread import check_agent, forkable, has_checkpointer
+from langgraph_parallel.parallel_muse.candidates import BranchSampler
 from langgraph_parallel.parallel_muse.context import (
     MuseContext,
     muse_recursion_limit,
@@ -139,8 +140,9 @@ def create_parallel_muse_graph(
 
     Raises:
         UserError: ``rollouts`` is ``None`` or a graph whose state has no ``messages``, the
-            loop's model (or ``model``) is not a chat model (``None``, a name), or a judge is
-            asked for ``report_style="continue"``.
+            loop's model (or ``model``) is not a chat model (``None``, a name), a judge is
+            asked for ``report_style="continue"``, or ``branch_candidates`` is set over an
+            agent that is not the loop.
         ValueError: ``join="select"`` with no analyst.
     """
     if rollouts is None:
@@ -174,6 +176,11 @@ def create_parallel_muse_graph(
         own = None if has_checkpointer(rollouts) or given is not None else InMemorySaver()
         agent, analyst = forkable(rollouts, given if given is not None else own), model
     keep_threads = keep_threads and own is None
+    if not loop and settings.branch_candidates:
+        raise UserError(
+            "branch_candidates needs the agent loop's rollouts (parallel_search_rollouts(...)): "
+            "ParallelMuse cannot rebuild another agent's prompts to draw its steps; leave it 0."
+        )
     # A judge is any analyst that is not the loop's own model: the run's prompt_style and the
     # greedy sampling the nodes set are the rollouts', not the judge's.
     judge = analyst is not None and not (loop and analyst is rollouts.model)
@@ -192,7 +199,9 @@ def create_parallel_muse_graph(
         output_schema=MuseOutput,
     )
     retry = retry_policy
-    router = as_node(RouterNode(settings, AgentInput(agent, ask=loop)), "router")
+    # Distinct branches rebuild the loop's step prompts; an agent's are its own.
+    sampler = BranchSampler(agent, rollouts.model) if isinstance(rollouts, LoopRollouts) else None
+    router = as_node(RouterNode(settings, AgentInput(agent, ask=loop), sampler), "router")
     builder.add_node("router", router, destinations=get_args(MuseRoute))
     # Send payloads (RolloutInput, ReportTask) are not the graph state.
     node = AgentRolloutNode(agent, settings, agent_config, retry, loop=loop)

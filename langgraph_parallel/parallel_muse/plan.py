@@ -21,6 +21,10 @@ Branch points start at step ``min_branch_step`` or later (default 1; 0 allows an
 at step 0 keeps only the prompt, so it is a fresh rollout, see :class:`~.context.MuseContext`). A
 trajectory with nothing to fork from there leaves its budget to fresh rollouts, as above.
 
+Distinct branches (``branch_candidates``): the router hands the planned rollouts to
+:mod:`.candidates`, which draws their first steps and keeps the forks whose steps explore; the
+plan here is the same, only fewer forks may be sent, and their budget goes as above.
+
 Multiple rounds: round ``r`` ranks the own steps of *all* trajectories so far (best-first search
 over the tree), minus the points already forked, so a branch's new steps compete with the still
 unforked steps of earlier trajectories.
@@ -36,7 +40,7 @@ from langgraph_parallel.parallel_muse.report import report_steps
 from langgraph_parallel.parallel_muse.state import Branch, ReportCopy, ReportTask, Trajectory
 from langgraph_parallel.parallel_muse.uncertainty import BranchPoint, select_branch_points
 
-__all__ = ["fork", "fresh_branch", "plan_branches", "plan_reports", "shares"]
+__all__ = ["fills_with_fresh", "fork", "fresh_branch", "plan_branches", "plan_reports", "shares"]
 
 
 def fresh_branch(question: str, index: int, ctx: MuseContext, round_: int) -> Branch:
@@ -122,10 +126,19 @@ def plan_branches(
                 index = dispatched + len(branches)
                 parent = by_id[point["trajectory"]]
                 branches.append(fork(parent, point["step"], index, ctx, rounds_done))
-    if not points or rounds_done >= ctx.rounds:
+    if fills_with_fresh(ctx, points, rounds_done):
         for _ in range(remaining - len(branches)):
             branches.append(fresh_branch(question, dispatched + len(branches), ctx, rounds_done))
     return branches, points, rounds_done
+
+
+def fills_with_fresh(ctx: MuseContext, points: Sequence[BranchPoint], rounds_done: int) -> bool:
+    """Whether the budget a round leaves goes to fresh rollouts now (module docstring).
+
+    So it does after the last round, and in a round that found no point to fork; otherwise
+    it is left to the next round.
+    """
+    return not points or rounds_done >= ctx.rounds
 
 
 def shares(quota: int, points: int, samples: int) -> list[int]:

@@ -5,7 +5,9 @@ The router is the hub of the graph: it starts the initial rollouts, runs the bra
 checkpoint before the forked step, a fresh rollout carries the agent's input) and, once the
 budget or the rounds are used up, sends the trajectories to ``report`` (one ``Send`` per distinct
 report), or straight to ``aggregate`` when no report is needed. What to send is planned by
-:mod:`.plan` (budget, rounds, branch points and report calls are explained there).
+:mod:`.plan` (budget, rounds, branch points and report calls are explained there); with
+``branch_candidates`` set, the planned rollouts' first steps are drawn here first and only the
+forks whose steps explore are sent (:mod:`.candidates`).
 
 Recursion limit: each round costs two super-steps (``rollout``, ``router``) and the reduction
 two more (``report``, ``aggregate``; one without reports). When the run's ``remaining_steps``
@@ -24,13 +26,22 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite, Send
 
 from langgraph_parallel.agent.chat import answer_message
-from langgraph_parallel.agent.nodes import Body, DualNode
+from langgraph_parallel.agent.nodes import Body, DualNode, run_body
+from langgraph_parallel.agent.state import add_counters
 from langgraph_parallel.errors import clean_text
 from langgraph_parallel.parallel_muse.agent_nodes import AgentInput
+from langgraph_parallel.parallel_muse.candidates import BranchSampler
 from langgraph_parallel.parallel_muse.context import MuseContext, muse_context
-from langgraph_parallel.parallel_muse.plan import plan_branches, plan_reports
+from langgraph_parallel.parallel_muse.plan import fills_with_fresh, plan_branches, plan_reports
 from langgraph_parallel.parallel_muse.reduce import vote
-from langgraph_parallel.parallel_muse.state import Branch, ForkSource, RolloutInput, Trajectory
+from langgraph_parallel.parallel_muse.state import (
+    Branch,
+    ForkSource,
+    GivenStep,
+    RolloutInput,
+    Trajectory,
+)
+from langgraph_parallel.parallel_muse.uncertainty import BranchPoint
 
 __all__ = ["MuseRoute", "RouterNode"]
 
@@ -59,11 +70,17 @@ class RouterNode(DualNode):
     Args:
         defaults: Settings used when the run passes no :class:`MuseContext`.
         inputs: Reads the run's input.
+        sampler: Draws the first steps of a round's rollouts when ``branch_candidates`` is
+            set (distinct branches, :mod:`.candidates`); ``None`` (rollouts that are not the
+            agent loop): every rollout samples its own.
     """
 
-    def __init__(self, defaults: MuseContext, inputs: AgentInput) -> None:
+    def __init__(
+        self, defaults: MuseContext, inputs: AgentInput, sampler: BranchSampler | None = None
+    ) -> None:
         self.defaults = defaults
         self.inputs = inputs
+        self.sampler = sampler
 
     def body(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Body[Command[MuseRoute]]:
         """Route to ``rollout``, ``report`` or ``aggregate`` (module docstring has the rules).
@@ -76,7 +93,7 @@ class RouterNode(DualNode):
         if "thread_prefix" not in state or again:  # the run's first call
             started = yield from self.inputs.body(state, runtime)
             state = {**state, **(_FRESH if again else {}), **started}
-        routed = self.route(state, runtime)
+        routed = yield from self.routing(state, runtime)
         update = {**started, **(routed.update or {})}
         if again:
             for key, empty in _FRESH.items():
@@ -86,26 +103,57 @@ class RouterNode(DualNode):
         return Command(update=update, goto=routed.goto)
 
     def route(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Command[MuseRoute]:
-        """Return the route and the router's own update (module docstring has the rules)."""
+        """Return the route and the router's own update (module docstring has the rules).
+
+        Blocks on the draws of distinct branches, if any (:meth:`routing` is the node's own).
+        """
+        return run_body(self.routing(state, runtime))
+
+    def routing(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> Body[Command[MuseRoute]]:
+        """:meth:`route` as a node body: the draws are yielded (sync or async)."""
         ctx = muse_context(runtime, self.defaults)
         trajectories = list(state.get("trajectories") or [])
         dispatched = int(state.get("dispatched") or 0)
-        branches, points, rounds_done = plan_branches(
-            clean_text(state["question"]),
-            trajectories,
-            ctx,
-            dispatched=dispatched,
-            rounds_done=int(state.get("round") or 0),
-            used=state.get("branch_points") or [],
-        )
+        rounds_done = int(state.get("round") or 0)
+        used = list(state.get("branch_points") or [])
+        points: list[BranchPoint] = []
+        counters: dict[str, int] = {}
+        given: dict[str, GivenStep] = {}
+        while True:
+            branches, found, rounds_done = plan_branches(
+                clean_text(state["question"]),
+                trajectories,
+                ctx,
+                dispatched=dispatched,
+                rounds_done=rounds_done,
+                used=[*used, *points],
+            )
+            points += found
+            if not branches or self.sampler is None or ctx.branch_candidates < 1:
+                break
+            chosen = yield from self.sampler.choose(
+                branches,
+                trajectories,
+                ctx,
+                agent_input=state.get("agent_input") or {},
+                dispatched=dispatched,
+                fill=fills_with_fresh(ctx, found, rounds_done),
+            )
+            counters = add_counters(counters, chosen.counters)
+            branches, given = chosen.branches, chosen.given
+            # A round whose points kept no fork leaves its budget to the next round: plan it.
+            if branches or rounds_done >= ctx.rounds or dispatched >= ctx.budget:
+                break
         update: dict[str, Any] = {
             "dispatched": dispatched + len(branches),
             "round": rounds_done,
             "branch_points": points,
         }
+        if counters:
+            update["counters"] = counters
         remaining = state.get("remaining_steps")
         if branches and (remaining is None or remaining >= _STEPS_TO_ROLL):
-            return Command(update=update, goto=self.rollout_sends(branches, state))
+            return Command(update=update, goto=self.rollout_sends(branches, state, given))
         if branches:  # planned, but the recursion limit has no room for them
             update = {
                 "limit": f"recursion_limit: {len(branches)} planned rollouts not run; raise "
@@ -119,10 +167,16 @@ class RouterNode(DualNode):
             return Command(update=update, goto=[Send("report", task) for task in tasks])
         return Command(update=_end_here(trajectories, update.get("limit")), goto="__end__")
 
-    def rollout_sends(self, branches: Sequence[Branch], state: Mapping[str, Any]) -> list[Send]:
+    def rollout_sends(
+        self,
+        branches: Sequence[Branch],
+        state: Mapping[str, Any],
+        given: Mapping[str, GivenStep] | None = None,
+    ) -> list[Send]:
         """Return one ``Send("rollout", RolloutInput)`` per planned branch.
 
         The first trajectory of a run on a given thread (``from_thread``) is that thread.
+        ``given`` holds the first steps drawn for some branches (by branch id).
         """
         by_id = {t["id"]: t for t in state.get("trajectories") or []}
         sends = []
@@ -141,6 +195,8 @@ class RouterNode(DualNode):
                 task["thread_id"] = state["from_thread"]  # the caller's finished run
             else:
                 task["input"] = state["agent_input"]
+            if given and branch["id"] in given:
+                task["given"] = given[branch["id"]]
             sends.append(Send("rollout", task))
         return sends
 

@@ -10,7 +10,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NotRequired, TypeVar
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict
@@ -22,6 +22,7 @@ __all__ = [
     "Branch",
     "BranchIdentity",
     "ForkSource",
+    "GivenStep",
     "MuseInput",
     "MuseOutput",
     "MuseState",
@@ -121,18 +122,31 @@ class ForkSource(TypedDict):
     as_node: str
 
 
+class GivenStep(TypedDict):
+    """A rollout's first step, drawn before it runs (:mod:`.candidates`).
+
+    ``reply`` is the model's reply for the prompt whose digest is ``prompt``
+    (:func:`~langgraph_parallel.agent.given.prompt_digest`); the loop takes it as that step.
+    """
+
+    prompt: str
+    reply: BaseMessage
+
+
 class RolloutInput(TypedDict):
     """Payload of one ``Send("rollout", ...)``: the branch and where it runs.
 
     With ``fork`` the branch re-generates the parent's step from ``fork``'s checkpoint, in a new
     thread ``thread_id``; with ``input`` it is a fresh run of the agent on that input; with
-    neither, ``thread_id`` is the caller's finished thread, read as it is (no run).
+    neither, ``thread_id`` is the caller's finished thread, read as it is (no run). ``given``:
+    its first step was drawn already (distinct branches), and is not sampled again.
     """
 
     branch: Branch
     thread_id: str
     fork: NotRequired[ForkSource]
     input: NotRequired[dict[str, Any]]
+    given: NotRequired[GivenStep]
 
 
 class ReportCopy(TypedDict):

@@ -42,6 +42,7 @@ def test_bench_muse_flags_are_muse_contexts_own_numeric_and_choice_fields() -> N
         "rounds",
         "min_branch_step",
         "branch_temperature",
+        "branch_candidates",
         "region",
         "mode",
         "join",
