@@ -16,9 +16,12 @@ How the n candidates are drawn depends on what the rollouts' model declares
 (:class:`~langgraph_parallel.agent.policy.PolicySpec` ``multi_sample``): ``ChatVLLM`` and
 ``ChatVLLMServer`` get one call with ``n`` (one engine request: the shared prefix is prefilled
 once, and mostly served from the cache); any other chat model gets n separate calls at the same
-time, seeded ``seed``, ``seed + budget``, ... (the seeds of a run's own trajectories are
-``seed`` to ``seed + budget - 1``), so it still works, at n prompts' cost. A call that fails
-leaves its forks (or fresh rollouts) to sample their own steps, as without the setting.
+time, so it still works, at n prompts' cost. Sample ``j`` of a draw is seeded ``base + j``, as
+vLLM seeds the samples of one request, with ``base = seed + budget * (1 + i)`` for a draw whose
+first rollout is number ``i``: apart from the run's own trajectories' seeds (``seed`` to
+``seed + budget - 1``), so a rollout that samples its own step (one no candidate was left for)
+does not draw a candidate again. A call that fails leaves its forks (or fresh rollouts) to
+sample their own steps, as without the setting.
 
 Accounting: a kept candidate is its trajectory's step and carries its own usage (with ``n``, the
 engine charges the prompt to the first sample only); the candidates not kept are counted in the
@@ -197,12 +200,12 @@ class BranchSampler:
         loop = loop_settings(ctx)
         style = yield Blocking(prompt_style, (self.model, loop))
         by_id = {t["id"]: t for t in trajectories}
-        # The round's points in plan order (the most uncertain first): forks, first seed.
+        # The round's points in plan order (the most uncertain first), each its forks' indices.
         groups: dict[tuple[str, int], list[int]] = {}
         for branch in planned:
             if branch["parent"] is not None and branch["branch_step"] is not None:
                 point = (branch["parent"], branch["branch_step"])
-                groups.setdefault(point, []).append(branch["seed"])
+                groups.setdefault(point, []).append(branch["index"])
         configs = [
             thread_config(by_id[parent]["thread_id"], checkpoint_id=_fork_at(by_id[parent], step))
             for parent, step in groups
@@ -211,20 +214,22 @@ class BranchSampler:
         prompts = [step_prompt(self.model, values, loop, style) for values in states]
         temperature = ctx.temperature if ctx.branch_temperature is None else ctx.branch_temperature
         calls = [
-            self._call(prompt, ctx, temperature, seeds[0])
-            for prompt, seeds in zip(prompts, groups.values(), strict=True)
+            self._call(prompt, ctx, temperature, indices[0])
+            for prompt, indices in zip(prompts, groups.values(), strict=True)
         ]
         drawn = (yield Either(draw_all, adraw_all, (self.model, calls))) if calls else []
         kept: list[list[BaseMessage | None]] = []
-        for (parent, step), seeds, (replies, _) in zip(groups, groups.values(), drawn, strict=True):
+        for (parent, step), indices, (replies, _) in zip(
+            groups, groups.values(), drawn, strict=True
+        ):
             if replies is None:  # the draw failed: these forks sample their own steps
-                kept.append([None] * len(seeds))
+                kept.append([None] * len(indices))
             else:
                 exclude = [step_key(by_id[parent]["steps"][step])]
                 kept.append(list(keep_distinct(replies, exclude, len(replies))))
-        dealt = deal([len(seeds) for seeds in groups.values()], [len(k) for k in kept])
+        dealt = deal([len(indices) for indices in groups.values()], [len(k) for k in kept])
         fresh = sum(b["parent"] is None for b in planned)
-        fresh += sum(len(seeds) for seeds in groups.values()) - sum(dealt) if fill else 0
+        fresh += sum(len(indices) for indices in groups.values()) - sum(dealt) if fill else 0
         chosen = Chosen(branches=[])
         index = dispatched
         question, round_ = planned[0]["question"], planned[0]["round"]
@@ -237,7 +242,7 @@ class BranchSampler:
         firsts: list[BaseMessage | None] = [None] * fresh
         first = step_prompt(self.model, agent_input, loop, style)
         if fresh > 1 or (fresh == 1 and exclude):
-            call = self._call(first, ctx, ctx.temperature, ctx.seed + index)
+            call = self._call(first, ctx, ctx.temperature, index)
             drawn += yield Either(draw_all, adraw_all, (self.model, [call]))
             found = keep_distinct(drawn[-1][0] or [], exclude, fresh)
             firsts[: len(found)] = found
@@ -248,8 +253,9 @@ class BranchSampler:
         return chosen
 
     def _call(
-        self, prompt: StepPrompt, ctx: MuseContext, temperature: float, seed: int
+        self, prompt: StepPrompt, ctx: MuseContext, temperature: float, index: int
     ) -> CandidateCall:
+        """Return the draw for rollouts from number ``index`` on (module docstring: seeds)."""
         loop = loop_settings(ctx)
         options = step_options(
             self.model,
@@ -259,7 +265,8 @@ class BranchSampler:
             temperature=temperature,
             top_p=ctx.top_p,
         )
-        seeds = tuple(seed + j * ctx.budget for j in range(ctx.branch_candidates))
+        base = ctx.seed + ctx.budget * (1 + index)
+        seeds = tuple(base + j for j in range(ctx.branch_candidates))
         return CandidateCall(prompt.messages, options, seeds)
 
     @staticmethod

@@ -1,10 +1,12 @@
 """Distinct branches (issue 79 item 1): candidate steps drawn in one call, those that explore kept.
 
-The rollouts' model replies as a function of a *virtual seed* and the step: a call for ``n``
-samples with seed ``s`` gives sample ``j`` the seed ``s + j * BUDGET``, which is the seed the
-separate calls of a model without ``n`` get (``candidates.py``), so both paths draw the same
-candidates and a test can say which candidate each seed is. The first rollout (seed 0) searches
-``a``, then ``b`` (its most uncertain step, where the forks start), then answers.
+The rollouts' model replies as a function of the seed and the step: a call for ``n`` samples
+with seed ``s`` gives sample ``j`` the seed ``s + j``, as vLLM does and as the separate calls of
+a model without ``n`` are seeded (``candidates.py``), so both paths draw the same candidates. A
+draw for rollouts from number ``i`` on starts at seed ``BUDGET * (1 + i)``, above every
+trajectory's own seed: a test says which candidate each seed is. The first rollout (seed 0)
+searches ``a``, then ``b`` (its most uncertain step, where the forks start), then answers;
+rollouts sampling their own steps (seeds below ``BUDGET``) do the same.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from langgraph_parallel.protocol import parse_action
 from tests.fakes import CountingSearcher, step_logprobs
 
 BUDGET = 4
+AT_FORK_SEED = BUDGET * 2
+"""The first seed of the draw at the first round's fork point (its first fork is t1)."""
 USAGE = {"input": 100, "cached": 60, "output": 10}
 
 
@@ -76,7 +80,7 @@ class Sampler(BaseChatModel):
             self._calls.append((step, int(kw["seed"]), n))
         generations = []
         for j in range(n):
-            text = self.script(int(kw["seed"]) + j * BUDGET, step)
+            text = self.script(int(kw["seed"]) + j, step)
             spread = {"exploration": 5} if (kw["seed"], step, j) == (0, 1, 0) else {}
             first = j == 0  # the engine prefills once: the first sample carries the prompt
             usage = {
@@ -94,14 +98,19 @@ class Sampler(BaseChatModel):
         return ChatResult(generations=generations)
 
 
-def script(at_fork: list[str], first_steps: list[str] | None = None) -> Callable[[int, int], str]:
-    """Seed 0: ``a``, ``b``, answer. A draw's sample of seed ``s`` is candidate ``s // BUDGET``."""
+def script(
+    at_fork: list[str],
+    first_steps: list[str] | None = None,
+    first_seed: int = 0,
+    fork_seed: int = AT_FORK_SEED,
+) -> Callable[[int, int], str]:
+    """A rollout's own seed: ``a``, ``b``, answer. Drawn candidates by seed (module docstring)."""
 
     def reply(seed: int, step: int) -> str:
         if step == 0:
-            return search("a") if seed == 0 else search((first_steps or ["a"] * 9)[seed // BUDGET])
+            return search("a") if seed < BUDGET else search((first_steps or [])[seed - first_seed])
         if step == 1:
-            return search("b") if seed == 0 else search(at_fork[seed // BUDGET])
+            return search("b") if seed < BUDGET else search(at_fork[seed - fork_seed])
         return answer(f"x{seed % BUDGET}")
 
     return reply
@@ -147,7 +156,7 @@ def test_candidates_that_repeat_the_parent_or_each_other_are_dropped(multi: bool
     assert muse_costs(state)["forks_repeating_parent"] == 0
     # The forks took their drawn step: none of them called the model at the branch point.
     at_fork = [(seed, n) for step, seed, n in model.calls if step == 1]
-    drawn = [(1, 6)] if multi else [(1 + j * BUDGET, 1) for j in range(6)]
+    drawn = [(AT_FORK_SEED, 6)] if multi else [(AT_FORK_SEED + j, 1) for j in range(6)]
     assert sorted(at_fork) == sorted([(0, 1), *drawn])
     counters = state["counters"]
     assert counters["branch_candidate_calls"] == (1 if multi else 6)
@@ -170,7 +179,7 @@ def test_the_async_path_draws_the_same(multi: bool) -> None:
 
 
 def test_at_most_the_points_forks_are_kept() -> None:
-    model = Sampler(script=script(AT_FORK))
+    model = Sampler(script=script(AT_FORK, fork_seed=3 * 2))  # the draw's seeds: budget 3
     state = run(model, budget=3, samples_per_step=2, branch_candidates=6)
     assert fork_searches(state) == [("c",), ("d",)]
     assert len(state["trajectories"]) == 3
@@ -203,15 +212,15 @@ def test_forks_without_distinct_candidates_leave_their_budget_to_fresh_distinct_
     # the question's prompt, apart from t0's first search (a) and from each other.
     at_fork = ["b", "c", "b", "c", "b", "b"]
     firsts = ["a", "a", "f", "f", "g", "a"]
-    model = Sampler(script=script(at_fork, firsts))
+    model = Sampler(script=script(at_fork, firsts, first_seed=BUDGET * 3))
     state = run(model, branch_candidates=6)
     kinds = [(t["parent"], t["branch_step"]) for t in state["trajectories"]]
     assert kinds == [(None, None), ("t0", 1), (None, None), (None, None)]
     assert fork_searches(state) == [("c",)]
     fresh = [t for t in state["trajectories"][2:]]
     assert [parse_action(t["steps"][0]["text"]).queries for t in fresh] == [("f",), ("g",)]
-    # The fresh draw is one call on the question's prompt, seeded after the kept fork.
-    assert (0, 2, 6) in model.calls
+    # The fresh draw is one call on the question's prompt, for rollouts from t2 on.
+    assert (0, BUDGET * 3, 6) in model.calls
     assert state["counters"]["branch_candidate_calls"] == 2
     assert state["counters"]["branch_candidates_kept"] == 3
 
@@ -219,17 +228,17 @@ def test_forks_without_distinct_candidates_leave_their_budget_to_fresh_distinct_
 def test_independent_rollouts_start_from_distinct_first_steps() -> None:
     # rounds=0 is the independent-rollouts baseline: its first steps drawn in one call.
     firsts = ["a", "f", "a", "g", "h", "f"]
-    model = Sampler(script=script(AT_FORK, firsts))
+    model = Sampler(script=script(AT_FORK, firsts, first_seed=BUDGET))
     state = run(model, rounds=0, branch_candidates=6)
     starts = [parse_action(t["steps"][0]["text"]).queries for t in state["trajectories"]]
-    # Four rollouts, four distinct first searches (seeds 0, 4, 12, 16 of the draw).
+    # Four rollouts, four distinct first searches (samples 0, 1, 3, 4 of the draw).
     assert starts == [("a",), ("f",), ("g",), ("h",)]
-    assert [(step, seed, n) for step, seed, n in model.calls if step == 0] == [(0, 0, 6)]
+    assert [(step, seed, n) for step, seed, n in model.calls if step == 0] == [(0, BUDGET, 6)]
 
 
 def test_a_failed_draw_leaves_the_forks_to_sample_their_own_steps() -> None:
     def flaky(seed: int, step: int) -> str:
-        if step == 1 and seed > BUDGET:  # a sample of the draw (no fork has such a seed)
+        if step == 1 and seed >= BUDGET:  # a sample of the draw (no fork has such a seed)
             raise RuntimeError("engine down")
         return script(AT_FORK)(seed, step)
 
