@@ -76,6 +76,15 @@ class VLLMChatSettings(ConfigurableSampling):
     """Whether the model runs on an engine in this process (``ChatVLLM``)."""
 
     @property
+    def _llm_type(self) -> str:
+        return "vllm-in-process" if self.IN_PROCESS else "vllm-server"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        # What LangChain's cache key and traces tell models apart by: the model and its sampling.
+        return {"model": self.model, "temperature": self.temperature, "top_p": self.top_p}
+
+    @property
     def passage_sentences(self) -> Any:
         """The observation budget the model's card declares (``None``: whole passages).
 

@@ -77,12 +77,8 @@ class ChatVLLMServer(VLLMChatSettings):
     _special: SpecialTokens | None = PrivateAttr(default=None)
 
     @property
-    def _llm_type(self) -> str:
-        return "vllm-server"
-
-    @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"model": self.model, "base_url": self.base_url, "temperature": self.temperature}
+        return {**super()._identifying_params, "base_url": self.base_url}
 
     def _options(self, *, asynchronous: bool) -> dict[str, Any]:
         openai = _openai()

@@ -59,14 +59,6 @@ class ChatVLLM(VLLMChatSettings):
     _special: tuple[Any, SpecialTokens] | None = PrivateAttr(default=None)
 
     @property
-    def _llm_type(self) -> str:
-        return "vllm-in-process"
-
-    @property
-    def _identifying_params(self) -> dict[str, Any]:
-        return {"model": self.model, "temperature": self.temperature, "top_p": self.top_p}
-
-    @property
     def worker(self) -> EngineWorker:
         """The shared engine worker, started on first access (and again if its engine died)."""
         if self._worker is None or self._worker.dead:
