@@ -31,10 +31,9 @@ from langgraph_parallel.errors import UserError, clean_text, reported_error
 from langgraph_parallel.models.sampling import sampling_config
 from langgraph_parallel.parallel_muse.agent_thread import (
     aread_rollout,
-    arun_rollout,
     forkable,
     read_rollout,
-    run_rollout,
+    rollout_body,
     steps_key,
     thread_config,
 )
@@ -225,7 +224,7 @@ class AgentRolloutNode(DualNode):
             context = loop_settings(ctx) if self.loop else None
             forward = partial(_forward, runtime, branch["id"])
             try:
-                yield Either(run_rollout, arun_rollout, (agent, task, config, context, forward))
+                yield from rollout_body(agent, task, config, context, forward)
             except Exception as exc:  # this trajectory ends here; the other branches go on
                 error = reported_error(exc, runtime, self.retry)
         trajectory = yield Either(read_rollout, aread_rollout, (agent, task, error))

@@ -6,7 +6,7 @@ before any AI message is on record: :func:`fork_points` walks the thread's histo
 message, finds the checkpoint whose ``next`` node produced it and whose ``messages`` are exactly
 the ones before it (the agent loop's steps are its ``transcript``, :func:`steps_key`).
 
-Forking (:func:`run_rollout`) follows LangGraph's fork recipe, ``update_state`` then
+Forking (:func:`rollout_body`) follows LangGraph's fork recipe, ``update_state`` then
 ``invoke(None, config)``, with one change: the update goes to a *new* thread. LangGraph's own
 fork (``update_state`` on the old thread's checkpoint config) branches inside the same thread,
 whose head then moves to whichever branch wrote last; branches running at once would race for
@@ -32,6 +32,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import StateSnapshot
 
+from langgraph_parallel.agent.nodes import Body, Either
 from langgraph_parallel.agent.state import TRANSCRIPT_KEY
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.parallel_muse.agent_steps import agent_trajectory
@@ -44,14 +45,13 @@ from langgraph_parallel.parallel_muse.state import (
 __all__ = [
     "alineage",
     "aread_rollout",
-    "arun_rollout",
     "check_agent",
     "fork_points",
     "forkable",
     "has_checkpointer",
     "lineage",
     "read_rollout",
-    "run_rollout",
+    "rollout_body",
     "steps_key",
     "thread_config",
 ]
@@ -212,28 +212,20 @@ def _check_fork(source: ForkSource, expected: Any, found: Any) -> None:
         )
 
 
-_NO_RUN = object()
-
-
-def _run_input(task: RolloutInput, ran: bool) -> Any:
-    """Return what the run of ``task`` starts from, or ``_NO_RUN`` (the caller's finished thread).
-
-    ``None`` goes on from the thread's last checkpoint: a thread that ran before (a retried
-    node), or a fork's new thread.
-    """
-    if ran or "fork" in task:
-        return None
-    return task.get("input", _NO_RUN)
-
-
-def run_rollout(
+def rollout_body(
     agent: Any,
     task: RolloutInput,
     config: RunnableConfig,
     context: Any = None,
     on_event: Callable[[Any], None] | None = None,
-) -> None:
+) -> Body[None]:
     """Run the rollout ``task`` names in its own thread (``config`` holds its ``thread_id``).
+
+    A node body (:mod:`~langgraph_parallel.agent.nodes`): it runs on the agent's blocking
+    path under ``invoke`` and on its async one (``astream``: async-only tools run) under
+    ``ainvoke``. A thread that ran before (a retried node) goes on from its last checkpoint, as
+    does a fork's new thread; a task with neither ``fork`` nor ``input`` (the caller's finished
+    thread) runs nothing.
 
     Args:
         agent: The agent, with a checkpointer (:func:`forkable`).
@@ -245,37 +237,34 @@ def run_rollout(
             comes; the run is a root run of its own thread, so they reach the caller only so.
     """
     thread_id = task["thread_id"]
-    ran = bool(agent.get_state(thread_config(thread_id)).values)
+    state = yield Either(agent.get_state, agent.aget_state, (thread_config(thread_id),))
+    ran = bool(state.values)
     if not ran and "fork" in task:
-        _start_fork(agent, task["fork"], thread_id)
-    start = _run_input(task, ran)
-    if start is _NO_RUN:
+        yield Either(_start_fork, _astart_fork, (agent, task["fork"], thread_id))
+    goes_on = ran or "fork" in task  # on from the thread's last checkpoint (input None)
+    if not goes_on and "input" not in task:
         return
-    extra = {} if context is None else {"context": context}
-    for event in agent.stream(start, config, stream_mode="custom", **extra):
-        if on_event is not None:
-            on_event(event)
+    start = None if goes_on else task["input"]
+    options = {} if context is None else {"context": context}
+    yield Either(_stream, _astream, (agent, start, config, options, on_event or _ignore))
 
 
-async def arun_rollout(
-    agent: Any,
-    task: RolloutInput,
-    config: RunnableConfig,
-    context: Any = None,
-    on_event: Callable[[Any], None] | None = None,
+def _ignore(event: Any) -> None:
+    pass
+
+
+def _stream(
+    agent: Any, start: Any, config: RunnableConfig, options: dict[str, Any], on_event: Any
 ) -> None:
-    """:func:`run_rollout` on the agent's async path (``astream``: async-only tools run)."""
-    thread_id = task["thread_id"]
-    ran = bool((await agent.aget_state(thread_config(thread_id))).values)
-    if not ran and "fork" in task:
-        await _astart_fork(agent, task["fork"], thread_id)
-    start = _run_input(task, ran)
-    if start is _NO_RUN:
-        return
-    extra = {} if context is None else {"context": context}
-    async for event in agent.astream(start, config, stream_mode="custom", **extra):
-        if on_event is not None:
-            on_event(event)
+    for event in agent.stream(start, config, stream_mode="custom", **options):
+        on_event(event)
+
+
+async def _astream(
+    agent: Any, start: Any, config: RunnableConfig, options: dict[str, Any], on_event: Any
+) -> None:
+    async for event in agent.astream(start, config, stream_mode="custom", **options):
+        on_event(event)
 
 
 def read_rollout(agent: Any, task: RolloutInput, error: str | None) -> Trajectory:

@@ -20,10 +20,11 @@ from langgraph_parallel import create_parallel_search_graph
 from langgraph_parallel.agent.context import loop_settings
 from langgraph_parallel.agent.events import render_event
 from langgraph_parallel.agent.limits import recursion_limit_for
+from langgraph_parallel.agent.nodes import run_body
 from langgraph_parallel.agent.run import run_question
 from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.parallel_muse.accounting import muse_costs
-from langgraph_parallel.parallel_muse.agent_thread import read_rollout, run_rollout, thread_config
+from langgraph_parallel.parallel_muse.agent_thread import read_rollout, rollout_body, thread_config
 from langgraph_parallel.parallel_muse.context import MuseContext
 from langgraph_parallel.parallel_muse.plan import fork
 from langgraph_parallel.parallel_muse.state import Branch, ForkSource, RolloutInput
@@ -252,7 +253,7 @@ def test_a_fork_of_the_final_step_is_again_the_answer_only_step() -> None:
         branch=branch, thread_id="child", fork=ForkSource(thread_id="parent", **point)
     )
     chat.call_kwargs.clear()
-    run_rollout(agent, task, thread_config("child"), loop_settings(ctx))
+    run_body(rollout_body(agent, task, thread_config("child"), loop_settings(ctx)))
     forked = read_rollout(agent, task, None)
     assert forked["answer"] == "Paris" and forked["stop_reason"] == "answered"
     assert [kwargs["regex"] for kwargs in chat.call_kwargs] == [answer_regex()]
