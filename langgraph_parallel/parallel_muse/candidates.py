@@ -21,7 +21,8 @@ vLLM seeds the samples of one request, with ``base = seed + budget * (1 + i)`` f
 first rollout is number ``i``: apart from the run's own trajectories' seeds (``seed`` to
 ``seed + budget - 1``), so a rollout that samples its own step (one no candidate was left for)
 does not draw a candidate again. A call that fails leaves its forks (or fresh rollouts) to
-sample their own steps, as without the setting.
+sample their own steps, as without the setting. At temperature 0 a draw is one sample: greedy
+samples are all the same.
 
 Accounting: a kept candidate is its trajectory's step and carries its own usage (with ``n``, the
 engine charges the prompt to the first sample only); the candidates not kept are counted in the
@@ -266,7 +267,9 @@ class BranchSampler:
             top_p=ctx.top_p,
         )
         base = ctx.seed + ctx.budget * (1 + index)
-        seeds = tuple(base + j for j in range(ctx.branch_candidates))
+        # Greedy samples are all the same one (and vLLM refuses n > 1 without sampling).
+        count = ctx.branch_candidates if temperature > 0 else 1
+        seeds = tuple(base + j for j in range(count))
         return CandidateCall(prompt.messages, options, seeds)
 
     @staticmethod

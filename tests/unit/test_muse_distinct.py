@@ -251,6 +251,19 @@ def test_a_failed_draw_leaves_the_forks_to_sample_their_own_steps() -> None:
     assert state["counters"]["branch_candidate_calls"] == 1
 
 
+def test_a_greedy_run_draws_one_sample() -> None:
+    # vLLM refuses n > 1 at temperature 0, and greedy samples would all be the same anyway.
+    model = Sampler(script=script(["c"], ["f"], first_seed=BUDGET * 3))
+    state = run(model, branch_candidates=6, temperature=0.0)
+    assert [(step, n) for step, _, n in model.calls if step == 1 and n > 1] == []
+    assert (1, AT_FORK_SEED, 1) in model.calls
+    assert fork_searches(state) == [("c",)]
+    # One fork (c), then two fresh rollouts: one drawn (f), one sampling its own (a).
+    starts = [parse_action(t["steps"][0]["text"]).queries for t in state["trajectories"][2:]]
+    assert starts == [("f",), ("a",)]
+    assert state["counters"]["branch_candidates"] == 1 + 1  # the fork's draw, the fresh one's
+
+
 def test_a_given_step_is_used_only_on_the_prompt_it_was_drawn_on() -> None:
     prompt = [HumanMessage("Question: q")]
     reply = AIMessage("<search> x </search>", usage_metadata=None)
