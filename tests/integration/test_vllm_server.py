@@ -13,8 +13,13 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import PrivateAttr
 
 from langgraph_parallel.models.folders import resolve_model
 from langgraph_parallel.models.replies import raw_text
@@ -173,3 +178,100 @@ def test_structured_output_is_decoded_under_the_schema_by_the_server(server_url:
     model = ChatVLLMServer(base_url=server_url, model="smollm2", max_tokens=48)
     city = model.with_structured_output(City).invoke("Name a city and its country as JSON.")
     assert isinstance(city, City) and city.name
+
+
+class _ScriptedPolicy(BaseChatModel):
+    """The rollouts' model, not the served one: searches ``q<seed>``, then answers by seed."""
+
+    answers: dict[int, str]
+    _calls: list[int] = PrivateAttr(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-policy"
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        self._calls.append(int(kw["seed"]))
+        if any(isinstance(m, AIMessage) for m in messages):
+            text = f"<think> found it </think>\n<answer> {self.answers[kw['seed']]} </answer>"
+        else:
+            text = f"<think> look it up </think>\n<search> q{kw['seed']} </search>"
+        usage = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}
+        message = AIMessage(content=text, usage_metadata=usage)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def test_a_served_judge_picks_among_another_models_rollouts(server_url: str) -> None:
+    from langgraph_parallel import MuseContext, create_parallel_muse_graph, parallel_search_rollouts
+
+    # Rollouts by a scripted policy that disagree (the vote says London); the served model,
+    # ChatVLLMServer over the server, writes the reports and picks one (issue 79 item 2).
+    policy = _ScriptedPolicy(answers={0: "Paris", 1: "London", 2: "London"})
+    judge = ChatVLLMServer(base_url=server_url, model="smollm2", max_tokens=16)
+    context = MuseContext(
+        budget=3, max_turns=2, join="select", report_style="model", report_max_tokens=24
+    )
+    graph = create_parallel_muse_graph(
+        parallel_search_rollouts(policy, CountingSearcher()), context=context, model=judge
+    )
+    state = graph.invoke({"question": "Which city hosts the Louvre?"})
+    assert [t["answer"] for t in state["trajectories"]] == ["Paris", "London", "London"]
+    counters = state["counters"]
+    # The judge wrote three reports and made one analyst call, counted apart from the agent's
+    # tokens (the server's own counts); the policy made every agent step and nothing else.
+    assert counters["report_calls"] == 3 and counters["aggregate_calls"] == 1
+    assert counters["report_prompt_tokens"] > 0 and counters["aggregate_prompt_tokens"] > 0
+    assert all(r["error"] is None for r in state["reports"])
+    assert counters["llm_calls"] == len(policy._calls) == 6
+    assert counters["prompt_tokens"] == 100 * 6
+    # Its choice decided the answer: the served model reads raw prompts, so its reply is
+    # constrained to <choice>k</choice>, and the answer is that trajectory's.
+    record = state["aggregation"]
+    assert record["method"] == "analyst" and record["fallback"] is None, record
+    k = int(record["analyst"].split("<choice>")[1].split("</choice>")[0])
+    chosen = state["trajectories"][k - 1]
+    assert record["chosen"] == chosen["id"] and state["answer"] == chosen["answer"]
+
+
+def test_the_server_draws_distinct_branches_in_one_request(server_url: str) -> None:
+    from langchain_core.messages import HumanMessage
+
+    from langgraph_parallel import MuseContext, create_parallel_muse_graph, parallel_search_rollouts
+    from langgraph_parallel.parallel_muse.accounting import muse_costs
+
+    model = ChatVLLMServer(base_url=server_url, model="smollm2", max_tokens=8)
+    # n samples in one request: the prompt is charged once, each sample has its own logprobs.
+    prompt = [[HumanMessage("Question: name a colour.\nAnswer:")]]
+    result = model.generate(prompt, n=3, seed=3, temperature=1.0)  # greedy refuses n > 1
+    samples = [g.message for g in result.generations[0]]
+    assert len(samples) == 3
+    usage = [s.usage_metadata or {} for s in samples]
+    assert (
+        usage[0]["input_tokens"] > 0 and usage[1]["input_tokens"] == usage[2]["input_tokens"] == 0
+    )
+    assert all(s.response_metadata["logprobs"]["content"] for s in samples)
+    # ParallelMuse on the served model with distinct branches: every draw is one request, and no
+    # fork repeats its parent's step.
+    rollouts = parallel_search_rollouts(
+        ChatVLLMServer(base_url=server_url, model="smollm2"), CountingSearcher()
+    )
+    context = MuseContext(
+        budget=3,
+        max_turns=2,
+        max_tokens=48,
+        top_k_steps=1,
+        samples_per_step=2,
+        branch_candidates=4,
+        temperature=1.0,
+    )
+    state = create_parallel_muse_graph(rollouts, context=context).invoke(
+        {"question": "Were Scott Derrickson and Ed Wood of the same nationality?"}
+    )
+    counters = state["counters"]
+    assert len(state["trajectories"]) == 3
+    assert counters["branch_candidate_calls"] >= 1 and "branch_candidate_errors" not in counters
+    assert counters["branch_candidates"] == 4 * counters["branch_candidate_calls"]
+    assert muse_costs(state)["forks_repeating_parent"] == 0
+    assert not any("model_error" in t["stop_reason"] for t in state["trajectories"])
