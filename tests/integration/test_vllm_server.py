@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from langgraph_parallel.models.folders import resolve_model
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.models.replies import raw_text
 from langgraph_parallel.models.served import served_models
 from langgraph_parallel.models.served_chat import API_KEY_ENV, ChatVLLMServer
@@ -180,27 +179,20 @@ def test_structured_output_is_decoded_under_the_schema_by_the_server(server_url:
     assert isinstance(city, City) and city.name
 
 
-class _ScriptedPolicy(BaseChatModel):
+class _ScriptedPolicy(OneReplyChatModel):
     """The rollouts' model, not the served one: searches ``q<seed>``, then answers by seed."""
 
     answers: dict[int, str]
     _calls: list[int] = PrivateAttr(default_factory=list)
 
-    @property
-    def _llm_type(self) -> str:
-        return "scripted-policy"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
-    ) -> ChatResult:
+    def respond(self, messages: list[BaseMessage], stop: Any, **kw: Any) -> AIMessage:
         self._calls.append(int(kw["seed"]))
         if any(isinstance(m, AIMessage) for m in messages):
             text = f"<think> found it </think>\n<answer> {self.answers[kw['seed']]} </answer>"
         else:
             text = f"<think> look it up </think>\n<search> q{kw['seed']} </search>"
         usage = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}
-        message = AIMessage(content=text, usage_metadata=usage)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return AIMessage(content=text, usage_metadata=usage)
 
 
 def test_a_served_judge_picks_among_another_models_rollouts(server_url: str) -> None:
