@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableLambda
@@ -28,6 +27,7 @@ from langgraph_parallel.agent.given import given_step, given_steps_config, promp
 from langgraph_parallel.agent.policy import PolicySpec
 from langgraph_parallel.apps.bench_muse import MUSE_OPTIONS
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.models.one_reply import OneReplyChatModel
 from langgraph_parallel.parallel_muse.accounting import muse_costs
 from langgraph_parallel.parallel_muse.distinct import action_key, deal, repeats_parent
 from langgraph_parallel.protocol import parse_action
@@ -47,7 +47,7 @@ def answer(text: str) -> str:
     return f"<think> done </think>\n<answer> {text} </answer>"
 
 
-class Sampler(BaseChatModel):
+class Sampler(OneReplyChatModel):
     """A raw-prompt policy with logprobs; ``script(seed, step)`` is a step's text.
 
     ``multi``: it declares ``n`` (one call, several samples), as ``ChatVLLM`` does; else each
@@ -64,38 +64,38 @@ class Sampler(BaseChatModel):
         return PolicySpec(style="raw", logprobs=True, multi_sample=self.multi)
 
     @property
-    def _llm_type(self) -> str:
-        return "sampler"
-
-    @property
     def calls(self) -> list[tuple[int, int, int]]:
         return self._calls
+
+    def respond(self, messages: list[BaseMessage], stop: Any, **kw: Any) -> AIMessage:
+        """Sample ``kw["sample"]`` (0 for a plain call) of the draw seeded ``kw["seed"]``."""
+        step = sum(isinstance(m, AIMessage) for m in messages)
+        j = int(kw.get("sample", 0))
+        text = self.script(int(kw["seed"]) + j, step)
+        spread = {"exploration": 5} if (kw["seed"], step, j) == (0, 1, 0) else {}
+        first = j == 0  # the engine prefills once: the first sample carries the prompt
+        usage = {
+            "input_tokens": USAGE["input"] if first else 0,
+            "output_tokens": USAGE["output"],
+            "total_tokens": (USAGE["input"] if first else 0) + USAGE["output"],
+            "input_token_details": {"cache_read": USAGE["cached"] if first else 0},
+        }
+        return AIMessage(
+            content=text,
+            response_metadata={"logprobs": {"content": step_logprobs(text, spread)}},
+            usage_metadata=usage,
+        )
 
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
     ) -> ChatResult:
+        # ``n`` samples in one call, as the engine draws them (the base answers one).
         step = sum(isinstance(m, AIMessage) for m in messages)
         n = int(kw.get("n", 1))
         with self._lock:
             self._calls.append((step, int(kw["seed"]), n))
-        generations = []
-        for j in range(n):
-            text = self.script(int(kw["seed"]) + j, step)
-            spread = {"exploration": 5} if (kw["seed"], step, j) == (0, 1, 0) else {}
-            first = j == 0  # the engine prefills once: the first sample carries the prompt
-            usage = {
-                "input_tokens": USAGE["input"] if first else 0,
-                "output_tokens": USAGE["output"],
-                "total_tokens": (USAGE["input"] if first else 0) + USAGE["output"],
-                "input_token_details": {"cache_read": USAGE["cached"] if first else 0},
-            }
-            message = AIMessage(
-                content=text,
-                response_metadata={"logprobs": {"content": step_logprobs(text, spread)}},
-                usage_metadata=usage,
-            )
-            generations.append(ChatGeneration(message=message))
-        return ChatResult(generations=generations)
+        samples = [self.respond(messages, stop, **kw, sample=j) for j in range(n)]
+        return ChatResult(generations=[ChatGeneration(message=m) for m in samples])
 
 
 def script(
