@@ -10,7 +10,7 @@ from lab.base import Experiment
 from lab.experiments import grpo, hotpotqa, models
 from lab.experiments.engine import engine, engine_async
 from lab.experiments.first_contact import first_contact
-from lab.experiments.latency import latency, latency_served
+from lab.experiments.latency import latency, latency_served, policies
 from lab.experiments.muse import later, muse, muse_agent, repeats
 from lab.experiments.muse.defaults import defaults
 from lab.experiments.reliability import reliability
@@ -38,6 +38,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         engine_async.EXPERIMENT,
         latency.EXPERIMENT,
         latency_served.EXPERIMENT,
+        policies.EXPERIMENT,
         serving.EXPERIMENT,
         retrieval.EXPERIMENT,
         large_corpus.EXPERIMENT,

@@ -28,6 +28,7 @@ from lab.experiments.engine.engine import render_engine
 from lab.experiments.first_contact.first_contact import render_first_contact
 from lab.experiments.hotpotqa import render_hotpotqa200
 from lab.experiments.latency.latency_served import render_latency
+from lab.experiments.latency.policies_analysis import render_policies
 from lab.experiments.models import render_models
 from lab.experiments.muse.muse_defaults import render_muse_defaults
 from lab.experiments.muse.muse_tables import render_parallel_muse
@@ -65,6 +66,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "muse-defaults-results": render_muse_defaults,
     "retrieval-results": render_retrieval,
     "latency-results": render_latency,
+    "latency-policies-results": render_policies,
     "first-contact-results": render_first_contact,
     "serving-results": render_serving,
     "summary-results": render_summary,

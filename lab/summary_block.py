@@ -24,7 +24,7 @@ from lab.experiments.muse.muse_defaults import (
 )
 from lab.experiments.reliability.reliability_table import crashes_text
 from lab.experiments.sft.sft_tables import ratio_text
-from lab.paired import PairedDifference
+from lab.paired import PairedDifference, PairedRatio
 from lab.paths import checkout_dir
 from lab.provenance import at_commit, part_commit, short_commit
 from lab.run_records import read_run
@@ -129,13 +129,14 @@ def _sft_rows(root: Path, shipped: dict[str, Shipped]) -> list[str]:
         ems = " / ".join(f"{by_graph[g]['em']:.3f}" for g in graphs)
         paired = part.get("paired_em", {})
         calls, turns = (ratio_text(part, "parallelizable", k) for k in ("llm_calls", "turns"))
+        clock, clock_where = _wall_clock(root, shipped) if dataset == "hotpotqa" else ("", "")
         lines.append(
             f"| Trained ParallelSearch policy vs the equally trained sequential one, {dataset} "
             f"parallelizable questions | **{calls}** LLM calls, **{turns}** search turns (ratios "
-            f"of means, 95% paired bootstrap); EM {ems} (parallel / sequential / closed "
+            f"of means, 95% paired bootstrap){clock}; EM {ems} (parallel / sequential / closed "
             f"book){_interval(paired, 'parallel-search - sequential', 'parallelizable')} | "
             f"`benchmarks/sft/`{sft_where}, {by_graph['parallel-search']['n']} questions"
-            f"{stale} |"
+            f"{stale}{clock_where} |"
         )
         vs_direct = paired.get("parallel-search - direct", {})
         cells = [
@@ -151,6 +152,40 @@ def _sft_rows(root: Path, shipped: dict[str, Shipped]) -> list[str]:
                 f"| `benchmarks/sft/`{sft_where}, {n:.0f} questions{stale} |"
             )
     return lines
+
+
+def _wall_clock(root: Path, shipped: dict[str, Shipped]) -> tuple[str, str]:
+    """Return the same pair's wall-clock ratio, one question at a time, and where it ran.
+
+    Read from ``bench run latency-policies``' table: the figure (``; wall clock ... **0.95x
+    [...]**``) and its run (``; wall clock: benchmarks/latency/policies/ at ...``), or two
+    empty strings before its first run.
+    """
+    folder = root / "benchmarks" / "latency" / "policies"
+    path = folder / "policies.json"
+    if not path.is_file():
+        return "", ""
+    result = json.loads(path.read_text(encoding="utf-8"))
+    cells = result["cells"]
+    parts = [
+        f"{how} **{PairedRatio.from_dict(cells[cell]['ratios']['wall_s']).interval(n=False)}**"
+        for cell, how in (("closed-c1", "closed corpus"), ("web-c1", "web-search latency"))
+        if cell in cells
+    ]
+    if not parts:
+        return "", ""
+    n = min(cells[c]["n"] for c in ("closed-c1", "web-c1") if c in cells)
+    figure = f"; wall clock one question at a time, {', '.join(parts)} (n={n} comparison questions)"
+    machines = result.get("machines") or []
+    where = "; ".join(_machine(m, m.get("dtype") or "dtype not recorded") for m in machines)
+    commits = list(result.get("commits") or [])
+    measures = EXPERIMENTS["latency-policies"].measures
+    stale = _stale(root, folder, commits, measures, shipped)
+    since = ", ".join(short_commit(c) for c in commits) or "an unrecorded commit"
+    return figure, (
+        f"; wall clock: `benchmarks/latency/policies/` at {since}, "
+        f"{where or 'machine not recorded'}{stale}"
+    )
 
 
 def _muse_row(root: Path, shipped: dict[str, Shipped]) -> str:

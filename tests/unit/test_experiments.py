@@ -80,7 +80,15 @@ def test_bench_list_names_every_experiment(capsys: pytest.CaptureFixture[str]) -
     out = capsys.readouterr().out
     for name, e in EXPERIMENTS.items():
         assert f"{name} " in out and e.about in out and e.out.startswith("benchmarks")
-    assert {"parallel-search", "sft", "grpo", "parallel-muse", "reliability"} <= set(EXPERIMENTS)
+    declared = {
+        "parallel-search",
+        "sft",
+        "grpo",
+        "parallel-muse",
+        "reliability",
+        "latency-policies",
+    }
+    assert declared <= set(EXPERIMENTS)
 
 
 def test_the_flags_based_bench_names_what_it_lacks(
