@@ -6,7 +6,6 @@ import json
 import os
 import platform
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -53,30 +52,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    # `-n auto` (addopts): one worker a core, at most 4. Every worker that reaches an
-    # engine-starting unit test starts an engine of its own (about 1.5 GB each).
+    # `-n auto --dist loadscope` (addopts): a test module at a time to each worker, so a
+    # module's fixtures (a server, an index) start once; one worker a core, at most 4, since
+    # each worker that reaches an engine test starts an engine of its own (1.5 to 4 GB).
     return max(1, min(4, os.cpu_count() or 1))
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Under xdist (addopts: ``-n auto --dist loadscope``), every integration test in one worker.
-
-    They share session fixtures (one in-process engine, one index) and local servers, so one
-    worker starts the engine once while the unit tests spread over the others, a module at a
-    time. Written as a scheduler, not ``xdist_group`` marks: ``--dist loadgroup`` groups by a
-    suffix it writes into node ids, which pytest 9.2's structured ids drop (xdist issue 1386).
-    """
-    if config.getoption("dist") != "loadscope":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class IntegrationTogether(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            if nodeid.startswith("tests/integration/"):
-                return "tests/integration"
-            return super()._split_scope(nodeid)
-
-    return IntegrationTogether(config, log)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
