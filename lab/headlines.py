@@ -153,6 +153,16 @@ def _latency_served(root: Path) -> str | None:
     return f"median cold `ask --server` {s['median_cold_ask_s']:.2f} s, {s['questions']} questions"
 
 
+def _latency_policies(root: Path) -> str | None:
+    data = _load(root, "latency/policies/policies.json")
+    if not data or not data["cells"]:
+        return None
+    ratios = ", ".join(
+        f"{cell} {part['ratios']['wall_s']['ratio']:.2f}x" for cell, part in data["cells"].items()
+    )
+    return f"wall clock of the parallel policy over the sequential one: {ratios}"
+
+
 def _serving(root: Path) -> str | None:
     data = _load(root, "serving/ngram/serving.json")
     if data is None:
@@ -222,6 +232,7 @@ HEADLINES: dict[str, Callable[[Path], str | None]] = {
     "engine-async": _engine_async,
     "latency": _latency,
     "latency-served": _latency_served,
+    "latency-policies": _latency_policies,
     "serving": _serving,
     "retrieval": _retrieval,
     "reliability": _reliability,

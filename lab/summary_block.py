@@ -15,6 +15,7 @@ from typing import Any
 
 from lab.catalog import EXPERIMENTS
 from lab.code_age import code_change
+from lab.experiments.latency.policies_analysis import ONE_AT_A_TIME, one_at_a_time_load
 from lab.experiments.muse.muse_defaults import (
     DEFAULTS_RUN,
     default_join_vs_first,
@@ -169,13 +170,24 @@ def _wall_clock(root: Path, shipped: dict[str, Shipped]) -> tuple[str, str]:
     cells = result["cells"]
     parts = [
         f"{how} **{PairedRatio.from_dict(cells[cell]['ratios']['wall_s']).interval(n=False)}**"
-        for cell, how in (("closed-c1", "closed corpus"), ("web-c1", "web-search latency"))
+        for cell, how in zip(ONE_AT_A_TIME, ("closed corpus", "web-search latency"), strict=True)
         if cell in cells
     ]
     if not parts:
         return "", ""
-    n = min(cells[c]["n"] for c in ("closed-c1", "web-c1") if c in cells)
-    figure = f"; wall clock one question at a time, {', '.join(parts)} (n={n} comparison questions)"
+    n = min(cells[c]["n"] for c in ONE_AT_A_TIME if c in cells)
+    # The machine's load while the rows ran: above a few per core, the times are upper bounds.
+    load = one_at_a_time_load(result) or 0.0
+    steps = [
+        PairedRatio.from_dict(cells[c]["ratios"]["engine_steps"]).interval(n=False)
+        for c in ONE_AT_A_TIME
+        if c in cells and "engine_steps" in cells[c]["ratios"]
+    ][:1]
+    figure = (
+        f"; wall clock one question at a time, {', '.join(parts)}"
+        + "".join(f", engine steps {s} (the load-free count)" for s in steps)
+        + f" (n={n} comparison questions, mean load average {load:.1f})"
+    )
     machines = result.get("machines") or []
     where = "; ".join(_machine(m, m.get("dtype") or "dtype not recorded") for m in machines)
     commits = list(result.get("commits") or [])

@@ -27,11 +27,13 @@ from typing import Any
 
 from lab.base import Experiment
 from lab.paired import PairedDifference, PairedRatio, paired_bootstrap, paired_ratio
+from lab.provenance import short_commit
 from langgraph_parallel.eval.results import results_in
 
 __all__ = [
     "cell_table",
     "drafter_steps",
+    "one_at_a_time_load",
     "render_policies",
     "render_result",
     "summarise",
@@ -66,6 +68,7 @@ RATIOS = (
     "prefill_s",
     "decode_s",
     "search_s",
+    "engine_steps",
 )
 COUNTERS = ("steps", "generated", "drafts", "draft_tokens", "accepted")
 _CELL = re.compile(r"^(?P<searcher>[a-z]+)-c(?P<c>\d+)(?:-r(?P<round>\d+))?$")
@@ -73,6 +76,8 @@ Rows = Sequence[Mapping[str, Any]]
 
 
 def _value(row: Mapping[str, Any], key: str) -> float:
+    if key == "engine_steps":
+        return float((row.get("engine_steps") or {}).get("steps", 0))
     if key == "uncached_prompt_tokens":
         return float(row["prompt_tokens"]) - float(row["cached_prompt_tokens"])
     return float(row.get(key) or 0.0)
@@ -235,12 +240,27 @@ def summarise(out: Path, command: str | None = None) -> dict[str, Any]:
     return result
 
 
+ONE_AT_A_TIME = ("closed-c1", "web-c1")
+"""The cells the README's row quotes."""
+
+
+def one_at_a_time_load(result: Mapping[str, Any]) -> float | None:
+    """Return the mean load average of the one-at-a-time cells' rows (both policies)."""
+    loads = [
+        p["load1"]
+        for cell in ONE_AT_A_TIME
+        if cell in result["cells"]
+        for p in result["cells"][cell]["policies"].values()
+    ]
+    return sum(loads) / len(loads) if loads else None
+
+
 def _num(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
 def _where(result: Mapping[str, Any]) -> str:
-    commits = ", ".join(f"`{c[:7]}`" for c in result.get("commits") or []) or "not recorded"
+    commits = ", ".join(short_commit(c) for c in result.get("commits") or []) or "not recorded"
     machines = "; ".join(
         f"{m['cpu']}, {m['cores']} cores{', avx512_bf16' if m.get('avx512_bf16') else ''}, "
         f"engine {m.get('dtype', 'dtype not recorded')}"
@@ -281,13 +301,15 @@ def render_result(result: Mapping[str, Any]) -> str:
                 f"| {m['graph_s']:.3f} | {_num(steps, 1)} | {_num(e['tokens_per_step'])} "
                 f"| {_num(e['acceptance'], 3)} | {m['em']:.3f} | {m['load1']:.1f} |"
             )
+    if (load := one_at_a_time_load(result)) is not None:
+        lines += ["", f"Mean load average of the rows one question at a time: {load:.1f}."]
     lines += [
         "",
         "Parallel over sequential, ratios of means (95% paired bootstrap over the questions):",
         "",
         "| cell | n | wall clock | LLM calls | generated tokens | uncached prompt tokens "
-        "| decode s | EM difference |",
-        "|---|---|---|---|---|---|---|---|",
+        "| engine steps | decode s | EM difference |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for cell, part in result["cells"].items():
         r = {k: PairedRatio.from_dict(v).interval(n=False) for k, v in part["ratios"].items()}
@@ -295,7 +317,8 @@ def render_result(result: Mapping[str, Any]) -> str:
         lines.append(
             f"| {cell} | {part['n']} | **{r['wall_s']}** | {r['llm_calls']} "
             f"| {r['completion_tokens']} | {r.get('uncached_prompt_tokens', '–')} "
-            f"| {r.get('decode_s', '–')} | {em.interval(counts=False, mark_zero=True)} |"
+            f"| {r.get('engine_steps', '–')} | {r.get('decode_s', '–')} "
+            f"| {em.interval(counts=False, mark_zero=True)} |"
         )
     replays = {c: p["drafters"] for c, p in result["cells"].items() if p.get("drafters")}
     if replays:
