@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Protocol, cast, runtime_checkable
 
@@ -217,20 +218,36 @@ class VectorStoreSearcher:
     """Adapt a LangChain ``VectorStore`` to :class:`Searcher`: ``k`` nearest documents a query.
 
     Each query is one ``similarity_search_with_score(query, k=k)``, or ``similarity_search``
-    for a store without scores; a store has no batch search of its own, so the queries of one
-    call run one after another. The passages keep the store's order; their scores are the
-    store's own (for some stores a distance, lower being closer).
+    for a store without scores. A store has no batch search of its own, so the queries of one
+    call (a ParallelSearch turn's sub-queries) are sent at once, each on a thread of its own,
+    up to ``max_concurrency``: against a store behind a network a turn then waits for its
+    slowest query, not for the sum of them (issue 80). The passages keep the store's order;
+    their scores are the store's own (for some stores a distance, lower being closer).
 
     Args:
         store: Any LangChain vector store (Chroma, PGVector, FAISS, ``InMemoryVectorStore``...).
+        max_concurrency: Queries of one call in flight at once (1: one after another).
     """
 
-    def __init__(self, store: VectorStore) -> None:
+    def __init__(self, store: VectorStore, max_concurrency: int = 8) -> None:
+        if max_concurrency < 1:
+            raise UserError(f"max_concurrency must be at least 1 (got {max_concurrency}).")
         self.store = store
+        self.max_concurrency = max_concurrency
 
     def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Passage]]:
         """Return up to ``k`` passages per query; blank queries and ``k <= 0`` give ``[]``."""
-        return [self._search(q, k) if q.strip() and k > 0 else [] for q in queries]
+        live = [i for i, q in enumerate(queries) if q.strip()] if k > 0 else []
+        results: list[list[Passage]] = [[] for _ in queries]
+        if len(live) <= 1 or self.max_concurrency == 1:
+            for i in live:
+                results[i] = self._search(queries[i], k)
+            return results
+        with ThreadPoolExecutor(min(len(live), self.max_concurrency)) as pool:
+            found = pool.map(lambda i: self._search(queries[i], k), live)
+            for i, passages in zip(live, found, strict=True):
+                results[i] = passages
+        return results
 
     def _search(self, query: str, k: int) -> list[Passage]:
         try:

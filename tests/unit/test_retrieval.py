@@ -296,6 +296,27 @@ def test_a_vector_store_searches_the_k_the_graph_asks_for() -> None:
     assert [len(r) for r in retriever.batch_search(["capital of France"], 1)] == [1]
 
 
+def test_a_vector_stores_queries_of_one_call_are_sent_at_once() -> None:
+    """A turn's sub-queries against a remote store wait for the slowest, not for the sum."""
+    store = InMemoryVectorStore(HashedBagOfWords())
+    store.add_documents(
+        [Document(r["text"], metadata={"title": r["title"]}, id=r["id"]) for r in ROWS]
+    )
+    together = threading.Barrier(3, timeout=10)  # broken unless three queries are in flight
+    search = store.similarity_search_with_score
+
+    def remote(query: str, k: int = 4) -> list[tuple[Document, float]]:
+        together.wait()
+        return search(query, k=k)
+
+    store.similarity_search_with_score = remote  # type: ignore[method-assign,assignment]
+    searcher = VectorStoreSearcher(store)
+    results = searcher.batch_search(["capital of France", "", "largest planet", "Paris"], 1)
+    assert [r[0].title if r else None for r in results] == ["Paris", None, "Jupiter", "Paris"]
+    with pytest.raises(UserError, match="at least 1"):
+        VectorStoreSearcher(store, max_concurrency=0)
+
+
 def test_the_graph_searches_a_vector_store(corpus: Path) -> None:
     from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
     from tests.fakes import ScriptedChatModel
