@@ -175,7 +175,7 @@ def _wall_clock(root: Path, shipped: dict[str, Shipped]) -> tuple[str, str]:
     ]
     if not parts:
         return "", ""
-    n = min(cells[c]["n"] for c in ONE_AT_A_TIME if c in cells)
+    n = " and ".join(str(cells[c]["n"]) for c in ONE_AT_A_TIME if c in cells)
     # The machine's load while the rows ran: above a few per core, the times are upper bounds.
     load = one_at_a_time_load(result) or 0.0
     steps = [
