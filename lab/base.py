@@ -39,14 +39,23 @@ class Run:
     models: list[str] = field(default_factory=list)
     folders: list[Path] = field(default_factory=list)
 
-    def bench(self, spec: BenchSpec, *, child: bool = False) -> Path:
+    def bench(
+        self, spec: BenchSpec, *, child: bool = False, engine: Mapping[str, Any] | None = None
+    ) -> Path:
         """Run (or resume) ``spec``; return its output folder.
 
         Args:
             spec: What the harness runs.
             child: In a child process (one engine per process, resumed after a crash), else
                 in this one.
+            engine: Engine settings of the child (``LANGGRAPH_PARALLEL_ENGINE``); only with
+                ``child``, since this process's engine may already be running.
+
+        Raises:
+            ValueError: ``engine`` without ``child``.
         """
+        if engine is not None and not child:
+            raise ValueError("engine settings apply to a child run only (child=True)")
         folder = Path(spec.out)
         if spec.model == "auto":
             from langgraph_parallel.apps.registry import default_model
@@ -56,7 +65,10 @@ class Run:
             self.uses(spec.model)
         if folder not in self.folders:
             self.folders.append(folder)
-        (bench_in_child if child else bench_here)(spec)
+        if child:
+            bench_in_child(spec, engine=engine)
+        else:
+            bench_here(spec)
         return folder
 
     def uses(self, *models: str) -> None:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lab import base, record
+from lab import base, bench_runs, record
 from lab.base import Experiment, Run, resolve_settings
 from lab.catalog import EXPERIMENTS
 from lab.compare import compare
@@ -280,7 +282,7 @@ def test_a_rows_paragraphs_are_its_sentences_as_stored() -> None:
 def _fake_bench(calls: list[BenchSpec]) -> Any:
     """Stands in for ``run_benchmark``: two rows per graph in the spec's ``out`` folder."""
 
-    def bench(spec: BenchSpec, *_: Any) -> None:
+    def bench(spec: BenchSpec, *_: Any, **__: Any) -> None:
         calls.append(spec)
         folder = Path(spec.out)
         folder.mkdir(parents=True, exist_ok=True)
@@ -317,6 +319,9 @@ def test_each_harness_experiment_runs_its_benches_and_writes_its_tables(
     monkeypatch.setattr(muse, "_plot", lambda rows, path: None)
     monkeypatch.delenv("LANGGRAPH_PARALLEL_ENGINE", raising=False)
     run = run_experiment(EXPERIMENTS[name], limit=2, out=tmp_path)
+    # An experiment's engine settings reach its bench children only, never this process: a
+    # later engine here (another test, another experiment) keeps its own KV cache.
+    assert "LANGGRAPH_PARALLEL_ENGINE" not in os.environ
     assert calls and all(c.out.startswith(str(tmp_path)) and c.graphs for c in calls)
     assert run.models and all((f / "results.jsonl.gz").exists() for f in run.folders)
     tables = {p.name for p in tmp_path.iterdir() if p.suffix in (".md", ".json")}
@@ -374,3 +379,27 @@ def test_the_same_rows_compress_to_the_same_bytes_in_any_process(tmp_path) -> No
     (folder / "results.jsonl").write_text(json.dumps({"graph": "g", "id": "q1", "em": 1}) + "\n")
     here = compress_results(folder)
     assert here is not None and made[0] == made[1] == here.read_bytes()
+
+
+def test_a_child_bench_gets_its_engine_settings_in_its_own_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[dict[str, str]] = []
+
+    def child(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        seen.append(kwargs["env"])
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(bench_runs.subprocess, "run", child)
+    monkeypatch.setenv("LANGGRAPH_PARALLEL_ENGINE", '{"dtype": "bfloat16"}')
+    run = Run(experiment="e", out=tmp_path, limit=1, settings={}, command="c")
+    spec = BenchSpec(
+        dataset="hotpotqa", graphs=("parallel-search",), out=str(tmp_path / "rows"), model="smollm2"
+    )
+    run.bench(spec, child=True, engine={"kv_cache_memory_bytes": 8 << 30})
+    run.bench(spec, child=True)
+    assert json.loads(seen[0]["LANGGRAPH_PARALLEL_ENGINE"]) == {"kv_cache_memory_bytes": 8 << 30}
+    assert seen[1]["LANGGRAPH_PARALLEL_ENGINE"] == '{"dtype": "bfloat16"}'  # the user's, as given
+    assert os.environ["LANGGRAPH_PARALLEL_ENGINE"] == '{"dtype": "bfloat16"}'
+    with pytest.raises(ValueError, match="child=True"):
+        run.bench(spec, engine={"dtype": "float32"})

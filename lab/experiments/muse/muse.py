@@ -37,7 +37,6 @@ the reduction's cost and accuracy beside the main run's model-written reports. B
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +130,6 @@ def bench_chains(run: Run, fields: dict[str, Any], limit: int | None = None) -> 
     settings among them, later keys winning. ``limit`` (a sample's own,
     :func:`sample_limits`) replaces the run's ``--limit`` where it is smaller.
     """
-    os.environ["LANGGRAPH_PARALLEL_ENGINE"] = json.dumps(KV_CACHE)  # the bench children read it
     given = [n for n in (limit, run.limit) if n is not None]
     muse = {k: v for k, v in fields.items() if k in MUSE_OPTIONS}
     rest = {k: v for k, v in fields.items() if k not in MUSE_OPTIONS}
@@ -141,7 +139,7 @@ def bench_chains(run: Run, fields: dict[str, Any], limit: int | None = None) -> 
         limit=min(given) if given else None,
         concurrency=run.settings["concurrency"],
     )
-    run.bench(spec, child=True)
+    run.bench(spec, child=True, engine=KV_CACHE)
 
 
 TABLE = "parallel_muse.json"

@@ -15,8 +15,6 @@ then ParallelMuse against the rollouts with the rule, paired.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -122,7 +120,6 @@ def compare(out: Path, old: Path) -> tuple[dict[str, Any], str]:
 
 def _run(run: Run) -> None:
     """Run (or resume) both graphs with the rule, a folder each; then pair them with ``before``."""
-    os.environ["LANGGRAPH_PARALLEL_ENGINE"] = json.dumps(KV_CACHE)  # the bench children read it
     for graph in GRAPHS_RUN:
         spec = bridge_spec(
             limit=run.limit,
@@ -130,7 +127,7 @@ def _run(run: Run) -> None:
             concurrency=run.settings["concurrency"],
             out=str(run.out / graph),
         )
-        run.bench(spec, child=True)
+        run.bench(spec, child=True, engine=KV_CACHE)
     result, page = compare(run.out, run.out.parent / run.settings["before"])
     Experiment.write_tables(run.out, "compare", result, page, indent=1)
 

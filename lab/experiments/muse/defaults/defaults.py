@@ -27,7 +27,6 @@ writes a committed folder's tables again from its rows, naming the command that 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -177,8 +176,7 @@ def _run(run: Run) -> None:
     base = run.out.parent / run.settings["base"] if run.settings["base"] else None
     if base and not (base / "run.json").exists():
         raise UserError(f"--set base={run.settings['base']}: {base} holds no run.")
-    os.environ["LANGGRAPH_PARALLEL_ENGINE"] = json.dumps(ENGINE)  # the bench child reads it
-    run.bench(_spec(run), child=True)
+    run.bench(_spec(run), child=True, engine=ENGINE)
     write_joins(run.out, run.command, base)
 
 
