@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 DTYPES = ("float32", "bfloat16")
+PROJECT_ENV_PREFIX = "LANGGRAPH_PARALLEL_"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,18 +53,28 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[ENGINE_ENV] = json.dumps({**env_engine_kwargs(), "dtype": choice})
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    # `-n auto --dist loadscope` (addopts): a test module at a time to each worker, so a
-    # module's fixtures (a server, an index) start once; one worker a core, at most 4, since
-    # each worker that reaches an engine test starts an engine of its own (1.5 to 4 GB).
-    return max(1, min(4, os.cpu_count() or 1))
-
-
 def pytest_report_header(config: pytest.Config) -> str:
     from langgraph_parallel.models.cpu import cpu_has_native_bf16
 
     native = "yes" if cpu_has_native_bf16() else "no"
     return f"engine dtype: {_default_dtype()} ({platform.machine()}, native bfloat16: {native})"
+
+
+@pytest.fixture(autouse=True)
+def _project_environment_restored() -> Iterator[None]:
+    """Put the project's own variables (``LANGGRAPH_PARALLEL_*``) back as they were after a test.
+
+    Code under test sets some in the process on purpose (``--verbose`` sets the log level, a lab
+    experiment its engine settings), and ``monkeypatch.delenv`` of an unset variable records
+    nothing to restore: such a value outlived its test and reached every later engine and
+    subprocess of the session (progress bars in a quiet run, an 8 GiB KV cache that did not fit).
+    """
+    before = {k: v for k, v in os.environ.items() if k.startswith(PROJECT_ENV_PREFIX)}
+    yield
+    for key in [k for k in os.environ if k.startswith(PROJECT_ENV_PREFIX)]:
+        if key not in before:
+            del os.environ[key]
+    os.environ.update(before)
 
 
 @pytest.fixture(scope="session")
