@@ -185,12 +185,13 @@ def test_serve_command_serves_the_trained_policy_until_stopped(tmp_path):
         assert ready in log.read_text(errors="replace")
         body = {
             "model": "smollm2-parallel",
-            "prompt": rules_prompt("Were Harvey Pekar and Denise Levertov born in the same year?",
-                                   True),
+            "prompt": rules_prompt(
+                "Were Harvey Pekar and Denise Levertov born in the same year?", True
+            ),
             "max_tokens": 24,
             "temperature": 0.0,
             "logprobs": 5,
-        }  # fmt: skip
+        }
         request = urllib.request.Request(
             f"http://127.0.0.1:{port}/v1/completions",
             data=json.dumps(body).encode(),

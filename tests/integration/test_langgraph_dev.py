@@ -63,9 +63,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     }
     env.pop("OPENAI_BASE_URL", None)
     command = [
-        str(REPO / ".venv" / "bin" / "langgraph"), "dev", "--no-browser", "--no-reload",
-        "--host", "127.0.0.1", "--port", str(port), "--config", "langgraph.json",
-    ]  # fmt: skip
+        str(REPO / ".venv" / "bin" / "langgraph"),
+        "dev",
+        "--no-browser",
+        "--no-reload",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--config",
+        "langgraph.json",
+    ]
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             command, cwd=REPO, env=env, stdout=out, stderr=out, start_new_session=True

@@ -181,10 +181,12 @@ def test_bm25_and_hybrid_find_both_entities_of_a_decomposed_question(
     question = "Were Scott Derrickson and Ed Wood of the same nationality?"
     lex, den = lexical.ranked([question], 50)[0], index.ranked([question], 50)[0]
     scale = {
-        name: {j: (s - min(v for _, v in r)) / (max(v for _, v in r) - min(v for _, v in r))
-               for j, s in r}
+        name: {
+            j: (s - min(v for _, v in r)) / (max(v for _, v in r) - min(v for _, v in r))
+            for j, s in r
+        }
         for name, r in (("lex", lex), ("den", den))
-    }  # fmt: skip
+    }
     fused = {
         j: scale["lex"].get(j, 0.0) + scale["den"].get(j, 0.0)
         for j in {*scale["lex"], *scale["den"]}

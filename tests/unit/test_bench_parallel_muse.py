@@ -20,8 +20,16 @@ def forked_tree(*branch_steps: int) -> str:
     trajectories = [{"id": "t0", "index": 0, "parent": None, "steps": own, "answer": "x"}]
     for i, k in enumerate(branch_steps, start=1):
         steps = [*own[:k], step("<answer> y </answer>", f"t{i}")]
-        trajectories.append({"id": f"t{i}", "index": i, "parent": "t0", "branch_step": k,
-                             "steps": steps, "answer": "y"})  # fmt: skip
+        trajectories.append(
+            {
+                "id": f"t{i}",
+                "index": i,
+                "parent": "t0",
+                "branch_step": k,
+                "steps": steps,
+                "answer": "y",
+            }
+        )
     return mermaid_tree({"question": "Q?", "trajectories": trajectories})
 
 
@@ -58,10 +66,23 @@ def test_each_join_is_paired_with_the_single_rollout_and_the_other_systems_join(
     partial, independent = tool.PARTIAL, tool.INDEPENDENT
     rows = []
     for i in range(10):  # partial's select join right on 6, its first rollout on 2
-        rows.append({"graph": partial, "id": str(i), "em_join_graph": float(i < 6),
-                     "em_single": float(i < 2), "em_any": float(i < 7)})  # fmt: skip
-        rows.append({"graph": independent, "id": str(i), "em_join_graph": float(i < 3),
-                     "em_single": float(i < 2)})  # fmt: skip
+        rows.append(
+            {
+                "graph": partial,
+                "id": str(i),
+                "em_join_graph": float(i < 6),
+                "em_single": float(i < 2),
+                "em_any": float(i < 7),
+            }
+        )
+        rows.append(
+            {
+                "graph": independent,
+                "id": str(i),
+                "em_join_graph": float(i < 3),
+                "em_single": float(i < 2),
+            }
+        )
     rows.append({"graph": partial, "id": "lone", "em_join_graph": 1.0, "em_single": 0.0})
     pairs = tool.analyse(rows)["paired"]  # on the questions both systems ran
     vs_single = pairs[f"{partial} em_join_graph - single"]

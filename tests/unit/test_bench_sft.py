@@ -43,8 +43,16 @@ def test_every_em_comparison_is_paired_per_class_with_its_interval() -> None:
 
     def row(graph: str, i: int, em: float) -> dict[str, object]:
         cls = "parallelizable" if i % 2 else "sequential"
-        return {"graph": graph, "id": f"q{i}", "class": cls, "em": em, "f1": em, "answer": "a",
-                "turns": 1, "first_turn_parallel": 0}  # fmt: skip
+        return {
+            "graph": graph,
+            "id": f"q{i}",
+            "class": cls,
+            "em": em,
+            "f1": em,
+            "answer": "a",
+            "turns": 1,
+            "first_turn_parallel": 0,
+        }
 
     # parallel-search right on every comparison question, direct on none; equal on bridge.
     rows = [row("parallel-search", i, float(i % 2)) for i in range(40)]

@@ -103,19 +103,29 @@ def test_bm25_index_over_a_folder(tmp_path: Path) -> None:
     ("make", "message"),
     [
         (lambda p: (p / "empty").mkdir() or p / "empty", "has no .txt or .md file"),
-        (lambda p: (p / "d").mkdir() or (p / "d" / "a.txt").write_text(" ") and p / "d",
-         "is blank"),
-        (lambda p: (p / "d").mkdir() or (p / "d" / "a.txt").write_bytes(b"\xff\xfe\x00x") and
-         p / "d", "a.txt is not UTF-8 text"),
-        (lambda p: (p / "c.jsonl").write_text('{"title": "T"}\n') and p / "c.jsonl",
-         "line 1: field 'text' is missing"),
-        (lambda p: (p / "c.jsonl").write_text('{"text": 3}\n') and p / "c.jsonl",
-         "field 'text' must be a string"),
+        (
+            lambda p: (p / "d").mkdir() or (p / "d" / "a.txt").write_text(" ") and p / "d",
+            "is blank",
+        ),
+        (
+            lambda p: (
+                (p / "d").mkdir() or (p / "d" / "a.txt").write_bytes(b"\xff\xfe\x00x") and p / "d"
+            ),
+            "a.txt is not UTF-8 text",
+        ),
+        (
+            lambda p: (p / "c.jsonl").write_text('{"title": "T"}\n') and p / "c.jsonl",
+            "line 1: field 'text' is missing",
+        ),
+        (
+            lambda p: (p / "c.jsonl").write_text('{"text": 3}\n') and p / "c.jsonl",
+            "field 'text' must be a string",
+        ),
         (lambda p: (p / "c.jsonl").write_text("[1]\n") and p / "c.jsonl", "must be a JSON object"),
         (lambda p: (p / "c.jsonl.gz").write_text("{}") and p / "c.jsonl.gz", "Cannot read corpus"),
         (lambda p: p / "nope.jsonl", "not found"),
     ],
-)  # fmt: skip
+)
 def test_bad_corpora_name_the_problem_and_the_documented_format(tmp_path, make, message) -> None:
     with pytest.raises(UserError) as info:
         load_corpus(make(tmp_path))

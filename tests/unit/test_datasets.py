@@ -193,8 +193,10 @@ def test_rows_with_only_question_and_answer_get_stable_ids(tmp_path: Path) -> No
 
 
 def test_a_blank_question_or_empty_answers_list_is_refused(tmp_path: Path) -> None:
-    for bad, field in (({"question": " ", "answer": "a"}, "question"),
-                       ({"question": "q?", "answers": []}, "answer")):  # fmt: skip
+    for bad, field in (
+        ({"question": " ", "answer": "a"}, "question"),
+        ({"question": "q?", "answers": []}, "answer"),
+    ):
         path = write_jsonl(tmp_path / "mine.jsonl", [bad])
         with pytest.raises(UserError, match=f"line 1: missing .*'{field}'"):
             load_questions(path)

@@ -29,10 +29,19 @@ def muse_rows(prefix: str = "q") -> list[dict[str, Any]]:
         for graph, factor in (("parallel-muse", 0.5), ("rollouts-majority", 1.0)):
             fields = {key: 1.0 for key in MUSE_KEYS}
             fields |= {"agent_cost": cost * factor, "steps_per_trajectory": 1.0 + n}
-            rows.append({"graph": graph, "id": f"{prefix}{n}", "question": f"{prefix}{n}?",
-                         "type": "bridge", "class": "sequential", "em": float(n == 1),
-                         "answer": "a", **fields,
-                         "tree": f"flowchart TD\n    q[\"{graph} {prefix}{n}\"]"})  # fmt: skip
+            rows.append(
+                {
+                    "graph": graph,
+                    "id": f"{prefix}{n}",
+                    "question": f"{prefix}{n}?",
+                    "type": "bridge",
+                    "class": "sequential",
+                    "em": float(n == 1),
+                    "answer": "a",
+                    **fields,
+                    "tree": f'flowchart TD\n    q["{graph} {prefix}{n}"]',
+                }
+            )
     return rows
 
 

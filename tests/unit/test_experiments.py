@@ -53,10 +53,16 @@ class CountingGraph:
 
 def _questions(n: int) -> list[Question]:
     return [
-        Question(id=f"q{i}", question=f"Question {i}?", answer="yes", answers=("yes",),
-                 type="comparison", dataset="hotpotqa")
+        Question(
+            id=f"q{i}",
+            question=f"Question {i}?",
+            answer="yes",
+            answers=("yes",),
+            type="comparison",
+            dataset="hotpotqa",
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 def _experiment(graph: CountingGraph) -> Experiment:
@@ -67,8 +73,9 @@ def _experiment(graph: CountingGraph) -> Experiment:
         r.folders.append(r.out / "fake")
         run_graphs(_questions(r.limit or 6), {"fake": graph}, r.out / "fake", progress=False)
 
-    return Experiment(name="tiny", about="a test", out="unused", run=run, limit=4,
-                      settings={"concurrency": 1})  # fmt: skip
+    return Experiment(
+        name="tiny", about="a test", out="unused", run=run, limit=4, settings={"concurrency": 1}
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -108,8 +115,13 @@ def test_the_flags_based_bench_names_what_it_lacks(
 
 
 def test_settings_are_typed_as_their_defaults() -> None:
-    e = Experiment(name="x", about="", out="o", run=lambda r: None,
-                   settings={"n": 2, "scale": 1.0, "fault": True, "models": "a,b"})  # fmt: skip
+    e = Experiment(
+        name="x",
+        about="",
+        out="o",
+        run=lambda r: None,
+        settings={"n": 2, "scale": 1.0, "fault": True, "models": "a,b"},
+    )
     got = resolve_settings(e, ["n=5", "scale=0.5", "fault=false", "models=c=d,e", "n=6"])
     assert got == {"n": 6, "scale": 0.5, "fault": False, "models": "c=d,e"}
     for bad, message in (("n=x", "is a number"), ("fault=maybe", "true or false"), ("n", "KEY")):
@@ -233,9 +245,19 @@ def test_reliability_runs_as_an_experiment(tmp_path: Path) -> None:
 
 
 def test_compare_reports_equal_rows_and_names_a_changed_counter(tmp_path: Path) -> None:
-    row = {"graph": "parallel-search", "id": "q1", "answer": "yes", "stop_reason": "answered",
-           "llm_calls": 2, "turns": 1, "sub_queries": 2, "prompt_tokens": 300,
-           "cached_prompt_tokens": 96, "completion_tokens": 40, "wall_s": 1.0}  # fmt: skip
+    row = {
+        "graph": "parallel-search",
+        "id": "q1",
+        "answer": "yes",
+        "stop_reason": "answered",
+        "llm_calls": 2,
+        "turns": 1,
+        "sub_queries": 2,
+        "prompt_tokens": 300,
+        "cached_prompt_tokens": 96,
+        "completion_tokens": 40,
+        "wall_s": 1.0,
+    }
     old, new = tmp_path / "old", tmp_path / "new"
     for folder, diff in ((old, {}), (new, {"wall_s": 9.0})):
         folder.mkdir()
@@ -253,12 +275,15 @@ def test_grpo_counts_questions_turned_right_and_wrong_by_class() -> None:
     rows = [
         {"graph": g, "id": i, "class": c, "em": em}
         for g, i, c, em in (
-            ("sft", "a", "parallelizable", 0.0), ("grpo", "a", "parallelizable", 1.0),
-            ("sft", "b", "parallelizable", 1.0), ("grpo", "b", "parallelizable", 1.0),
-            ("sft", "c", "sequential", 1.0), ("grpo", "c", "sequential", 0.0),
+            ("sft", "a", "parallelizable", 0.0),
+            ("grpo", "a", "parallelizable", 1.0),
+            ("sft", "b", "parallelizable", 1.0),
+            ("grpo", "b", "parallelizable", 1.0),
+            ("sft", "c", "sequential", 1.0),
+            ("grpo", "c", "sequential", 0.0),
             ("sft", "d", "sequential", 0.0),  # not run by grpo: not counted
         )
-    ]  # fmt: skip
+    ]
     assert changes(rows, "sft", "grpo") == {"parallelizable_gained": 1, "sequential_lost": 1}
     assert changes(rows, "grpo", "sft") == {"parallelizable_lost": 1, "sequential_gained": 1}
 
@@ -287,13 +312,26 @@ def _fake_bench(calls: list[BenchSpec]) -> Any:
         folder = Path(spec.out)
         folder.mkdir(parents=True, exist_ok=True)
         rows = [
-            {"graph": g, "id": f"q{i}", "class": ("parallelizable", "sequential")[i], "em": 1.0,
-             "f1": 1.0, "answer": "a", "turns": 1, "llm_calls": 2, "first_turn_parallel": 1,
-             "parallel_turns": 1, "agent_cost": 10.0 + i, "steps_per_trajectory": 2.0,
-             "trajectories": 8, "em_join_graph": 1.0, "em_single": 0.0}
+            {
+                "graph": g,
+                "id": f"q{i}",
+                "class": ("parallelizable", "sequential")[i],
+                "em": 1.0,
+                "f1": 1.0,
+                "answer": "a",
+                "turns": 1,
+                "llm_calls": 2,
+                "first_turn_parallel": 1,
+                "parallel_turns": 1,
+                "agent_cost": 10.0 + i,
+                "steps_per_trajectory": 2.0,
+                "trajectories": 8,
+                "em_join_graph": 1.0,
+                "em_single": 0.0,
+            }
             for g in spec.graphs
             for i in range(2)
-        ]  # fmt: skip
+        ]
         with (folder / "results.jsonl").open("a") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in rows)
 

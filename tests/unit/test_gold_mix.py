@@ -59,8 +59,9 @@ def test_graph_rollout_hands_trl_the_gold_tokens_and_flags_them() -> None:
         {"role": "user", "content": "\n\n<information>docs</information>\n\n"},
         {"role": "assistant", "content": "<think>same</think>\n<answer> yes </answer>"},
     ]
-    rollout = GraphRollout({prompt: question}, TitleSearcher(), raw_prompt="rules",
-                           gold={prompt: transcript})  # fmt: skip
+    rollout = GraphRollout(
+        {prompt: question}, TitleSearcher(), raw_prompt="rules", gold={prompt: transcript}
+    )
     rollout.policy_model = lambda trainer: SingleQueryModel()  # type: ignore[method-assign]
     out = rollout([prompt] * 3, SimpleNamespace(processing_class=CharTokenizer()))
     assert out["gold"] == [False, False, True]

@@ -199,13 +199,43 @@ def test_invalid_arguments(tmp_path: Path) -> None:
 
 def test_summary_shape_and_means() -> None:
     rows: list[dict[str, Any]] = [
-        {"graph": "g", "id": "1", "type": "bridge", "class": "sequential", "em": 1.0, "f1": 1.0,
-         "llm_calls": 2, "turns": 1, "prompt_tokens": 10, "wall_s": 1.0},
-        {"graph": "g", "id": "2", "type": "bridge", "class": "sequential", "em": 0.0, "f1": 0.5,
-         "llm_calls": 4, "turns": 3, "prompt_tokens": 30, "wall_s": 2.0},
-        {"graph": "g", "id": "3", "type": None, "class": "unknown", "em": 0.0, "f1": 0.0,
-         "llm_calls": 1, "turns": 0, "prompt_tokens": 5, "wall_s": 3.0},
-    ]  # fmt: skip
+        {
+            "graph": "g",
+            "id": "1",
+            "type": "bridge",
+            "class": "sequential",
+            "em": 1.0,
+            "f1": 1.0,
+            "llm_calls": 2,
+            "turns": 1,
+            "prompt_tokens": 10,
+            "wall_s": 1.0,
+        },
+        {
+            "graph": "g",
+            "id": "2",
+            "type": "bridge",
+            "class": "sequential",
+            "em": 0.0,
+            "f1": 0.5,
+            "llm_calls": 4,
+            "turns": 3,
+            "prompt_tokens": 30,
+            "wall_s": 2.0,
+        },
+        {
+            "graph": "g",
+            "id": "3",
+            "type": None,
+            "class": "unknown",
+            "em": 0.0,
+            "f1": 0.0,
+            "llm_calls": 1,
+            "turns": 0,
+            "prompt_tokens": 5,
+            "wall_s": 3.0,
+        },
+    ]
     summary = summarize(rows, ["g", "empty"])
     block = summary["graphs"]["g"]
     assert set(block) == {"all", "by_type", "by_class"}
@@ -265,8 +295,10 @@ def test_report_and_plots_are_written(tmp_path: Path) -> None:
 
 
 def write_dataset(path: Path) -> Path:
-    rows = [{"id": q.id, "question": q.question, "answer": q.answer, "type": q.type} for q in
-            questions()]  # fmt: skip
+    rows = [
+        {"id": q.id, "question": q.question, "answer": q.answer, "type": q.type}
+        for q in questions()
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
@@ -483,12 +515,26 @@ def test_bench_cli_muse_settings(
     assert "--budget apply to the graphs parallel-muse" in capsys.readouterr().err
     assert main([*base, "--graphs", "parallel-muse", "--corpus", "contexts"]) == 2
     assert "no 'context' paragraphs" in capsys.readouterr().err
-    muse = ["--budget", "8", "--region", "all", "--mode", "ppl", "--report-max-tokens", "96",
-            "--min-branch-step", "1"]  # fmt: skip
+    muse = [
+        "--budget",
+        "8",
+        "--region",
+        "all",
+        "--mode",
+        "ppl",
+        "--report-max-tokens",
+        "96",
+        "--min-branch-step",
+        "1",
+    ]
     args = build_parser().parse_args([*base, "--graphs", "parallel-muse", *muse, "--fresh-cache"])
     assert BenchSpec.from_args(args).muse == {
-        "budget": 8, "min_branch_step": 1, "region": "all", "mode": "ppl", "report_max_tokens": 96
-    }  # fmt: skip
+        "budget": 8,
+        "min_branch_step": 1,
+        "region": "all",
+        "mode": "ppl",
+        "report_max_tokens": 96,
+    }
     assert (
         BenchSpec.from_args(args)
         .command()

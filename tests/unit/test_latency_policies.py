@@ -278,8 +278,9 @@ def test_at_once_each_policy_runs_a_pass_the_first_alternating_with_the_round(
 ) -> None:
     for round_ in (0, 1):
         folder = tmp_path / cell_name("web", 4, round_)
-        rows = run_cell(folder, _pair(), _questions(3), CountingSearcher(), concurrency=4,
-                        round_=round_)  # fmt: skip
+        rows = run_cell(
+            folder, _pair(), _questions(3), CountingSearcher(), concurrency=4, round_=round_
+        )
         first = "parallel-search" if round_ == 0 else "sequential"
         assert [r["ran"] for r in rows if r["graph"] == first] == [0, 0, 0]
         passes = [json.loads(line) for line in (folder / "passes.jsonl").read_text().splitlines()]
@@ -288,8 +289,13 @@ def test_at_once_each_policy_runs_a_pass_the_first_alternating_with_the_round(
 
 
 def _row(graph: str, qid: str, wall: float, calls: int, em: float, **extra: Any) -> dict[str, Any]:
-    request = {"decode_s": 0.5, "prefill_s": 0.25, "prompt_tokens": 60, "cached_tokens": 10,
-               "generated_tokens": 11}  # fmt: skip
+    request = {
+        "decode_s": 0.5,
+        "prefill_s": 0.25,
+        "prompt_tokens": 60,
+        "cached_tokens": 10,
+        "generated_tokens": 11,
+    }
     return {
         "graph": graph,
         "id": qid,
@@ -350,8 +356,16 @@ def test_the_tables_average_a_cells_rounds_and_render_its_ratios(tmp_path: Path)
         counts = {"steps": 10, "generated": 20, "drafts": 1, "draft_tokens": 8, "accepted": 4}
         record = {"graph": "parallel-search", "id": f"pass-{round_}", "engine_steps": counts}
         (folder / "passes.jsonl").write_text(json.dumps(record) + "\n")
-    (tmp_path / "run.json").write_text(json.dumps({"commits": ["abcdef1234"], "machines": [
-        {"cpu": "Test CPU", "cores": 2, "avx512_bf16": False, "dtype": "float32"}]}))  # fmt: skip
+    (tmp_path / "run.json").write_text(
+        json.dumps(
+            {
+                "commits": ["abcdef1234"],
+                "machines": [
+                    {"cpu": "Test CPU", "cores": 2, "avx512_bf16": False, "dtype": "float32"}
+                ],
+            }
+        )
+    )
     result = summarise(tmp_path)
     cell = result["cells"]["closed-c16"]
     assert cell["rounds"] == 2 and cell["ratios"]["wall_s"]["ratio"] == pytest.approx(3 / 4)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "langgraph_parallel"
 LAB = PACKAGE.parent / "lab"
+EXAMPLES = PACKAGE.parent / "examples"
 
 LAYERS: dict[str, int] = {
     # foundations: no imports of the library, or only of each other downwards
@@ -91,6 +92,10 @@ def test_models_know_no_prompt_and_no_protocol() -> None:
     assert found == []
 
 
+def _packed(text: str) -> bool:
+    return "# fmt: skip" in text or "# fmt: off" in text
+
+
 def test_modules_are_one_thing_named_in_their_first_line_and_not_packed() -> None:
     """ARCHITECTURE.md: one thing per module, named in its first docstring line, up to about 400
     lines when it is one thing, and no line packed to meet a count (``# fmt: skip``)."""
@@ -103,8 +108,12 @@ def test_modules_are_one_thing_named_in_their_first_line_and_not_packed() -> Non
         docstring = ast.get_docstring(ast.parse(text))
         if not (docstring and docstring.splitlines()[0].strip()):
             unnamed.append(name)
-        if "# fmt: skip" in text or "# fmt: off" in text:
+        if _packed(text):
             packed.append(name)
+    # The tests and examples are code too: none packed either (this file names the markers).
+    for path in sorted([*(PACKAGE.parent / "tests").rglob("*.py"), *EXAMPLES.rglob("*.py")]):
+        if path != Path(__file__).resolve() and _packed(path.read_text(encoding="utf-8")):
+            packed.append(str(path.relative_to(PACKAGE.parent)))
     assert not long, f"over about 400 lines: is it one thing? {long}"
     assert not unnamed, f"no first docstring line saying what the module is for: {unnamed}"
     assert not packed, f"lines packed past the formatter: {packed}"

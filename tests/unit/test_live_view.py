@@ -10,7 +10,7 @@ def test_every_event_kind_renders_as_one_line() -> None:
         render_event({"event": "step", "step": 1, "action": "search", "queries": ["a", "b"]}),
         render_event(
             {"event": "step", "step": 2, "action": "answer", "queries": [], "answer": "yes"}
-        ),  # fmt: skip
+        ),
         render_event({"event": "search_start", "id": "1.0", "query": "a"}),
         render_event({"event": "search_end", "id": "1.0", "query": "a", "titles": ["A", "B"]}),
         render_event(
@@ -21,7 +21,7 @@ def test_every_event_kind_renders_as_one_line() -> None:
                 "titles": [],
                 "error": "search timed out after 60 s",
             }
-        ),  # fmt: skip
+        ),
         render_event(
             {
                 "event": "rollout_start",
@@ -30,10 +30,10 @@ def test_every_event_kind_renders_as_one_line() -> None:
                 "round": 1,
                 "branch_step": 2,
             }
-        ),  # fmt: skip
+        ),
         render_event(
             {"event": "rollout_end", "rollout": "t3", "answer": "yes", "stop_reason": "answered"}
-        ),  # fmt: skip
+        ),
         render_event({"event": "something new", "x": 1}),
         render_event(
             {"event": "step", "step": 1, "action": "search", "queries": ["a"], "rollout": "t3"}

@@ -152,9 +152,19 @@ def test_report_adds_muse_tables_saving_plot_and_trees(tmp_path: Path) -> None:
         for graph, factor in (("parallel-muse", 0.5), ("rollouts-majority", 1.0)):
             fields = {key: 1.0 for key in MUSE_KEYS}
             fields |= {"agent_cost": cost * factor, "steps_per_trajectory": 2.0 + (qid == "q2")}
-            rows.append({"graph": graph, "id": qid, "question": f"{qid}?", "type": "bridge",
-                         "class": "sequential", "em": 1.0, "answer": "a", **fields,
-                         "tree": f"flowchart TD\n    q[\"{qid}\"]"})  # fmt: skip
+            rows.append(
+                {
+                    "graph": graph,
+                    "id": qid,
+                    "question": f"{qid}?",
+                    "type": "bridge",
+                    "class": "sequential",
+                    "em": 1.0,
+                    "answer": "a",
+                    **fields,
+                    "tree": f'flowchart TD\n    q["{qid}"]',
+                }
+            )
     summary = summarize(rows, ["parallel-muse", "rollouts-majority"])
     paths = write_report(summary, tmp_path, command="bench ...", rows=rows)
     assert {p.name for p in paths} >= {"report.md", "muse_saving.png", "trees.md"}

@@ -176,9 +176,12 @@ def test_the_budget_counts_every_trajectory_the_first_included(
 ) -> None:
     model = SeededAgentModel(reply=three_steps)
     muse = muse_agent(
-        search_agent(model), budget=budget, top_k_steps=top_k_steps, samples_per_step=samples,
+        search_agent(model),
+        budget=budget,
+        top_k_steps=top_k_steps,
+        samples_per_step=samples,
         min_branch_step=0,  # the paper's any step: (5, 2, 2) forks step 0 too
-    )  # fmt: skip
+    )
     out = ask(muse)
     assert len(out["trajectories"]) == budget
     assert [t["branch_step"] for t in out["trajectories"][1:]] == forks

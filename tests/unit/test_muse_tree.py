@@ -43,11 +43,25 @@ def step(text: str, origin: str, message_index: int, logprob: float = -0.5) -> d
     }
 
 
-def trajectory(tid: str, index: int, steps: list[dict[str, Any]], answer: str | None,
-               parent: str | None = None, branch_step: int | None = None,
-               stop_reason: str = "answered") -> dict[str, Any]:  # fmt: skip
-    return {"id": tid, "index": index, "parent": parent, "branch_step": branch_step, "round": 0,
-            "steps": steps, "answer": answer, "stop_reason": stop_reason}  # fmt: skip
+def trajectory(
+    tid: str,
+    index: int,
+    steps: list[dict[str, Any]],
+    answer: str | None,
+    parent: str | None = None,
+    branch_step: int | None = None,
+    stop_reason: str = "answered",
+) -> dict[str, Any]:
+    return {
+        "id": tid,
+        "index": index,
+        "parent": parent,
+        "branch_step": branch_step,
+        "round": 0,
+        "steps": steps,
+        "answer": answer,
+        "stop_reason": stop_reason,
+    }
 
 
 def make_output() -> dict[str, Any]:

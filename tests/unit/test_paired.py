@@ -56,8 +56,16 @@ def test_two_runs_compare_per_class_on_the_questions_both_ran() -> None:
 
 
 def test_a_stored_difference_reads_back_and_writes_its_interval() -> None:
-    stored = {"n": 4, "a": 0.5, "b": 0.25, "diff": 0.25, "low": -0.25, "high": 0.75,
-              "wins": 2, "losses": 1}  # fmt: skip
+    stored = {
+        "n": 4,
+        "a": 0.5,
+        "b": 0.25,
+        "diff": 0.25,
+        "low": -0.25,
+        "high": 0.75,
+        "wins": 2,
+        "losses": 1,
+    }
     d = PairedDifference.from_dict(stored)  # files from before "level" was stored
     assert d.level == 0.95 and not d.excludes_zero
     assert d.interval() == "+0.250 [-0.250, +0.750] (95% paired bootstrap, n=4, +2 / -1)"

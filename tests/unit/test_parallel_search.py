@@ -59,8 +59,11 @@ def test_a_fan_out_is_searched_in_one_call_and_joined_in_the_models_order():
             calls.append(list(queries))
             return super().batch_search(queries, k)
 
-    script = ["<search> slow ## fast ## third </search>", "<search> again </search>",
-              "<answer> a </answer>"]  # fmt: skip
+    script = [
+        "<search> slow ## fast ## third </search>",
+        "<search> again </search>",
+        "<answer> a </answer>",
+    ]
     state, _, _ = run(script, Recording())
     # one call per fan-out, whatever order the branches arrived in
     assert sorted(map(sorted, calls)) == [["again"], ["fast", "slow", "third"]]

@@ -62,8 +62,12 @@ def test_run_searches_reads_parallel_search_and_parallel_muse_states() -> None:
     assert [(s["trajectory"], s["query"]) for s in searches] == [(0, "a"), (2, "b")]
     scored = gold_recall(searches, ["Beta", "Alpha"])
     assert scored["gold_found"] == {"Beta": 2, "Alpha": 1}
-    assert scored["sub_query_gold"][1] == {"turn": 2, "query": "b", "trajectory": 2,
-                                           "gold": ["Beta"]}  # fmt: skip
+    assert scored["sub_query_gold"][1] == {
+        "turn": 2,
+        "query": "b",
+        "trajectory": 2,
+        "gold": ["Beta"],
+    }
 
 
 class SearchingGraph:

@@ -197,8 +197,11 @@ def test_parallel_muse_survives_any_model_output(steps: list[Any], q: str, text:
 
 def test_fuzz_model_logprobs_make_parallel_muse_fork() -> None:
     # Two searches: the second is an exploration step past step 0, where forks start by default.
-    steps = ["<think> which one </think>\n<search> a ## b </search>",
-             "<think> and then </think>\n<search> c </search>", "<answer> x </answer>"]  # fmt: skip
+    steps = [
+        "<think> which one </think>\n<search> a ## b </search>",
+        "<think> and then </think>\n<search> c </search>",
+        "<answer> x </answer>",
+    ]
     state = run(MUSE, steps, "Q?", "plain text")
     assert state["branch_points"], "no fork: the fuzz would only cover independent rollouts"
     assert len(state["trajectories"]) == 3

@@ -84,10 +84,13 @@ def test_the_schedule_with_the_defaults() -> None:
         (60.0, {"backoff_factor": 0.5}, "backoff_factor must be"),
         (1e6, {}, "needs more than 1000 retries; raise max_interval"),
         # backoff_factor ** 2 is past the float range: LangGraph could not compute that wait
-        (100.0, {"initial_interval": 1e-300, "backoff_factor": 1e200, "max_interval": 1.0},
-         "needs more than 2 retries"),
+        (
+            100.0,
+            {"initial_interval": 1e-300, "backoff_factor": 1e200, "max_interval": 1.0},
+            "needs more than 2 retries",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_settings_are_refused_saying_what_to_change(
     deadline: float, options: dict[str, Any], says: str
 ) -> None:
@@ -234,7 +237,8 @@ def test_ask_and_bench_take_a_retry_deadline(capsys: pytest.CaptureFixture[str])
 )
 def test_every_named_graph_retries_under_the_policy_it_is_given(graph: str) -> None:
     policy = deadline_retry_policy(60)
-    built = build_graph(graph, ToolCallingChatModel(script=[ANSWER]), CountingSearcher(),
-                        retry_policy=policy)  # fmt: skip
+    built = build_graph(
+        graph, ToolCallingChatModel(script=[ANSWER]), CountingSearcher(), retry_policy=policy
+    )
     policies = [node.retry_policy for node in built.nodes.values()]
     assert (policy,) in policies and set(policies) <= {None, (policy,)}

@@ -52,27 +52,41 @@ def _reply(stub: Stub, path: str, body: dict[str, Any]) -> dict[str, Any]:
         tokens = _tokens(text)
         if path.endswith("/chat/completions"):
             content = [
-                {"token": t, "logprob": -0.5, "bytes": None, "top_logprobs": [
-                    {"token": t, "logprob": -0.5, "bytes": None},
-                    {"token": "?", "logprob": -2.0, "bytes": None},
-                ]}
+                {
+                    "token": t,
+                    "logprob": -0.5,
+                    "bytes": None,
+                    "top_logprobs": [
+                        {"token": t, "logprob": -0.5, "bytes": None},
+                        {"token": "?", "logprob": -2.0, "bytes": None},
+                    ],
+                }
                 for t in tokens
-            ]  # fmt: skip
-            choices.append({
-                "index": i, "finish_reason": "stop", "stop_reason": "</search>",
-                "message": {"role": "assistant", "content": text},
-                "logprobs": {"content": content},
-            })  # fmt: skip
+            ]
+            choices.append(
+                {
+                    "index": i,
+                    "finish_reason": "stop",
+                    "stop_reason": "</search>",
+                    "message": {"role": "assistant", "content": text},
+                    "logprobs": {"content": content},
+                }
+            )
         else:
-            choices.append({
-                "index": i, "text": text, "finish_reason": "stop", "stop_reason": "</search>",
-                "logprobs": {
-                    "tokens": tokens,
-                    "token_logprobs": [-0.5] * len(tokens),
-                    "top_logprobs": [{"?": -2.0, t: -0.5} for t in tokens],
-                    "text_offset": [4 * j for j in range(len(tokens))],
-                },
-            })  # fmt: skip
+            choices.append(
+                {
+                    "index": i,
+                    "text": text,
+                    "finish_reason": "stop",
+                    "stop_reason": "</search>",
+                    "logprobs": {
+                        "tokens": tokens,
+                        "token_logprobs": [-0.5] * len(tokens),
+                        "top_logprobs": [{"?": -2.0, t: -0.5} for t in tokens],
+                        "text_offset": [4 * j for j in range(len(tokens))],
+                    },
+                }
+            )
     prompt = body.get("prompt") or json.dumps(body.get("messages"))
     usage = {
         "prompt_tokens": len(prompt) // 4,
@@ -81,8 +95,14 @@ def _reply(stub: Stub, path: str, body: dict[str, Any]) -> dict[str, Any]:
         "prompt_tokens_details": {"cached_tokens": 32},
     }
     kind = "chat.completion" if "messages" in body else "text_completion"
-    return {"id": "x", "object": kind, "created": 0, "model": body["model"],
-            "choices": choices, "usage": usage}  # fmt: skip
+    return {
+        "id": "x",
+        "object": kind,
+        "created": 0,
+        "model": body["model"],
+        "choices": choices,
+        "usage": usage,
+    }
 
 
 def stub_handler(state: Stub) -> type[BaseHTTPRequestHandler]:
@@ -330,15 +350,34 @@ def test_bench_runs_its_graphs_on_a_server_under_a_retry_deadline(
 
     monkeypatch.setenv("LANGGRAPH_PARALLEL_CACHE", str(tmp_path / "cache"))  # the index's
     state, url = stub
-    question = {"id": "1", "question": "Were Ed Wood and Scott Derrickson both American?",
-                "answer": "yes", "type": "comparison"}  # fmt: skip
+    question = {
+        "id": "1",
+        "question": "Were Ed Wood and Scott Derrickson both American?",
+        "answer": "yes",
+        "type": "comparison",
+    }
     (tmp_path / "q.jsonl").write_text(json.dumps(question) + "\n")
     corpus = [{"title": t, "text": f"{t} was an American filmmaker."} for t in ("Ed Wood", "X")]
     (tmp_path / "c.jsonl").write_text("".join(json.dumps(row) + "\n" for row in corpus))
-    argv = ["bench", "--dataset", str(tmp_path / "q.jsonl"), "--graphs", "parallel-search",
-            "--out", str(tmp_path / "out"), "--model", "smollm2-parallel", "--server", url,
-            "--retry-deadline", "30", "--corpus", str(tmp_path / "c.jsonl"),
-            "--index", "bm25"]  # fmt: skip
+    argv = [
+        "bench",
+        "--dataset",
+        str(tmp_path / "q.jsonl"),
+        "--graphs",
+        "parallel-search",
+        "--out",
+        str(tmp_path / "out"),
+        "--model",
+        "smollm2-parallel",
+        "--server",
+        url,
+        "--retry-deadline",
+        "30",
+        "--corpus",
+        str(tmp_path / "c.jsonl"),
+        "--index",
+        "bm25",
+    ]
     assert main(argv) == 0
     assert "a server back within 22.5 s is waited for" in capsys.readouterr().err
     rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").open()]

@@ -73,10 +73,18 @@ def test_tokens_per_question_come_from_the_rows() -> None:
 
 
 def test_engine_rates_take_the_decode_from_the_difference_of_the_two_batches() -> None:
-    prefill = {"prompt_tokens": 4100, "cached_prompt_tokens": 100, "completion_tokens": 8,
-               "wall_s": 5.0}  # fmt: skip
-    decode = {"prompt_tokens": 4100, "cached_prompt_tokens": 100, "completion_tokens": 8 + 1024,
-              "wall_s": 13.0}  # fmt: skip
+    prefill = {
+        "prompt_tokens": 4100,
+        "cached_prompt_tokens": 100,
+        "completion_tokens": 8,
+        "wall_s": 5.0,
+    }
+    decode = {
+        "prompt_tokens": 4100,
+        "cached_prompt_tokens": 100,
+        "completion_tokens": 8 + 1024,
+        "wall_s": 13.0,
+    }
     assert engine_rates(prefill, decode) == {"prefill_tok_per_s": 800.0, "decode_tok_per_s": 128.0}
     # A decode batch no slower than the prefill one (noise) gives no decode rate, not a wild one.
     assert engine_rates(prefill, {**decode, "wall_s": 5.0})["decode_tok_per_s"] is None
@@ -120,9 +128,11 @@ class _Engine:
                 body = json.loads(raw)
                 with engine.lock:
                     engine.bodies.append(body)
-                usage = {"prompt_tokens": len(body["prompt"]) // 4,
-                         "completion_tokens": body["max_tokens"],
-                         "prompt_tokens_details": {"cached_tokens": 0}}  # fmt: skip
+                usage = {
+                    "prompt_tokens": len(body["prompt"]) // 4,
+                    "completion_tokens": body["max_tokens"],
+                    "prompt_tokens_details": {"cached_tokens": 0},
+                }
                 self._send(json.dumps({"choices": [], "usage": usage}).encode(), "application/json")
 
             def _send(self, data: bytes, kind: str) -> None:
@@ -190,8 +200,12 @@ def test_the_fault_accounting_splits_the_endings_and_names_missing_and_repeated_
     found = account(rows, ["q1", "q2", "q3", "q4", "q5", "q6"])
     assert found["answered"] == 3
     assert found["stop_reasons"] == {
-        "answered": 3, "error": 1, "max_turns": 1, "model_error": 1, "none": 1
-    }  # fmt: skip
+        "answered": 3,
+        "error": 1,
+        "max_turns": 1,
+        "model_error": 1,
+        "none": 1,
+    }
     assert found["missing"] == ["q4"] and found["duplicates"] == ["q3"]
     assert found["unexpected"] == ["q9"] and found["every_question_once"] is False
     assert found["lost"] == 3  # q3's model_error, q5's exception, q4 never ran
@@ -254,10 +268,16 @@ def test_the_fault_run_kills_the_server_restarts_it_and_accounts_for_every_quest
 ) -> None:
     _, url = engine
     questions = [
-        Question(id=f"q{i}", question=f"Question {i}?", answer="yes", answers=("yes",),
-                 type="comparison", dataset="hotpotqa")
+        Question(
+            id=f"q{i}",
+            question=f"Question {i}?",
+            answer="yes",
+            answers=("yes",),
+            type="comparison",
+            dataset="hotpotqa",
+        )
         for i in range(16)
-    ]  # fmt: skip
+    ]
     first = _sleeper()
 
     def start() -> subprocess.Popen[bytes]:
@@ -284,27 +304,46 @@ def test_the_fault_run_kills_the_server_restarts_it_and_accounts_for_every_quest
 
 
 def _level(n: int, qps: float, **extra: Any) -> dict[str, Any]:
-    return {"concurrency": n, "questions": 64, "throughput_q_per_s": qps, "p50_s": 2.0,
-            "p95_s": 3.0, "max_running_requests": float(n), "prefix_cache_hit_rate": 0.44,
-            "answered": 60, "errors": 0, **extra}  # fmt: skip
+    return {
+        "concurrency": n,
+        "questions": 64,
+        "throughput_q_per_s": qps,
+        "p50_s": 2.0,
+        "p95_s": 3.0,
+        "max_running_requests": float(n),
+        "prefix_cache_hit_rate": 0.44,
+        "answered": 60,
+        "errors": 0,
+        **extra,
+    }
 
 
 def test_the_block_shows_the_share_of_the_ceiling_and_the_fault_split(tmp_path: Path) -> None:
     new = {
-        "commit": "abcdef1234", "command": "langgraph-parallel bench run serving", "engine": {},
-        "levels": [_level(1, 0.4, ceiling_q_per_s=0.5, of_ceiling=0.8),
-                   _level(16, 0.6, ceiling_q_per_s=0.75, of_ceiling=0.8)],
+        "commit": "abcdef1234",
+        "command": "langgraph-parallel bench run serving",
+        "engine": {},
+        "levels": [
+            _level(1, 0.4, ceiling_q_per_s=0.5, of_ceiling=0.8),
+            _level(16, 0.6, ceiling_q_per_s=0.75, of_ceiling=0.8),
+        ],
         "engine_throughput": [
             {"concurrency": 1, "prefill_tok_per_s": 715.2, "decode_tok_per_s": 60.0},
             {"concurrency": 16, "prefill_tok_per_s": 719.0, "decode_tok_per_s": None},
         ],
-        "fault": {**_level(16, 0.5), "kill_after": 16, "server_down_s": 28.6,
-                  "stop_reasons": {"answered": 60, "max_turns": 3, "no_answer": 1},
-                  "retry": {"deadline_s": 90.0, "max_attempts": 18, "waits_s": [72.5, 89.5]},
-                  "lost": 0, "missing": [], "duplicates": [],
-                  "in_flight": {"questions": 16, "answered": 15, "p50_s": 41.0, "max_s": 50.0},
-                  "others": {"questions": 48, "answered": 45, "p50_s": 20.0, "max_s": 30.0}},
-    }  # fmt: skip
+        "fault": {
+            **_level(16, 0.5),
+            "kill_after": 16,
+            "server_down_s": 28.6,
+            "stop_reasons": {"answered": 60, "max_turns": 3, "no_answer": 1},
+            "retry": {"deadline_s": 90.0, "max_attempts": 18, "waits_s": [72.5, 89.5]},
+            "lost": 0,
+            "missing": [],
+            "duplicates": [],
+            "in_flight": {"questions": 16, "answered": 15, "p50_s": 41.0, "max_s": 50.0},
+            "others": {"questions": 48, "answered": 45, "p50_s": 20.0, "max_s": 30.0},
+        },
+    }
     (tmp_path / "ngram").mkdir()
     (tmp_path / "ngram" / "serving.json").write_text(json.dumps(new))
     block = render_serving(tmp_path)
@@ -323,12 +362,18 @@ def test_serving_files_from_before_the_ceiling_and_the_retry_render_with_dashes(
     # A file as the first runs wrote it (a56e613): no engine probe, no ceiling, a fault run
     # without the retry policy, the ids check or the in-flight split.
     old = {
-        "commit": "a56e613", "command": "tools/bench_serving.py --out /tmp/serving/ngram",
-        "engine": {}, "speedup": 1.42,
+        "commit": "a56e613",
+        "command": "tools/bench_serving.py --out /tmp/serving/ngram",
+        "engine": {},
+        "speedup": 1.42,
         "levels": [{**_level(1, 0.383), "speedup": 1.0}, {**_level(16, 0.544), "speedup": 1.42}],
-        "fault": {**_level(16, 0.4), "kill_after": 16, "server_down_s": 28.9,
-                  "stop_reasons": {"answered": 17, "max_turns": 2, "model_error": 45}},
-    }  # fmt: skip
+        "fault": {
+            **_level(16, 0.4),
+            "kill_after": 16,
+            "server_down_s": 28.9,
+            "stop_reasons": {"answered": 17, "max_turns": 2, "model_error": 45},
+        },
+    }
     (tmp_path / "ngram").mkdir()
     (tmp_path / "ngram" / "serving.json").write_text(json.dumps(old))
     block = render_serving(tmp_path)

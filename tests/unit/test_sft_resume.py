@@ -204,13 +204,18 @@ def test_lora_on_the_upper_layers_adapts_only_those_and_every_linear_in_them() -
     torch.manual_seed(0)
     tiny = LlamaForCausalLM(
         LlamaConfig(
-            vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=4,
-            num_attention_heads=2, num_key_value_heads=2,
+            vocab_size=64,
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=4,
+            num_attention_heads=2,
+            num_key_value_heads=2,
         )
-    )  # fmt: skip
+    )
     names = linear_names(tiny)
-    assert names == sorted(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
-                            "down_proj"])  # fmt: skip
+    assert names == sorted(
+        ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    )
     top = get_peft_model(tiny, lora_config(SFTRunConfig(out="o", lora_layers=1), tiny))
     adapted = {
         n.split(".layers.")[1].split(".")[0] for n, _ in top.named_parameters() if "lora_" in n
