@@ -15,7 +15,7 @@ from lab.experiments.muse import later, muse, muse_agent, repeats
 from lab.experiments.muse.defaults import defaults
 from lab.experiments.reliability import reliability
 from lab.experiments.retrieval import large_corpus, retrieval
-from lab.experiments.serving import serving
+from lab.experiments.serving import replicas, serving
 from lab.experiments.sft import sft
 from langgraph_parallel.errors import UserError
 
@@ -40,6 +40,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         latency_served.EXPERIMENT,
         policies.EXPERIMENT,
         serving.EXPERIMENT,
+        replicas.EXPERIMENT,
         retrieval.EXPERIMENT,
         large_corpus.EXPERIMENT,
         reliability.EXPERIMENT,

@@ -34,7 +34,14 @@ from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, gene
 from langgraph_parallel.models.served import API_KEY_ENV, client_api_key, is_loopback
 from langgraph_parallel.models.special_tokens import SpecialTokens, served_special_tokens
 
-__all__ = ["API_KEY_ENV", "WARM_UP_QUESTION", "ChatVLLMServer", "client_api_key", "warm_up"]
+__all__ = [
+    "API_KEY_ENV",
+    "WARM_UP_QUESTION",
+    "ChatVLLMServer",
+    "client_api_key",
+    "prefix_key",
+    "warm_up",
+]
 
 
 def _api_key() -> SecretStr:
@@ -65,6 +72,14 @@ class ChatVLLMServer(VLLMChatSettings):
     """Seconds to open a connection (``timeout`` bounds the whole request). A server that is
     down refuses at once; one that cannot be reached (a dropped SYN) then fails as a transient
     ``APITimeoutError`` the graph retries, instead of holding the call for ``timeout``."""
+
+    routing_header: str | None = "X-Prefix-Key"
+    """A header sent with every request, holding a digest of the conversation's first user
+    message (:func:`prefix_key`): every call of one question, and every fork of a ParallelMuse
+    question, carries the same value. A router that hashes on it (nginx ``hash
+    $http_x_prefix_key consistent``, HAProxy ``balance hdr(X-Prefix-Key)``) sends them to the
+    replica whose prefix cache holds their prompt; a round-robin balancer spreads them over
+    replicas that do not (docs/guides/serving.md). ``None``: no header."""
 
     special_tokens: list[str] | None = None
     """The served tokenizer's special tokens, made inert in outside text (passages, tool
@@ -149,6 +164,8 @@ class ChatVLLMServer(VLLMChatSettings):
         elif regex:
             body["structured_outputs"] = {"regex": regex}
         request["extra_body"] = body
+        if self.routing_header:
+            request["extra_headers"] = {self.routing_header: prefix_key(messages)}
         return style, {key: value for key, value in request.items() if value is not None}
 
     def _complete(
@@ -197,6 +214,22 @@ class ChatVLLMServer(VLLMChatSettings):
                 )
             )
         return ChatResult(generations=generations)
+
+
+def prefix_key(messages: Sequence[BaseMessage]) -> str:
+    """Return the routing key of a conversation: 16 hex digits of its first user message.
+
+    The first user message holds the question (the raw policies' whole rules-and-question
+    prompt; a chat's opening turn), so a question's calls share the key and different questions
+    spread over the replicas; a system prompt common to every question would not.
+    """
+    import hashlib
+
+    from langgraph_parallel.models.replies import message_text
+
+    first = next((m for m in messages if m.type == "human"), messages[0] if messages else None)
+    text = message_text(first) if first is not None else ""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _openai() -> Any:

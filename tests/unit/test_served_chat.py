@@ -38,6 +38,7 @@ class Stub:
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.texts = [STEP, ANSWER]
         self.models = ["smollm2-parallel"]
+        self.headers: list[dict[str, str]] = []
 
 
 def _tokens(text: str) -> list[str]:
@@ -119,6 +120,7 @@ def stub_handler(state: Stub) -> type[BaseHTTPRequestHandler]:
                 return
             body = json.loads(raw)
             state.requests.append((self.path, body))
+            state.headers.append({k.lower(): v for k, v in self.headers.items()})
             self.send_json(_reply(state, self.path, body))
 
         def log_message(self, *args: Any) -> None:
@@ -230,6 +232,26 @@ def test_parallel_search_runs_on_the_server_model_with_the_action_grammar(
     assert all(b["logprobs"] == 0 for b in bodies)  # no alternatives: nothing reads them
     assert bodies[1]["prompt"].startswith(bodies[0]["prompt"] + STEP)
     assert final["counters"]["cached_prompt_tokens"] == 64
+
+
+def test_a_question_s_calls_carry_one_routing_key_and_another_question_another(
+    stub: tuple[Stub, str],
+) -> None:
+    state, url = stub
+    model = ChatVLLMServer(base_url=url, model="smollm2-parallel")
+    graph = create_parallel_search_graph(model, CountingSearcher())
+    keys = []
+    for question in ("Were Ed Wood and Scott Derrickson both American?", "Is Paris in France?"):
+        start = len(state.requests)
+        graph.invoke({"question": question})
+        keys.append({h.get("x-prefix-key") for h in state.headers[start:]})
+    assert len(state.headers) >= 3 and len(state.headers[:2]) == 2  # the first asked twice
+    assert all(len(k) == 1 and None not in k for k in keys)  # one key for each question's calls
+    assert keys[0] != keys[1] and all(len(key) == 16 for k in keys for key in k)
+    start = len(state.headers)
+    quiet = ChatVLLMServer(base_url=url, model="smollm2-parallel", routing_header=None)
+    create_parallel_search_graph(quiet, CountingSearcher()).invoke({"question": "Is Paris big?"})
+    assert all("x-prefix-key" not in h for h in state.headers[start:])
 
 
 def test_create_agent_runs_on_the_server_model_as_a_tool_calling_policy(
