@@ -1,4 +1,4 @@
-"""``langgraph-parallel train sft|grpo|sample|curve``: SFT, GRPO, sampling, a run's summary.
+"""``langgraph-parallel train sft|grpo|sample|dpo|curve``: SFT, GRPO, sampling, DPO, a summary.
 
 The project's lab adds ``train chains`` (the data recipes of the shipped policies) to the
 sub-parsers :func:`add_train_parser` returns.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from typing import Any
+from typing import Any, cast
 
 from langgraph_parallel.paths import repo_data_dir, shared_data_dir
 from langgraph_parallel.train.grpo_cli import add_grpo_parser
@@ -29,6 +29,17 @@ def cmd_sft(args: argparse.Namespace) -> int:
             "--passage-sentences and --synthesize-only belong to the run that makes them: drop "
             "them or drop --data."
         )
+    policies, init = args.policies, args.init
+    if args.from_samples:
+        from langgraph_parallel.train.from_samples import sampled_defaults
+
+        if args.data or args.dataset or args.corpus or args.synthesize_only:
+            raise UserError(
+                "--from-samples trains on the policy's own samples; --data, --dataset, --corpus "
+                "and --synthesize-only belong to a synthesis: drop them."
+            )
+        policies, init = sampled_defaults(args.from_samples, policies, init)
+    policies = policies or "parallel,sequential"
     if args.resume and args.synthesize_only:
         raise UserError(
             "--resume continues a training, --synthesize-only trains nothing: drop one."
@@ -36,13 +47,14 @@ def cmd_sft(args: argparse.Namespace) -> int:
     config = SFTRunConfig(
         datasets=tuple(args.dataset or args.dataset_default),
         out=args.out,
-        policies=tuple(p.strip() for p in args.policies.split(",") if p.strip()),
+        policies=tuple(cast(Any, p.strip()) for p in policies.split(",") if p.strip()),
         model=args.model,
-        init=args.init,
+        init=init,
         per_class=args.per_class or None,
         exclude=() if args.exclude == ["none"] else tuple(args.exclude or args.exclude_default),
         corpus=args.corpus,
         data=args.data,
+        from_samples=tuple(args.from_samples or ()),
         epochs=args.epochs,
         learning_rate=args.learning_rate,
         warmup_steps=args.warmup_steps,
@@ -107,13 +119,41 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dpo(args: argparse.Namespace) -> int:
+    """Train the sampled policy with DPO on pairs of its own samples."""
+    from langgraph_parallel.train.dpo import DPORunConfig, dpo
+    from langgraph_parallel.train.from_samples import sampled_defaults
+
+    policy, init = sampled_defaults(args.from_samples, args.policies, args.init)
+    config = DPORunConfig(
+        from_samples=tuple(args.from_samples),
+        out=args.out,
+        policy=cast(Any, policy),
+        init=init,
+        beta=args.beta,
+        epochs=args.epochs,
+        learning_rate=args.learning_rate,
+        warmup_steps=args.warmup_steps,
+        batch_size=args.batch_size,
+        micro_batch=args.micro_batch,
+        seed=args.seed,
+        save_steps=args.save_steps,
+        resume=args.resume,
+    )
+    folder = dpo(config, command=shlex.join(["langgraph-parallel", *sys.argv[1:]]))
+    print(f"{config.policy}: {folder}")
+    print(f'  try it: langgraph-parallel ask --model {folder} "<question>"')
+    return 0
+
+
 def add_train_parser(sub: Any) -> Any:
-    """Add ``train sft|grpo|sample|curve``; return ``train``'s sub-parsers."""
+    """Add ``train sft|grpo|sample|dpo|curve``; return ``train``'s sub-parsers."""
     train = sub.add_parser("train", help="train the embedded model's behaviour (train extra)")
     kinds = train.add_subparsers(dest="train_command", required=True)
     _add_sft_parser(kinds)
     add_grpo_parser(kinds)
     _add_sample_parser(kinds)
+    _add_dpo_parser(kinds)
     add_curve_parser(kinds)
     return kinds
 
@@ -130,7 +170,12 @@ def _add_sft_parser(kinds: Any) -> None:
         help=f"question file with supporting facts (repeatable; default {default_data})",
     )
     p.add_argument("--out", required=True, help="output folder: data.jsonl, <policy>/ adapters")
-    p.add_argument("--policies", default="parallel,sequential", help="comma-separated")
+    p.add_argument(
+        "--policies",
+        default=None,
+        help="comma-separated (default parallel,sequential; with --from-samples the policy the "
+        "folders sampled)",
+    )
     p.add_argument("--model", default="smollm2", help="base: smollm2, gemma3, or a model folder")
     p.add_argument(
         "--init",
@@ -154,6 +199,14 @@ def _add_sft_parser(kinds: Any) -> None:
         "--data",
         default=None,
         help="train on this trajectory file (from --synthesize-only) instead of synthesising",
+    )
+    p.add_argument(
+        "--from-samples",
+        action="append",
+        metavar="FOLDER",
+        help="train on the best right sample of each question of these `train sample` folders "
+        "(repeatable; rejection-sampling fine-tuning) instead of synthesising; --init defaults "
+        "to the model they sampled",
     )
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--learning-rate", type=float, default=5e-4)
@@ -228,3 +281,31 @@ def _add_sample_parser(kinds: Any) -> None:
         help="sample nothing: summarise OUT's shards at --samples (summary.json, a table)",
     )
     p.set_defaults(func=cmd_sample)
+
+
+def _add_dpo_parser(kinds: Any) -> None:
+    p = kinds.add_parser(
+        "dpo",
+        help="DPO on the policy's own samples: per question its best right sample against a "
+        "wrong one (train sample folders), the sampled policy its own reference",
+    )
+    p.add_argument(
+        "--from-samples",
+        action="append",
+        required=True,
+        metavar="FOLDER",
+        help="a train sample folder (repeatable)",
+    )
+    p.add_argument("--out", required=True, help="folder: pairs.jsonl, pairs.json, <policy>/")
+    p.add_argument("--policies", default=None, help="default: the policy the folders sampled")
+    p.add_argument("--init", default=None, help="the adapter trained (default: the sampled one)")
+    p.add_argument("--beta", type=float, default=0.1)
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--learning-rate", type=float, default=5e-5)
+    p.add_argument("--warmup-steps", type=int, default=2)
+    p.add_argument("--batch-size", type=int, default=8, help="pairs per optimizer step")
+    p.add_argument("--micro-batch", type=int, default=1, help="pairs per forward on a CPU")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--save-steps", type=int, default=10, help="checkpoint every N steps (0: none)")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
+    p.set_defaults(func=cmd_dpo)

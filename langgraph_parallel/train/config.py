@@ -38,6 +38,10 @@ class SFTRunConfig:
             train on instead of synthesising; ``datasets``, ``per_class``, ``corpus``,
             ``max_turns``, ``top_k`` and ``passage_sentences`` are then the file's (its
             ``data.json``), not these.
+        from_samples: ``train sample`` folders of the policy to train on instead of
+            synthesising (:mod:`.from_samples`): per question its best right sample
+            (rejection-sampling fine-tuning); the run trains from ``init``, by default the
+            model the folders sampled.
         epochs: Passes over the data.
         learning_rate: Peak AdamW learning rate (cosine decay after the warm-up).
         warmup_steps: Optimizer steps of linear warm-up from 0 (the first one learns nothing).
@@ -71,6 +75,7 @@ class SFTRunConfig:
     )
     corpus: str | None = None
     data: str | None = None
+    from_samples: tuple[str, ...] = ()
     epochs: float = 1.0
     learning_rate: float = 5e-4
     warmup_steps: int = 3
@@ -95,5 +100,10 @@ class SFTRunConfig:
             raise UserError("--lora-layers takes a number of top layers >= 1 (omit it for all).")
         if self.save_steps < 0:
             raise UserError("--save-steps takes a number of optimizer steps, or 0 for none.")
+        if self.from_samples and (self.data or len(self.policies) != 1):
+            raise UserError(
+                "--from-samples trains one policy on its own samples: give one --policies "
+                "(the policy the folders sampled) and no --data."
+            )
         if self.passage_sentences is not None and self.passage_sentences < 1:
             raise UserError("--passage-sentences must be at least 1 (omit it for whole passages).")

@@ -117,7 +117,7 @@ def train_policy(
         command: The command line, for the card.
         provenance: Where the records came from, for the card: ``data`` (question files,
             file hash), ``excluded`` (held-out files and ids), ``synthesis`` (the synthesis
-            settings) and ``synthesis_s``.
+            settings), ``synthesis_s`` and ``method`` (the card's words for how it was made).
         start: The checkpoint to continue from (:func:`~.resume.plan_start`); ``None``: from
             scratch. Its checkpoints are removed once the adapter is written.
     """
@@ -196,7 +196,7 @@ def train_policy(
         "base_model": base_model,
         "policy": policy,
         **serving_keys(provenance["synthesis"]),
-        "method": "LoRA SFT on synthetic trajectories of the real graph (scripted gold teacher)",
+        "method": provenance["method"],
         "command": command,
         "data": {
             **provenance["data"],

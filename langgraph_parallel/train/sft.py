@@ -30,6 +30,8 @@ from langgraph_parallel.train.gold import POLICIES, GoldQuestion
 from langgraph_parallel.train.questions import excluded_ids, pick_questions
 from langgraph_parallel.train.trajectories import read_trajectories, write_trajectories
 
+SYNTHETIC_METHOD = "LoRA SFT on synthetic trajectories of the real graph (scripted gold teacher)"
+"""The card's ``method`` of a synthesised run (a run on samples names its own, in ``data.json``)."""
 SYNTHESIS_KEYS = ("per_class", "corpus", "max_turns", "top_k", "passage_sentences", "seed")
 """Settings that shape the trajectories (recorded in ``data.json``, copied into the cards)."""
 
@@ -128,9 +130,22 @@ def sft(config: SFTRunConfig, *, command: str = "") -> dict[str, Path]:
     if not config.resume:  # before a synthesis rewrites the file their checkpoints learnt from
         check_fresh(folders)
     held_out = excluded_ids(config.exclude)
-    data = own_data(config, SYNTHESIS_KEYS) or (
-        Path(config.data) if config.data else synthesize_run(config, command=command)
-    )
+    if config.from_samples:  # the same folders give the same file: --resume needs no own_data
+        from langgraph_parallel.train.from_samples import write_sample_data
+        from langgraph_parallel.train.sample_pool import evaluation_ids
+
+        data = write_sample_data(
+            Path(config.out),
+            config.from_samples,
+            config.policies[0],
+            init=config.init,
+            held_out={*held_out, *evaluation_ids()},
+            command=command,
+        )
+    else:
+        data = own_data(config, SYNTHESIS_KEYS) or (
+            Path(config.data) if config.data else synthesize_run(config, command=command)
+        )
     records, meta = read_trajectories(data, policies=config.policies, held_out=set(held_out))
     # The synthesis settings are the file's, not this command's defaults; unknown (None) for a
     # file that came without its data.json.
@@ -139,13 +154,18 @@ def sft(config: SFTRunConfig, *, command: str = "") -> dict[str, Path]:
         synthesis = {k: None for k in SYNTHESIS_KEYS if k != "seed"}
     # Files from before the budget showed whole passages; the card must not claim this command's.
     synthesis.setdefault("passage_sentences", None)
+    sampled: dict[str, Any] = {
+        k: meta[k] for k in ("sample_folders", "sampled", "selection") if k in meta
+    }
     provenance = {
         "data": {
             "files": meta.get("datasets") or [portable_path(data)],
             **({"trajectories_file": portable_path(data)} if config.data else {}),
             "sha256": meta["sha256"],
             **({"synthesis_command": meta.get("command", "")} if config.data else {}),
+            **sampled,
         },
+        "method": meta.get("method") or SYNTHETIC_METHOD,
         "excluded": {"files": [portable_path(f) for f in config.exclude], "ids": held_out},
         "synthesis": synthesis,
         "synthesis_s": float(meta.get("synthesis_s") or 0.0),
