@@ -95,3 +95,26 @@ def test_the_candidate_table_averages_each_class() -> None:
     assert table["parallelizable"]["first_search_decomposed"] == 1.0
     assert table["sequential"]["first_search_decomposed"] is None  # it never searched
     assert table["sequential"]["answered"] == 0.0
+
+
+def test_the_candidate_comparison_pairs_em_and_takes_the_calls_ratio_by_class(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gzip
+    import json
+
+    def write(name: str, rows: list[dict[str, Any]]) -> str:
+        folder = tmp_path / name
+        folder.mkdir()
+        with gzip.open(folder / "results.jsonl.gz", "wt") as f:
+            f.writelines(json.dumps({"graph": "g", **r}) + "\n" for r in rows)
+        return f"{name}={folder}"
+
+    cand = [_row("1", "parallelizable", 1.0), _row("2", "sequential", 0.0)]
+    seq = [{**_row("1", "parallelizable", 0.0), "llm_calls": 4}, _row("2", "sequential", 0.0)]
+    assert candidates.main([write("cand", cand), write("seq", seq)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["paired_em"]["cand - seq"]["parallelizable"].startswith("1.000 vs 0.000")
+    ratios = out["calls_ratio"]["cand - seq"]
+    assert ratios["parallelizable"].startswith("0.50x") and ratios["sequential"].startswith("1.00x")
+    assert ratios["all"].startswith("0.67x")

@@ -3,9 +3,9 @@
 ``python -m lab.experiments.sft.candidates NAME=FOLDER ...`` prints each run's per-class means
 (EM, F1, calls, turns, prompt tokens, the first search's decomposition rate, the share
 answered) and the first run paired with each of the others (EM per class, 95% paired
-bootstrap); without arguments, the first CPU-recipe candidate (``benchmarks/sft/cpu/``)
-against the rows the shipped policies had then. The SFT levers' folders keep what it printed
-(``candidate.json`` and the like).
+bootstrap; its LLM calls over theirs, a ratio with its interval); without arguments, the first
+CPU-recipe candidate (``benchmarks/sft/cpu/``) against the rows the shipped policies had then.
+The SFT levers' folders keep what it printed (``candidate.json`` and the like).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lab.paired import paired_by_class
+from lab.paired import paired_by_class, ratio_by_class
 from lab.paths import checkout_dir
 from langgraph_parallel.eval.results import results_in
 
@@ -76,6 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tables": {name: table(run) for name, run in loaded.items()},
         "paired_em": {
             name: {cls: str(d) for cls, d in paired_by_class(a, b).items()}
+            for name, (a, b) in pairs.items()
+        },
+        "calls_ratio": {
+            name: {cls: r.interval() for cls, r in ratio_by_class(a, b, "llm_calls").items()}
             for name, (a, b) in pairs.items()
         },
     }
