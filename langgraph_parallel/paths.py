@@ -7,11 +7,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 _PACKAGE_ROOT = Path(__file__).resolve().parent
+_BUILD_LOCK = threading.RLock()
+"""One model build at a time in a process (:func:`build_model_dir`)."""
 
 
 def cache_dir() -> Path:
@@ -68,9 +71,23 @@ def build_model_dir(target: Path, write: Callable[[Path], None]) -> Path:
     An interrupted run never leaves a half-written model behind, and concurrent first runs
     cannot corrupt each other: the first rename wins and the others reuse its folder. A folder
     with ``config.json`` already there is returned as is.
+
+    Threads of one process build one at a time and the later ones reuse the first one's folder:
+    transformers' ``from_pretrained`` is not thread-safe (concurrent loads put each other's
+    weights on the meta device, "Cannot copy out of meta tensor"), and the samplers and servers
+    that first ask for a model do so from many threads at once. Re-entrant, as a merge builds
+    its base first.
     """
     if (target / "config.json").is_file():
         return target
+    with _BUILD_LOCK:
+        if (target / "config.json").is_file():  # built by the thread we waited for
+            return target
+        return _build(target, write)
+
+
+def _build(target: Path, write: Callable[[Path], None]) -> Path:
+    """Build ``target`` with ``write`` (:func:`build_model_dir`, which holds the lock)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     # Once per machine and cache, silent otherwise for tens of seconds: say what runs and when

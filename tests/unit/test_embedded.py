@@ -87,3 +87,33 @@ def test_a_model_folder_is_built_once_and_says_so_on_stderr(tmp_path, capsys):
     assert first.err.startswith("preparing m once, into ") and "prepared m in " in first.err
     assert build_model_dir(target, write) == target  # cached: no work, no output
     assert len(calls) == 1 and capsys.readouterr().err == ""
+
+
+def test_threads_asking_for_one_model_folder_build_it_once_and_one_at_a_time(tmp_path):
+    # transformers' loading is not thread-safe: two merges at once corrupted each other's
+    # weights ("Cannot copy out of meta tensor") when train sample's threads first asked for a
+    # policy. The folder is built by one thread; the others wait and reuse it.
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from langgraph_parallel.paths import build_model_dir
+
+    active, most, calls, lock = [0], [0], [], threading.Lock()
+
+    def write(tmp):
+        with lock:
+            active[0] += 1
+            most[0] = max(most[0], active[0])
+            calls.append(tmp)
+        time.sleep(0.2)
+        (tmp / "config.json").write_text("{}")
+        with lock:
+            active[0] -= 1
+
+    targets = [tmp_path / "models" / name for name in ("a", "b")]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(lambda i: build_model_dir(targets[i % 2], write), range(8)))
+    assert got == [targets[i % 2] for i in range(8)]
+    assert most[0] == 1  # different folders too: the loads share transformers' global state
+    assert len(calls) == 2 and all((t / "config.json").is_file() for t in targets)
