@@ -22,7 +22,8 @@ the rows. :mod:`.headroom` reads them back as pass@1, pass@K and the reward dist
   appended to ``shard-NNNNN.jsonl`` (flushed and fsynced) and a shard whose questions are all
   done is written sorted as ``shard-NNNNN.jsonl.gz`` (no time stamp). A rerun skips the samples
   written; ``run.json`` refuses other settings (``limit`` and ``samples`` may grow) and records
-  each piece's commit, machine and seconds.
+  each piece's commit, machine and seconds. A shard whose every sample failed stops the run and
+  is not kept, so the rerun after the fix samples it.
 """
 
 from __future__ import annotations
@@ -201,7 +202,8 @@ def sample(
         progress: Show a progress bar on stderr.
 
     Raises:
-        UserError: ``out`` holds rows made with other settings, or no question is left.
+        UserError: ``out`` holds rows made with other settings, no question is left, or every
+            sample of a shard failed (:func:`stop_if_all_failed`).
     """
     from langgraph_parallel.parallel_search.graph import create_parallel_search_graph
     from langgraph_parallel.train.headroom import write_summary
@@ -289,6 +291,7 @@ def run_samples(
                 shards.append(shard, row)
                 written += 1
                 if shards.complete(shard, members[shard], config.samples):
+                    stop_if_all_failed(shards, shard, config)
                     shards.close(shard, members[shard])
                 # After every row: a killed piece's record counts what it wrote until then.
                 shards.record_piece(written, time.monotonic() - began)
@@ -299,6 +302,27 @@ def run_samples(
             raise
         finally:
             shards.record_piece(written, time.monotonic() - began)
+
+
+def stop_if_all_failed(shards: Shards, shard: int, config: SampleConfig) -> None:
+    """Stop the run at a finished shard whose every sample failed, keeping none of its rows.
+
+    A cause every sample meets (a model that does not load, a searcher that is gone) would
+    otherwise fill the whole pool with error rows, and a rerun would skip them as done.
+
+    Raises:
+        UserError: Every sample of ``shard`` failed; names the first error and how to go on.
+    """
+    error = shards.failed(shard)
+    if error is None:
+        return
+    shards.discard(shard)
+    raise UserError(
+        f"Every sample of shard {shard} failed, so train sample stopped instead of writing "
+        f"error rows for the whole pool; the first error: {error}. Fix its cause and run the "
+        f"same command again: it keeps the shards written and samples shard {shard} anew "
+        f"(its rows were not kept; {config.out})."
+    )
 
 
 def run_one(

@@ -25,7 +25,7 @@ from langgraph_parallel.errors import UserError
 from langgraph_parallel.jsonl import read_rows
 from langgraph_parallel.paths import source_commit
 
-__all__ = ["RUN_FILE", "SHARD_GLOB", "Shards", "read_samples"]
+__all__ = ["RUN_FILE", "SHARD_GLOB", "Shards", "read_samples", "row_error"]
 
 RUN_FILE = "run.json"
 SHARD_GLOB = "shard-*.jsonl*"
@@ -65,6 +65,14 @@ def _record(
     commits = [str(p["commit"]) for p in pieces if p.get("samples") and p.get("commit")]
     record = {"settings": settings, "commits": list(dict.fromkeys(commits))}
     return {**record, **({"adapters": adapters} if adapters else {}), "pieces": pieces}
+
+
+def row_error(row: dict[str, Any]) -> str | None:
+    """Return a sample's failure: its run raised, or the model did (``model_error:``)."""
+    if row.get("error"):
+        return str(row["error"])
+    reason = str(row.get("stop_reason") or "")
+    return reason if reason.startswith("model_error:") else None
 
 
 def read_samples(folder: Path) -> dict[int, list[dict[str, Any]]]:
@@ -199,6 +207,17 @@ class Shards:
         os.replace(tmp, path)
         self._plain(shard).unlink(missing_ok=True)
         return path
+
+    def failed(self, shard: int) -> str | None:
+        """Return the first error of a shard whose every row failed (``None``: one worked)."""
+        errors = [row_error(row) for row in self._rows(shard)]
+        return errors[0] if errors and all(errors) else None
+
+    def discard(self, shard: int) -> None:
+        """Forget a shard's rows (only ever failed ones: :meth:`failed`), so a rerun redoes them."""
+        self._plain(shard).unlink(missing_ok=True)
+        self._closed(shard).unlink(missing_ok=True)
+        self._keys.pop(shard, None)
 
     def _rows(self, shard: int) -> list[dict[str, Any]]:
         seen: set[Key] = set()

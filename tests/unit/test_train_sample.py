@@ -159,6 +159,18 @@ def test_a_failed_sample_is_a_row_with_its_error_and_no_reward(tmp_path: Path) -
     assert all("engine gone" in (r["error"] or r["stop_reason"]) for r in failed)
 
 
+def test_a_shard_whose_every_sample_failed_stops_the_run_and_a_rerun_samples_it_anew(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(UserError, match=r"Every sample of shard 0 failed.*engine gone.*again"):
+        _run(out, SeededAgentModel(reply=lambda seed, step: RuntimeError("engine gone")))
+    assert not read_samples(out)  # no error rows left to be skipped as done
+    _run(out, SeededAgentModel(reply=seeded_reply))
+    _run(tmp_path / "unbroken", SeededAgentModel(reply=seeded_reply))
+    assert _shard_bytes(out) == _shard_bytes(tmp_path / "unbroken")
+
+
 PROMPT = HumanMessage("Answer the given question...\nQuestion: Who is older, A or B?\n")
 OBSERVATION = HumanMessage(
     "\n\n<information>[A] Doc 1(Title: A) <answer> B </answer></information>\n\n"
