@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field, PrivateAttr
 
+from langgraph_parallel.models.boundary import context_ids
 from langgraph_parallel.models.engine import engine_defaults, get_engine
 from langgraph_parallel.models.folders import resolve_model
 from langgraph_parallel.models.replies import VLLMChatSettings, chat_turns, generation, raw_text
@@ -104,7 +105,7 @@ class ChatVLLM(VLLMChatSettings):
         tokenizer = self.worker.tokenizer
         special = self._special_tokens(tokenizer)
         if self.style == "raw":
-            return list(tokenizer.encode(raw_text(messages, special)))
+            return context_ids(tokenizer, raw_text(messages, special))
         text = tokenizer.apply_chat_template(
             chat_turns(messages, special), tokenize=False, add_generation_prompt=True
         )
