@@ -10,6 +10,9 @@ token it never saw there. :func:`context_ids` gives the engine the ids the train
 cached prefix also matches the next step's prompt further, as that prompt holds the same text
 split the same way. No tokenizer API says how a string's end would split in context, hence this
 probe.
+
+``ChatVLLMServer`` still sends the prompt as text, which the server encodes plainly: it holds no
+tokenizer of its own to do this with, so a served policy keeps the mismatch for now.
 """
 
 from __future__ import annotations
