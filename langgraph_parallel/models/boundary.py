@@ -36,12 +36,13 @@ def context_ids(tokenizer: Any, text: str) -> list[int]:
         tokenizer: A Hugging Face tokenizer (a fast one, for offsets).
         text: The prompt.
     """
+    plain = list(tokenizer.encode(text))
     if not text or not text[-1].isspace():
-        return list(tokenizer.encode(text))
+        return plain
     try:
         encoded = tokenizer(text + PROBE, return_offsets_mapping=True)
     except (NotImplementedError, TypeError, ValueError):  # a slow tokenizer has no offsets
-        return list(tokenizer.encode(text))
+        return plain
     ids, offsets = list(encoded["input_ids"]), list(encoded["offset_mapping"])
     end = len(text)
     # Special tokens (a BOS) have empty offsets and stay; text tokens must end by ``end``.
@@ -49,10 +50,7 @@ def context_ids(tokenizer: Any, text: str) -> list[int]:
     while keep < len(ids) and (offsets[keep][1] <= end or offsets[keep][0] == offsets[keep][1]):
         keep += 1
     if any(start < end for start, stop in offsets[keep:] if stop > start):
-        return list(tokenizer.encode(text))
+        return plain
     kept = ids[:keep]
-    if tokenizer.decode(kept, skip_special_tokens=True) != tokenizer.decode(
-        tokenizer.encode(text), skip_special_tokens=True
-    ):
-        return list(tokenizer.encode(text))
-    return kept
+    same = tokenizer.decode(kept, skip_special_tokens=True)
+    return kept if same == tokenizer.decode(plain, skip_special_tokens=True) else plain
