@@ -118,3 +118,13 @@ def test_the_candidate_comparison_pairs_em_and_takes_the_calls_ratio_by_class(
     ratios = out["calls_ratio"]["cand - seq"]
     assert ratios["parallelizable"].startswith("0.50x") and ratios["sequential"].startswith("1.00x")
     assert ratios["all"].startswith("0.67x")
+
+
+def test_the_candidate_comparison_refuses_an_argument_that_is_not_name_folder(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert candidates.main(["benchmarks/sft/hotpotqa/parallel-search"]) == 2
+    err = capsys.readouterr().err
+    assert "is not NAME=FOLDER" in err and "usage:" in err
+    assert candidates.main(["--help"]) == 0
+    assert "NAME=FOLDER" in capsys.readouterr().out

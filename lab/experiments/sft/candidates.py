@@ -21,7 +21,14 @@ from lab.paired import paired_by_class, ratio_by_class
 from lab.paths import checkout_dir
 from langgraph_parallel.eval.results import results_in
 
-__all__ = ["RUNS", "main", "table"]
+__all__ = ["RUNS", "USAGE", "main", "table"]
+
+USAGE = (
+    "usage: python -m lab.experiments.sft.candidates [NAME=FOLDER ...]\n"
+    "  each FOLDER a bench output folder (results.jsonl); the first is paired with the others;\n"
+    "  without arguments: the CPU-recipe candidate against the rows the shipped policies had then"
+)
+"""What ``--help`` and a malformed argument print."""
 
 SFT = Path("benchmarks") / "sft"
 RUNS = {
@@ -58,7 +65,14 @@ def table(run: list[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the tables and the paired EM differences as JSON."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if any(arg in ("-h", "--help") for arg in args):
+        print(USAGE)
+        return 0
     if args:
+        malformed = [arg for arg in args if "=" not in arg or not arg.split("=", 1)[1]]
+        if malformed:
+            print(f"error: {malformed[0]!r} is not NAME=FOLDER\n{USAGE}", file=sys.stderr)
+            return 2
         named = dict(arg.split("=", 1) for arg in args)
         loaded = {name: results_in(Path(folder)) for name, folder in named.items()}
         first, *others = loaded
