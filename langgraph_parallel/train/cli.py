@@ -131,6 +131,7 @@ def cmd_dpo(args: argparse.Namespace) -> int:
         policy=cast(Any, policy),
         init=init,
         beta=args.beta,
+        rpo_alpha=args.rpo_alpha,
         epochs=args.epochs,
         learning_rate=args.learning_rate,
         warmup_steps=args.warmup_steps,
@@ -300,6 +301,12 @@ def _add_dpo_parser(kinds: Any) -> None:
     p.add_argument("--policies", default=None, help="default: the policy the folders sampled")
     p.add_argument("--init", default=None, help="the adapter trained (default: the sampled one)")
     p.add_argument("--beta", type=float, default=0.1)
+    p.add_argument(
+        "--rpo-alpha",
+        type=float,
+        default=0.0,
+        help="weight of the chosen side's token NLL added to the DPO loss (RPO; 0: plain DPO)",
+    )
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--learning-rate", type=float, default=5e-5)
     p.add_argument("--warmup-steps", type=int, default=2)

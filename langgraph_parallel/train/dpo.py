@@ -46,7 +46,16 @@ __all__ = [
 ]
 
 PAIRS_FILE = "pairs.jsonl"
-RESUME_KEYS = ("init", "beta", "epochs", "learning_rate", "warmup_steps", "batch_size", "seed")
+RESUME_KEYS = (
+    "init",
+    "beta",
+    "rpo_alpha",
+    "epochs",
+    "learning_rate",
+    "warmup_steps",
+    "batch_size",
+    "seed",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +68,9 @@ class DPORunConfig:
         policy: The policy trained (the one the folders sampled).
         init: The adapter that trains and is the reference (the model the folders sampled).
         beta: DPO's temperature: how far the policy may move from the reference.
+        rpo_alpha: Weight of the chosen side's negative log-likelihood (per token) added to
+            the DPO loss, RPO (arXiv 2404.19733); 0 is plain DPO. It keeps DPO from widening
+            the margin by lowering the chosen samples' likelihood too.
         epochs: Passes over the pairs.
         learning_rate: Peak AdamW learning rate (cosine decay after the warm-up).
         warmup_steps: Optimizer steps of linear warm-up.
@@ -75,6 +87,7 @@ class DPORunConfig:
     policy: Policy
     init: str
     beta: float = 0.1
+    rpo_alpha: float = 0.0
     epochs: float = 1.0
     learning_rate: float = 5e-5
     warmup_steps: int = 2
@@ -93,6 +106,8 @@ class DPORunConfig:
             raise UserError("--batch-size must be a multiple of --micro-batch.")
         if self.beta <= 0:
             raise UserError(f"--beta must be above 0 (got {self.beta}).")
+        if self.rpo_alpha < 0:
+            raise UserError(f"--rpo-alpha must be 0 (plain DPO) or above (got {self.rpo_alpha}).")
 
 
 def _joined(messages: Sequence[Mapping[str, str]]) -> tuple[str, list[list[int]]]:
@@ -275,6 +290,12 @@ def dpo(config: DPORunConfig, *, command: str = "") -> Path:
     args = DPOConfig(
         output_dir=str(folder / "trainer"),
         beta=config.beta,
+        # TRL's "sft" term is the chosen side's mean token NLL: with "sigmoid" it is RPO
+        **(
+            {"loss_type": ["sigmoid", "sft"], "loss_weights": [1.0, config.rpo_alpha]}
+            if config.rpo_alpha
+            else {"loss_type": ["sigmoid"]}
+        ),
         num_train_epochs=config.epochs,
         per_device_train_batch_size=config.micro_batch,
         gradient_accumulation_steps=config.batch_size // config.micro_batch,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,47 @@ def test_dpo_moves_the_sampled_adapter_and_writes_it_without_its_reference(
     assert card["prompt_style"] == read_card(shipped)["prompt_style"]
     assert card["init"]["command"] == read_card(shipped)["command"]
     assert card["train"]["optimizer_steps"] == 1
+    first = json.loads((adapter / "metrics.jsonl").read_text().splitlines()[0])
+    assert first["loss"] == pytest.approx(math.log(2), abs=1e-4)  # policy == reference: ln 2
+
+
+def test_rpo_alpha_adds_the_chosen_side_s_token_nll_to_the_dpo_loss(
+    folder: Path, tmp_path: Path
+) -> None:
+    from langgraph_parallel.train.dpo import DPORunConfig, dpo
+
+    def first_step(alpha: float) -> dict[str, float]:
+        config = DPORunConfig(
+            from_samples=(str(folder),),
+            out=str(tmp_path / f"rpo-{alpha}"),
+            policy="parallel",
+            init="smollm2-parallel",
+            rpo_alpha=alpha,
+            batch_size=2,
+            warmup_steps=0,
+            learning_rate=1e-3,
+            save_steps=0,
+        )
+        adapter = dpo(config, command="test")
+        assert read_card(adapter)["config"]["rpo_alpha"] == alpha
+        return json.loads((adapter / "metrics.jsonl").read_text().splitlines()[0])
+
+    one, two = first_step(1.0), first_step(2.0)
+    # At the first step the policy is its reference: the DPO part is ln 2, the rest alpha * NLL
+    nll = one["loss"] - math.log(2)
+    assert nll > 0.01
+    assert two["loss"] - math.log(2) == pytest.approx(2 * nll, rel=1e-3)
+
+
+def test_a_negative_rpo_alpha_is_refused_naming_the_setting(folder: Path) -> None:
+    from langgraph_parallel.errors import UserError
+    from langgraph_parallel.train.dpo import DPORunConfig
+
+    with pytest.raises(UserError, match="--rpo-alpha"):
+        DPORunConfig(
+            from_samples=(str(folder),),
+            out="x",
+            policy="parallel",
+            init="smollm2-parallel",
+            rpo_alpha=-1.0,
+        )
