@@ -28,7 +28,7 @@ from typing import Any
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.paths import portable_path
 from langgraph_parallel.train.gold import Policy
-from langgraph_parallel.train.questions import README_ENTITIES
+from langgraph_parallel.train.questions import names_readme_entity
 from langgraph_parallel.train.sample_shards import RUN_FILE, read_samples
 
 __all__ = [
@@ -149,7 +149,7 @@ def sample_rows(
         for rows in read_samples(Path(folder)).values():
             for row in rows:
                 qid = str(row["id"])
-                if qid in held_out or any(e in str(row["question"]) for e in README_ENTITIES):
+                if qid in held_out or names_readme_entity(str(row["question"])):
                     raise UserError(
                         f"--from-samples {folder} holds question {qid} "
                         f"({row['question']!r}), an evaluation question or one about the "

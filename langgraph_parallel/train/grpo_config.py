@@ -13,18 +13,12 @@ from typing import TYPE_CHECKING
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.datasets import Question, load_questions
 from langgraph_parallel.rewards import RewardConfig
-from langgraph_parallel.train.questions import README_ENTITIES
+from langgraph_parallel.train.questions import names_readme_entity
 
 if TYPE_CHECKING:  # the policy module imports LangChain, which the CLI's parser must not
     from langgraph_parallel.train.policy import Decoding
 
-__all__ = ["TrainConfig", "held_out_ids", "names_readme_entity", "training_questions"]
-
-
-def names_readme_entity(question: Question) -> bool:
-    """Whether the question or one of its gold titles names a README entity."""
-    text = " ".join([question.question, *question.supporting_titles])
-    return any(entity in text for entity in README_ENTITIES)
+__all__ = ["TrainConfig", "held_out_ids", "training_questions"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,7 +133,11 @@ def training_questions(config: TrainConfig) -> list[Question]:
     pooled = [q for path in files for q in load_questions(path, seed=config.seed)]
     if len(files) > 1:
         random.Random(config.seed).shuffle(pooled)
-    questions = [q for q in pooled if q.id not in held_out and not names_readme_entity(q)]
+    questions = [
+        q
+        for q in pooled
+        if q.id not in held_out and not names_readme_entity(q.question, *q.supporting_titles)
+    ]
     if config.balanced:
         questions = _balanced(questions)
     questions = questions[: config.limit] if config.limit else questions

@@ -20,10 +20,12 @@ README_ENTITIES = ("Scott Derrickson", "Ed Wood")
 anecdote a new user checks, so neither it nor a question about its people is ever trained on)."""
 
 
-def names_readme_entity(gold: GoldQuestion) -> bool:
-    """Whether the question or one of its gold titles names a README entity."""
-    text = " ".join([gold.question, *(t for level in gold.hops for t in level)])
-    return any(entity in text for entity in README_ENTITIES)
+def names_readme_entity(*texts: str) -> bool:
+    """Whether any of the texts (a question, its gold titles) names a README entity.
+
+    The one rule every trainer and sampler applies, whatever type its questions come in.
+    """
+    return any(entity in text for text in texts for entity in README_ENTITIES)
 
 
 def excluded_ids(paths: tuple[str, ...]) -> list[str]:
@@ -40,7 +42,8 @@ def pick_questions(config: SFTRunConfig) -> list[GoldQuestion]:
         g
         for path in config.datasets
         for g in gold_questions(path)
-        if g.id not in held_out and not names_readme_entity(g)
+        if g.id not in held_out
+        and not names_readme_entity(g.question, *(t for level in g.hops for t in level))
     ]
     random.Random(config.seed).shuffle(golds)
     by_class: dict[str, list[GoldQuestion]] = {}

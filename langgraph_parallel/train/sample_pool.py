@@ -3,7 +3,7 @@
 HotpotQA's distractor subset, the corpus pairs (``data/hotpotqa_corpus_pairs.jsonl.gz``), the
 2Wiki sample of 500 and MuSiQue's 200 (:data:`POOL_FILES`), minus every question of an
 evaluation file (:data:`EVALUATION_FILES`) and every question about the README question's
-people: the rule ``train grpo`` applies (:func:`~.grpo_config.names_readme_entity` and
+people: the rule ``train grpo`` applies (:func:`~.questions.names_readme_entity` and
 :func:`~.questions.excluded_ids`), not a second one. HotpotQA and the pairs are searched in the
 bundled corpus, 2Wiki and MuSiQue among the paragraphs of their training questions
 (:func:`part_paragraphs`). :func:`training_pool` shuffles the pooled questions with the seed
@@ -21,8 +21,7 @@ from typing import Any
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.eval.datasets import Question, load_questions
 from langgraph_parallel.paths import repo_data_dir, shared_data_dir
-from langgraph_parallel.train.grpo_config import names_readme_entity
-from langgraph_parallel.train.questions import excluded_ids
+from langgraph_parallel.train.questions import excluded_ids, names_readme_entity
 
 __all__ = [
     "CLASS_ALIASES",
@@ -87,7 +86,7 @@ def part_questions(part: str, held_out: set[str]) -> list[Question]:
     return [
         q
         for q in load_questions(pool_file(part))
-        if q.id not in held_out and not names_readme_entity(q)
+        if q.id not in held_out and not names_readme_entity(q.question, *q.supporting_titles)
     ]
 
 

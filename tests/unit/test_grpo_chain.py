@@ -159,11 +159,11 @@ def test_a_piece_resumes_its_run_and_refuses_another(tmp_path: Path) -> None:
 def test_the_grpo_dev_split_is_held_out_from_the_evaluation_and_the_readme_question() -> None:
     from langgraph_parallel.eval.datasets import load_questions
     from langgraph_parallel.paths import repo_data_dir
-    from langgraph_parallel.train.grpo_config import names_readme_entity
+    from langgraph_parallel.train.questions import names_readme_entity
 
     dev = load_questions(str(repo_data_dir() / "grpo_dev64.jsonl.gz"))
     sample = load_questions(str(repo_data_dir() / "hotpotqa_dev_sample300.jsonl.gz"))
     assert not {q.id for q in dev} & {q.id for q in sample}
-    assert not any(names_readme_entity(q) for q in dev)
+    assert not any(names_readme_entity(q.question, *q.supporting_titles) for q in dev)
     classes = [q.question_class for q in dev]
     assert classes.count("parallelizable") == classes.count("sequential") == 32

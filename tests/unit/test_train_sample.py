@@ -342,3 +342,12 @@ def test_limit_takes_the_classes_in_turn_and_a_larger_one_extends_the_list() -> 
     assert [p.question.question_class for p in small[:4]] == ["parallelizable", "sequential"] * 2
     only = training_pool(("hotpotqa",), classes=("parallelizable",), limit=5)
     assert {p.question.question_class for p in only} == {"parallelizable"} and len(only) == 5
+
+
+def test_a_question_is_out_when_it_or_one_of_its_gold_titles_names_the_readme_people() -> None:
+    from langgraph_parallel.train.questions import names_readme_entity
+
+    assert names_readme_entity("Who directed Sinister?", "Sinister (film)", "Scott Derrickson")
+    assert names_readme_entity("Was Ed Wood born before 1930?")
+    assert not names_readme_entity("Who directed Sinister?", "Sinister (film)")
+    assert not names_readme_entity()
