@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lab.experiments.sft import candidates, lever_noread, lever_pairs
+from lab.experiments.sft import answer_kinds, candidates, lever_noread, lever_pairs
 
 
 def test_both_pairs_levers_are_one_recipe_with_their_own_counts() -> None:
@@ -128,3 +128,88 @@ def test_the_candidate_comparison_refuses_an_argument_that_is_not_name_folder(
     assert "is not NAME=FOLDER" in err and "usage:" in err
     assert candidates.main(["--help"]) == 0
     assert "NAME=FOLDER" in capsys.readouterr().out
+
+
+def _comparison(
+    qid: str, gold: str, answer: str | None, *, all_gold: float = 1.0
+) -> dict[str, Any]:
+    em = float(answer is not None and answer.lower() == gold.lower())
+    return {
+        "id": qid,
+        "class": "parallelizable",
+        "gold_answers": [gold],
+        "answer": answer,
+        "em": em,
+        "all_gold": all_gold,
+    }
+
+
+def test_answer_kinds_split_comparisons_by_gold_and_count_what_yes_no_questions_got() -> None:
+    rows = [
+        _comparison("1", "yes", "Yes"),
+        _comparison("2", "no", "yes"),
+        _comparison("3", "no", "Paris", all_gold=0.5),
+        _comparison("4", "Ed Wood", "Ed Wood"),
+        _comparison("5", "Ed Wood", "Scott", all_gold=0.0),
+        {**_comparison("6", "yes", "yes"), "class": "sequential"},  # not a comparison
+    ]
+    table = answer_kinds.kinds_table(rows)
+    assert table["yes/no"]["n"] == 3 and table["yes/no"]["em"] == 0.333
+    assert table["yes/no"]["answered"] == {"yes": 2, "no": 0, "other": 1}
+    assert table["yes/no"]["gold"] == {"yes": 1, "no": 2}
+    # Where every gold paragraph was found, the misses are the reader's.
+    assert table["yes/no"]["all_gold_found"] == 0.667
+    assert table["yes/no"]["em_where_all_gold_found"] == 0.5
+    assert table["entity"] == {
+        "n": 2,
+        "em": 0.5,
+        "all_gold_found": 0.5,
+        "em_where_all_gold_found": 1.0,
+    }
+
+
+def test_answer_kinds_pairs_the_first_run_with_the_others_per_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gzip
+    import json
+
+    def write(name: str, rows: list[dict[str, Any]]) -> str:
+        folder = tmp_path / name
+        folder.mkdir()
+        with gzip.open(folder / "results.jsonl.gz", "wt") as f:
+            f.writelines(json.dumps({"graph": "g", **r}) + "\n" for r in rows)
+        return f"{name}={folder}"
+
+    a = [_comparison("1", "yes", "yes"), _comparison("2", "Ed Wood", "x")]
+    b = [_comparison("1", "yes", "maybe"), _comparison("2", "Ed Wood", "Ed Wood")]
+    assert answer_kinds.main([write("a", a), write("b", b)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["paired_em"]["a - b"]["yes/no"].startswith("1.000 vs 0.000")
+    assert out["paired_em"]["a - b"]["entity"].startswith("0.000 vs 1.000")
+    assert out["tables"]["b"]["yes/no"]["answered"]["other"] == 1
+    assert answer_kinds.main(["benchmarks/sft/hotpotqa/parallel-search"]) == 2
+    assert "is not NAME=FOLDER" in capsys.readouterr().err
+
+
+def test_answer_kinds_votes_over_samples_and_pairs_the_vote_with_pass_at_1() -> None:
+    def sample(gold: str, answer: str) -> dict[str, Any]:
+        return {
+            "class": "parallelizable",
+            "gold_answers": [gold],
+            "answer": answer,
+            "correct": answer.lower() == gold.lower(),
+        }
+
+    by_question = {
+        # the right answer is 1 of 3 samples but not the majority: the vote loses it
+        "1": [sample("yes", "yes"), sample("yes", "no"), sample("yes", "no")],
+        # 2 of 3 right: the vote is right
+        "2": [sample("Ed Wood", "Ed Wood"), sample("Ed Wood", "ed wood"), sample("Ed Wood", "x")],
+        "3": [{**sample("no", "no"), "class": "sequential"}],  # not a comparison
+    }
+    table = answer_kinds.samples_table(by_question)
+    assert table["yes/no"]["questions"] == 1 and table["yes/no"]["pass@1"] == 0.333
+    assert table["yes/no"]["majority - pass@1"].startswith("0.000 vs 0.333")
+    assert table["entity"]["majority - pass@1"].startswith("1.000 vs 0.667")
+    assert table["all"]["questions"] == 2 and table["all"]["samples"] == 6
