@@ -213,3 +213,4 @@ def test_answer_kinds_votes_over_samples_and_pairs_the_vote_with_pass_at_1() -> 
     assert table["yes/no"]["majority - pass@1"].startswith("0.000 vs 0.333")
     assert table["entity"]["majority - pass@1"].startswith("1.000 vs 0.667")
     assert table["all"]["questions"] == 2 and table["all"]["samples"] == 6
+    assert table["all"]["right_samples"] == [0, 1, 1, 0]  # one question 1 of 3, one 2 of 3

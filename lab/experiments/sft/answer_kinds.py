@@ -96,7 +96,7 @@ def _em_by_id(rows: Sequence[Mapping[str, Any]], kind: Kind) -> dict[str, float]
 
 
 def samples_table(by_question: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
-    """Return per kind and over all: questions, pass@1, a majority of the samples against pass@1.
+    """Return per kind and over all: questions, right samples, pass@1, a majority against pass@1.
 
     Args:
         by_question: Question id -> its samples (``train sample`` rows: ``answer``,
@@ -120,9 +120,12 @@ def samples_table(by_question: Mapping[str, Sequence[Mapping[str, Any]]]) -> dic
             majority.append(
                 float(any(r["correct"] for r, a in zip(rows, answers, strict=True) if a == top))
             )
+        right = Counter(sum(bool(r["correct"]) for r in rows) for rows in questions)
         out[kind] = {
             "questions": len(questions),
             "samples": sum(map(len, questions)),
+            # questions by how many of their samples were right: 0, 1, ... the most samples
+            "right_samples": [right.get(k, 0) for k in range(max(map(len, questions)) + 1)],
             "pass@1": round(statistics.fmean(pass1), 3),
             "majority - pass@1": str(paired_bootstrap(majority, pass1)),
         }
