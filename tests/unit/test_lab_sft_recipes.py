@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import gzip
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -88,6 +91,15 @@ def _row(qid: str, cls: str, em: float, turns: int = 1) -> dict[str, Any]:
     }
 
 
+def _bench_folder(root: Path, name: str, rows: list[dict[str, Any]]) -> str:
+    """Write ``rows`` as a bench folder ``root/name``; return its ``NAME=FOLDER`` argument."""
+    folder = root / name
+    folder.mkdir()
+    with gzip.open(folder / "results.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"graph": "g", **r}) + "\n" for r in rows)
+    return f"{name}={folder}"
+
+
 def test_the_candidate_table_averages_each_class() -> None:
     rows = [_row("1", "parallelizable", 1.0), _row("2", "sequential", 0.0, turns=0)]
     table = candidates.table(rows)
@@ -100,16 +112,7 @@ def test_the_candidate_table_averages_each_class() -> None:
 def test_the_candidate_comparison_pairs_em_and_takes_the_calls_ratio_by_class(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import gzip
-    import json
-
-    def write(name: str, rows: list[dict[str, Any]]) -> str:
-        folder = tmp_path / name
-        folder.mkdir()
-        with gzip.open(folder / "results.jsonl.gz", "wt") as f:
-            f.writelines(json.dumps({"graph": "g", **r}) + "\n" for r in rows)
-        return f"{name}={folder}"
-
+    write = functools.partial(_bench_folder, tmp_path)
     cand = [_row("1", "parallelizable", 1.0), _row("2", "sequential", 0.0)]
     seq = [{**_row("1", "parallelizable", 0.0), "llm_calls": 4}, _row("2", "sequential", 0.0)]
     assert candidates.main([write("cand", cand), write("seq", seq)]) == 0
@@ -171,16 +174,7 @@ def test_answer_kinds_split_comparisons_by_gold_and_count_what_yes_no_questions_
 def test_answer_kinds_pairs_the_first_run_with_the_others_per_kind(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import gzip
-    import json
-
-    def write(name: str, rows: list[dict[str, Any]]) -> str:
-        folder = tmp_path / name
-        folder.mkdir()
-        with gzip.open(folder / "results.jsonl.gz", "wt") as f:
-            f.writelines(json.dumps({"graph": "g", **r}) + "\n" for r in rows)
-        return f"{name}={folder}"
-
+    write = functools.partial(_bench_folder, tmp_path)
     a = [_comparison("1", "yes", "yes"), _comparison("2", "Ed Wood", "x")]
     b = [_comparison("1", "yes", "maybe"), _comparison("2", "Ed Wood", "Ed Wood")]
     assert answer_kinds.main([write("a", a), write("b", b)]) == 0

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from lab.experiments.sft.candidates import named_folders
 from lab.paired import paired_bootstrap, paired_by_id
 from langgraph_parallel.eval.results import results_in
 from langgraph_parallel.metrics import normalize_answer
@@ -145,11 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         table = samples_table(sample_rows([args[1]], held_out=set()))
         print(json.dumps({"samples": args[1], "tables": table}, indent=1))
         return 0
-    malformed = [arg for arg in args if "=" not in arg or not arg.split("=", 1)[1]]
-    if malformed:
-        print(f"error: {malformed[0]!r} is not NAME=FOLDER\n{USAGE}", file=sys.stderr)
+    named = named_folders(args, USAGE)
+    if named is None:
         return 2
-    named = dict(arg.split("=", 1) for arg in args)
     loaded = {name: results_in(Path(folder)) for name, folder in named.items()}
     first, *others = loaded
     paired = {

@@ -21,7 +21,7 @@ from lab.paired import paired_by_class, ratio_by_class
 from lab.paths import checkout_dir
 from langgraph_parallel.eval.results import results_in
 
-__all__ = ["RUNS", "USAGE", "main", "table"]
+__all__ = ["RUNS", "USAGE", "main", "named_folders", "table"]
 
 USAGE = (
     "usage: python -m lab.experiments.sft.candidates [NAME=FOLDER ...]\n"
@@ -62,6 +62,20 @@ def table(run: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def named_folders(args: Sequence[str], usage: str) -> dict[str, str] | None:
+    """Return ``NAME=FOLDER`` arguments as a dict, or print what is wrong and return ``None``.
+
+    Args:
+        args: The command line's arguments.
+        usage: The command's usage text, printed after the error.
+    """
+    malformed = [arg for arg in args if "=" not in arg or not arg.split("=", 1)[1]]
+    if malformed:
+        print(f"error: {malformed[0]!r} is not NAME=FOLDER\n{usage}", file=sys.stderr)
+        return None
+    return dict(arg.split("=", 1) for arg in args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the tables and the paired EM differences as JSON."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -69,11 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(USAGE)
         return 0
     if args:
-        malformed = [arg for arg in args if "=" not in arg or not arg.split("=", 1)[1]]
-        if malformed:
-            print(f"error: {malformed[0]!r} is not NAME=FOLDER\n{USAGE}", file=sys.stderr)
+        named = named_folders(args, USAGE)
+        if named is None:
             return 2
-        named = dict(arg.split("=", 1) for arg in args)
         loaded = {name: results_in(Path(folder)) for name, folder in named.items()}
         first, *others = loaded
         pairs = {f"{first} - {name}": (loaded[first], loaded[name]) for name in others}
