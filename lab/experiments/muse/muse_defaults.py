@@ -32,7 +32,7 @@ __all__ = [
     "render_muse_defaults",
 ]
 
-DEFAULTS_RUN = "parallel_muse/defaults/hotpotqa150-pairs"
+DEFAULTS_RUN = "parallel_muse/defaults/hotpotqa150-e306cc9"
 """The 150-question run under the defaults on the shipped policy, under ``benchmarks/``."""
 
 FRESH_RUN = "parallel_muse/defaults/fresh-cache-pairs"
