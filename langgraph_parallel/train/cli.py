@@ -55,6 +55,7 @@ def cmd_sft(args: argparse.Namespace) -> int:
         corpus=args.corpus,
         data=args.data,
         from_samples=tuple(args.from_samples or ()),
+        yes_no_min_right=args.yes_no_min_right,
         epochs=args.epochs,
         learning_rate=args.learning_rate,
         warmup_steps=args.warmup_steps,
@@ -208,6 +209,14 @@ def _add_sft_parser(kinds: Any) -> None:
         help="train on the best right sample of each question of these `train sample` folders "
         "(repeatable; rejection-sampling fine-tuning) instead of synthesising; --init defaults "
         "to the model they sampled",
+    )
+    p.add_argument(
+        "--yes-no-min-right",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --from-samples, keep a question answered yes or no only when at least N of "
+        "its samples are right (default 1: a right guess is kept)",
     )
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--learning-rate", type=float, default=5e-4)

@@ -42,6 +42,9 @@ class SFTRunConfig:
             synthesising (:mod:`.from_samples`): per question its best right sample
             (rejection-sampling fine-tuning); the run trains from ``init``, by default the
             model the folders sampled.
+        yes_no_min_right: With ``from_samples``, keep a question whose gold answer is yes or
+            no only when at least this many of its samples are right (1: any right sample;
+            :func:`.from_samples.keeps`).
         epochs: Passes over the data.
         learning_rate: Peak AdamW learning rate (cosine decay after the warm-up).
         warmup_steps: Optimizer steps of linear warm-up from 0 (the first one learns nothing).
@@ -76,6 +79,7 @@ class SFTRunConfig:
     corpus: str | None = None
     data: str | None = None
     from_samples: tuple[str, ...] = ()
+    yes_no_min_right: int = 1
     epochs: float = 1.0
     learning_rate: float = 5e-4
     warmup_steps: int = 3
@@ -104,6 +108,13 @@ class SFTRunConfig:
             raise UserError(
                 "--from-samples trains one policy on its own samples: give one --policies "
                 "(the policy the folders sampled) and no --data."
+            )
+        if self.yes_no_min_right < 1:
+            raise UserError("--yes-no-min-right takes a number of right samples >= 1.")
+        if self.yes_no_min_right > 1 and not self.from_samples:
+            raise UserError(
+                "--yes-no-min-right chooses among the policy's own samples: add "
+                "--from-samples FOLDER, or drop it."
             )
         if self.passage_sentences is not None and self.passage_sentences < 1:
             raise UserError("--passage-sentences must be at least 1 (omit it for whole passages).")

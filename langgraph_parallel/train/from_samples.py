@@ -7,7 +7,11 @@ train on them without a GPU:
   question, the best right sample (:func:`best_right`): a right answer, decomposed where the
   policy is the parallel one and the question parallelizable (the behaviour the paper pays),
   then the fewest LLM calls, the highest reward, the fewest generated tokens, the lowest sample
-  number. Questions without such a sample give nothing.
+  number. Questions without such a sample give nothing. ``--yes-no-min-right N`` keeps a
+  question whose gold answer is yes or no only when at least N of its samples are right
+  (:func:`keeps`): a policy that answers such a question right in 2 of 8 samples guesses, and
+  its one right guess taught as an answer teaches the guess (``benchmarks/sft/rsft2/``: 59 of the
+  139 comparisons kept were yes/no questions, most right in 2-5 of 8).
 - **Preference pairs** (``train dpo``): the same chosen sample against a wrong one of the same
   question (:func:`preference_pair`): the wrong sample with the highest reward, the one whose
   form is nearest the chosen one's, so the pair is about the judgement (which answer), not the
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.metrics import normalize_answer
 from langgraph_parallel.paths import portable_path
 from langgraph_parallel.train.gold import Policy
 from langgraph_parallel.train.questions import names_readme_entity
@@ -33,13 +38,17 @@ from langgraph_parallel.train.sample_shards import RUN_FILE, read_samples
 
 __all__ = [
     "best_right",
+    "keeps",
     "preference_pair",
     "sample_folders",
     "sample_rows",
     "sampled_defaults",
     "trajectory",
     "write_sample_data",
+    "yes_no_question",
 ]
+
+_YES_NO = ("yes", "no")
 
 
 def _usable(row: Mapping[str, Any]) -> bool:
@@ -65,6 +74,29 @@ def best_right(rows: Sequence[Mapping[str, Any]], policy: Policy) -> Mapping[str
             int(r["sample"]),
         ),
     )
+
+
+def yes_no_question(row: Mapping[str, Any]) -> bool:
+    """Return whether a gold answer of the row's question is yes or no."""
+    golds = row["gold_answers"]
+    return any(
+        normalize_answer(g) in _YES_NO for g in ([golds] if isinstance(golds, str) else golds)
+    )
+
+
+def keeps(
+    rows: Sequence[Mapping[str, Any]], policy: Policy, *, yes_no_min_right: int = 1
+) -> Mapping[str, Any] | None:
+    """Return the sample RFT trains on for one question's rows, or ``None`` to skip it.
+
+    The best right sample (:func:`best_right`); for a yes/no question only when at least
+    ``yes_no_min_right`` of its usable samples are right.
+    """
+    best = best_right(rows, policy)
+    if best is None or yes_no_min_right <= 1 or not yes_no_question(rows[0]):
+        return best
+    right = sum(1 for r in rows if _usable(r) and r.get("correct"))
+    return best if right >= yes_no_min_right else None
 
 
 def preference_pair(
@@ -202,6 +234,7 @@ def write_sample_data(
     *,
     init: str | None,
     held_out: set[str],
+    yes_no_min_right: int = 1,
     command: str = "",
 ) -> Path:
     """Write ``out/data.jsonl``: the best right sample of every question (and ``data.json``).
@@ -216,6 +249,7 @@ def write_sample_data(
         init: The adapter training continues (its passage budget is the data's: the samples
             were shown passages as it is served).
         held_out: Question ids never trained on.
+        yes_no_min_right: Right samples a yes/no question needs to be kept (:func:`keeps`).
         command: The command line, recorded in ``data.json``.
 
     Raises:
@@ -227,11 +261,11 @@ def write_sample_data(
 
     runs = sample_folders(folders, policy)
     by_question = sample_rows(folders, held_out=held_out)
-    records = [
-        trajectory(best, policy)
-        for qid in sorted(by_question)
-        if (best := best_right(by_question[qid], policy)) is not None
-    ]
+    chosen = {
+        qid: keeps(rows, policy, yes_no_min_right=yes_no_min_right)
+        for qid, rows in by_question.items()
+    }
+    records = [trajectory(best, policy) for qid in sorted(chosen) if (best := chosen[qid])]
     if not records:
         raise UserError(
             f"--from-samples: none of {len(by_question)} questions has a right sample to keep; "
@@ -240,9 +274,12 @@ def write_sample_data(
     adapter = start_adapter(init) if init else None
     settings = runs[0].get("settings", {})
     classes: dict[str, list[int]] = {}
-    for rows in by_question.values():
-        kept = best_right(rows, policy) is not None
+    yes_no = [0, 0]
+    for qid, rows in by_question.items():
+        kept = chosen[qid] is not None
         classes.setdefault(str(rows[0]["class"]), [0, 0])[0 if kept else 1] += 1
+        if yes_no_question(rows[0]):
+            yes_no[0 if kept else 1] += 1
     meta = {
         "command": command,
         "method": "rejection-sampling fine-tuning on the policy's own best right samples",
@@ -255,6 +292,8 @@ def write_sample_data(
             "questions": len(by_question),
             "kept": len(records),
             "by_class": {c: {"kept": k, "without": w} for c, (k, w) in sorted(classes.items())},
+            "yes_no": {"kept": yes_no[0], "without": yes_no[1]},
+            "yes_no_min_right": yes_no_min_right,
         },
         "config": {
             "per_class": None,

@@ -140,6 +140,7 @@ def sft(config: SFTRunConfig, *, command: str = "") -> dict[str, Path]:
             config.policies[0],
             init=config.init,
             held_out={*held_out, *evaluation_ids()},
+            yes_no_min_right=config.yes_no_min_right,
             command=command,
         )
     else:

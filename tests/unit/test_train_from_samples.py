@@ -13,6 +13,7 @@ from langgraph_parallel.apps.cli import main
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.train.from_samples import (
     best_right,
+    keeps,
     preference_pair,
     sample_rows,
     write_sample_data,
@@ -31,6 +32,7 @@ def _row(sample: int, *, correct: bool, decomposed: bool = True, calls: int = 2,
         "seed": sample,
         "class": kw.pop("qclass", "parallelizable"),
         "question": "Are A and B both x?",
+        "gold_answers": kw.pop("gold", ["yes"]),
         "correct": correct,
         "decomposed": decomposed,
         "llm_calls": calls,
@@ -60,6 +62,27 @@ def test_the_best_right_sample_is_decomposed_then_has_the_fewest_calls() -> None
     bridge = [_row(0, correct=True, decomposed=False, qclass="sequential")]
     assert best_right(bridge, "parallel") is bridge[0]
     assert best_right([_row(0, correct=False)], "parallel") is None
+
+
+def test_a_yes_no_question_is_kept_only_when_enough_of_its_samples_are_right() -> None:
+    guessed = [_row(i, correct=i < 3) for i in range(8)]  # 3 of 8 right: a coin's rate
+    assert keeps(guessed, "parallel") is best_right(guessed, "parallel") is not None
+    assert keeps(guessed, "parallel", yes_no_min_right=4) is None
+    assert keeps(guessed, "parallel", yes_no_min_right=3) is guessed[0]
+    # A failed sample is not a right one, even when marked right.
+    failed = [*guessed[:2], _row(2, correct=True, error="boom"), *guessed[3:]]
+    assert keeps(failed, "parallel", yes_no_min_right=3) is None
+    # "No." normalises to a yes/no answer; an entity answer right as rarely is still kept.
+    assert (
+        keeps(
+            [_row(0, correct=True, gold="No."), _row(1, correct=False)],
+            "parallel",
+            yes_no_min_right=2,
+        )
+        is None
+    )
+    entity = [_row(i, correct=i < 1, gold=["Paris"]) for i in range(8)]
+    assert keeps(entity, "parallel", yes_no_min_right=8) is entity[0]
 
 
 def test_a_preference_pair_rejects_the_wrong_sample_nearest_the_chosen_in_reward() -> None:
@@ -141,6 +164,10 @@ def test_train_sft_from_samples_trains_the_sampled_policy_from_the_sampled_model
     assert config.policies == ("parallel",) and config.init == "smollm2-parallel"
     assert config.from_samples == (str(tmp_path / "s"),)
     argv = ["train", "sft", "--out", "o", "--from-samples", str(tmp_path / "s")]
+    assert main([*argv, "--yes-no-min-right", "6"]) == 0
+    assert seen[-1].yes_no_min_right == 6
+    assert main(["train", "sft", "--out", "o", "--yes-no-min-right", "6"]) == 2  # no samples
+    assert main([*argv, "--yes-no-min-right", "0"]) == 2
     assert main([*argv, "--data", "x.jsonl"]) == 2  # a synthesis flag: a clear error
     assert main([*argv, "--policies", "parallel,sequential"]) == 2
 

@@ -27,7 +27,7 @@ from lab.experiments.sft.candidates import named_folders
 from lab.paired import paired_bootstrap, paired_by_id
 from langgraph_parallel.eval.results import results_in
 from langgraph_parallel.metrics import normalize_answer
-from langgraph_parallel.train.from_samples import sample_rows
+from langgraph_parallel.train.from_samples import sample_rows, yes_no_question
 
 __all__ = ["USAGE", "answer_kind", "kinds_table", "main", "samples_table"]
 
@@ -50,7 +50,7 @@ def _golds(row: Mapping[str, Any]) -> list[str]:
 
 def answer_kind(row: Mapping[str, Any]) -> Kind:
     """Return ``yes/no`` when a gold answer of ``row`` is yes or no, else ``entity``."""
-    return "yes/no" if any(normalize_answer(g) in _YES_NO for g in _golds(row)) else "entity"
+    return "yes/no" if yes_no_question(row) else "entity"
 
 
 def _said(row: Mapping[str, Any]) -> str:
