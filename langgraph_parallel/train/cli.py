@@ -56,6 +56,7 @@ def cmd_sft(args: argparse.Namespace) -> int:
         data=args.data,
         from_samples=tuple(args.from_samples or ()),
         yes_no_min_right=args.yes_no_min_right,
+        loss_steps=args.loss_steps,
         epochs=args.epochs,
         learning_rate=args.learning_rate,
         warmup_steps=args.warmup_steps,
@@ -225,6 +226,12 @@ def _add_sft_parser(kinds: Any) -> None:
     p.add_argument("--micro-batch", type=int, default=2, help="sequences per forward on a CPU")
     p.add_argument("--lora-rank", type=int, default=16)
     p.add_argument("--lora-layers", type=int, help="adapt only the last N layers (default: all)")
+    p.add_argument(
+        "--loss-steps",
+        choices=("all", "last"),
+        default="all",
+        help="the model's steps the loss is on: all, or the last (the reading that answers)",
+    )
     p.add_argument("--max-turns", type=int, default=4)
     p.add_argument("--top-k", type=int, default=3)
     p.add_argument(

@@ -8,6 +8,7 @@ others to do so.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from langgraph_parallel.errors import UserError
 from langgraph_parallel.paths import repo_data_dir, shared_data_dir
@@ -45,6 +46,10 @@ class SFTRunConfig:
         yes_no_min_right: With ``from_samples``, keep a question whose gold answer is yes or
             no only when at least this many of its samples are right (1: any right sample;
             :func:`.from_samples.keeps`).
+        loss_steps: Which of the model's steps the loss is on: ``all``, or ``last``, the
+            reading that gives the answer. On the policy's own samples (``from_samples``)
+            the search steps are text it already writes (token accuracy ~0.98); ``last``
+            spends the update on the answer the sample got right.
         epochs: Passes over the data.
         learning_rate: Peak AdamW learning rate (cosine decay after the warm-up).
         warmup_steps: Optimizer steps of linear warm-up from 0 (the first one learns nothing).
@@ -80,6 +85,7 @@ class SFTRunConfig:
     data: str | None = None
     from_samples: tuple[str, ...] = ()
     yes_no_min_right: int = 1
+    loss_steps: Literal["all", "last"] = "all"
     epochs: float = 1.0
     learning_rate: float = 5e-4
     warmup_steps: int = 3
@@ -116,5 +122,7 @@ class SFTRunConfig:
                 "--yes-no-min-right chooses among the policy's own samples: add "
                 "--from-samples FOLDER, or drop it."
             )
+        if self.loss_steps not in ("all", "last"):
+            raise UserError(f"--loss-steps takes all or last (got {self.loss_steps!r}).")
         if self.passage_sentences is not None and self.passage_sentences < 1:
             raise UserError("--passage-sentences must be at least 1 (omit it for whole passages).")

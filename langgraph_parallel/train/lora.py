@@ -144,7 +144,9 @@ def train_policy(
     tokenizer = AutoTokenizer.from_pretrained(model_folder(base_model))
     rows = []
     for record in records:
-        ids, mask = encode_transcript(record["messages"], tokenizer)
+        ids, mask = encode_transcript(
+            record["messages"], tokenizer, last_step_only=config.loss_steps == "last"
+        )
         rows.append({"input_ids": ids, "completion_mask": mask})
     device = TrainingDevice.here()
     lora: LoraConfig | None = None

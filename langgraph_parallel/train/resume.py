@@ -48,6 +48,7 @@ RESUME_KEYS = (
     "micro_batch",
     "lora_rank",
     "lora_layers",
+    "loss_steps",
     "seed",
 )
 """Settings a resumed run must share with the run it continues (they shape every step)."""

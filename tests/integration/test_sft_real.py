@@ -43,6 +43,12 @@ def test_transcript_ids_are_the_engine_ids_and_the_mask_covers_exactly_the_steps
     learned = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m])
     assert learned.replace(" ", "") == "".join(steps).replace(" ", "")
     assert "##" in steps[0]
+    # --loss-steps last: the same ids, the mask on the answering step alone.
+    last_ids, last_mask = encode_transcript(record["messages"], tokenizer, last_step_only=True)
+    assert last_ids == ids and len(steps) > 1
+    answered = tokenizer.decode([t for t, m in zip(ids, last_mask, strict=True) if m])
+    assert answered.replace(" ", "") == steps[-1].replace(" ", "")
+    assert "<answer>" in answered and "##" not in answered
 
 
 TINY_RUN: dict[str, Any] = {

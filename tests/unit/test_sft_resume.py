@@ -96,6 +96,9 @@ def test_resume_refuses_what_would_not_continue_the_same_run(tmp_path: Path) -> 
     other = {**SETTINGS, "learning_rate": 1e-4, "processes": 2}
     with pytest.raises(UserError, match="learning_rate=0.0005, processes=1, this command asks"):
         plan_start(folder, sha256=SHA, settings=other)
+    # A loss on the last step alone is another run, not a continuation of one on every step.
+    with pytest.raises(UserError, match="loss_steps='all', this command asks loss_steps='last'"):
+        plan_start(folder, sha256=SHA, settings={**SETTINGS, "loss_steps": "last"})
     (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": 2}))
     with pytest.raises(UserError, match=r"does not record its run \(not from train sft\)"):
         plan_start(folder, sha256=SHA, settings=SETTINGS)

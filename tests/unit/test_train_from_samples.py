@@ -11,6 +11,7 @@ import pytest
 
 from langgraph_parallel.apps.cli import main
 from langgraph_parallel.errors import UserError
+from langgraph_parallel.train.config import SFTRunConfig
 from langgraph_parallel.train.from_samples import (
     best_right,
     keeps,
@@ -168,6 +169,9 @@ def test_train_sft_from_samples_trains_the_sampled_policy_from_the_sampled_model
     assert seen[-1].yes_no_min_right == 6
     assert main(["train", "sft", "--out", "o", "--yes-no-min-right", "6"]) == 2  # no samples
     assert main([*argv, "--yes-no-min-right", "0"]) == 2
+    assert main([*argv, "--loss-steps", "last"]) == 0 and seen[-1].loss_steps == "last"
+    with pytest.raises(UserError, match="--loss-steps takes all or last"):
+        SFTRunConfig(out="o", loss_steps="first")  # type: ignore[arg-type]
     assert main([*argv, "--data", "x.jsonl"]) == 2  # a synthesis flag: a clear error
     assert main([*argv, "--policies", "parallel,sequential"]) == 2
 
