@@ -11,7 +11,8 @@ train on them without a GPU:
   question whose gold answer is yes or no only when at least N of its samples are right
   (:func:`keeps`): a policy that answers such a question right in 2 of 8 samples guesses, and
   its one right guess taught as an answer teaches the guess (``benchmarks/sft/rsft2/``: 59 of the
-  139 comparisons kept were yes/no questions, most right in 2-5 of 8).
+  139 comparisons kept were yes/no questions, most right in 2-5 of 8). Measured at 6 of 8
+  (``benchmarks/sft/rsft3/``), it lost yes/no questions rather than protecting them.
 - **Preference pairs** (``train dpo``): the same chosen sample against a wrong one of the same
   question (:func:`preference_pair`): the wrong sample with the highest reward, the one whose
   form is nearest the chosen one's, so the pair is about the judgement (which answer), not the
