@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -50,19 +49,17 @@ def write_adapter(model: Any, folder: Path, card: dict[str, Any]) -> Path:
     """
     from safetensors.torch import load_file, save_file
 
-    folder.mkdir(parents=True, exist_ok=True)
-    # PEFT records the local path of the base and writes a template model card beside the
-    # adapter; the card says both properly, and a shipped adapter must not carry one machine's
-    # paths. So PEFT saves into a scratch folder and only the adapter's two files come out of it.
-    with tempfile.TemporaryDirectory(dir=folder) as scratch:
-        model.save_pretrained(scratch, safe_serialization=True)
-        config = json.loads((Path(scratch) / "adapter_config.json").read_text())
-        config["base_model_name_or_path"] = card["base_model"]
-        text = json.dumps(config, indent=2, sort_keys=True) + "\n"
-        (folder / "adapter_config.json").write_text(text)
-        tensors = load_file(str(Path(scratch) / "adapter_model.safetensors"))
-        half = {k: v.half().contiguous() for k, v in tensors.items()}
-        save_file(half, str(folder / "adapter_model.safetensors"), metadata={"format": "pt"})
+    model.save_pretrained(str(folder), safe_serialization=True)
+    # PEFT records the local path of the base and writes a template README; the card says both
+    # properly, and a shipped adapter must not carry one machine's paths.
+    config_file = folder / "adapter_config.json"
+    config = json.loads(config_file.read_text())
+    config["base_model_name_or_path"] = card["base_model"]
+    config_file.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    (folder / "README.md").unlink(missing_ok=True)
+    weights = folder / "adapter_model.safetensors"
+    tensors = {k: v.half().contiguous() for k, v in load_file(str(weights)).items()}
+    save_file(tensors, str(weights), metadata={"format": "pt"})
     (folder / MODEL_CARD).write_text(json.dumps(card, indent=2) + "\n")
     return folder
 
